@@ -1,0 +1,46 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "tutti",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tutti", targets: ["tutti"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // System libraries: each is imported by exactly one wrapper target.
+        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
+        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
+        .target(name: "COpusShim", dependencies: ["COpus"]),
+
+        // Pure logic: no I/O, no C imports, no reading of the clock.
+        .target(name: "TuttiCore"),
+        // The only importer of libmpg123 and libopus.
+        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
+        // The only importer of libpulse; WAV and null outputs.
+        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
+        // UDP sockets (audio, clock) and the system-call fence.
+        .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
+        // Composition: coordinator, follower.
+        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet"]),
+        // Fakes for tests: manual clock, in-memory lossy network, recording sink.
+        .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
+        .executableTarget(name: "tutti", dependencies: [
+            "TuttiNode",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"]),
+        .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
+        .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
+        .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
+        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

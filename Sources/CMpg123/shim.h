@@ -1,0 +1,1 @@
+#include <mpg123.h>

@@ -1,0 +1,61 @@
+import Foundation
+
+/// Writes 16-bit PCM stereo 48 kHz WAV files. The header's sizes are rewritten every
+/// second and on close, so a file cut short by a crash is still readable.
+public final class WAVWriter {
+    public let path: String
+    private let handle: FileHandle
+    private var dataBytes: UInt32 = 0
+    private var sinceHeader = 0
+
+    public init(path: String) throws(AudioError) {
+        self.path = path
+        guard FileManager.default.createFile(atPath: path, contents: nil),
+              let h = FileHandle(forWritingAtPath: path) else {
+            throw .file(path: path, reason: "cannot create the file (does its folder exist?)")
+        }
+        handle = h
+        handle.write(Data(Self.header(dataBytes: 0)))
+    }
+
+    deinit { close() }
+
+    public func write(_ samples: [Float]) {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(samples.count * 2)
+        for s in samples {
+            let v = Int16(max(-32768, min(32767, (s * 32767).rounded())))
+            bytes.append(UInt8(truncatingIfNeeded: v))
+            bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+        }
+        handle.write(Data(bytes))
+        dataBytes &+= UInt32(bytes.count)
+        sinceHeader += samples.count / 2
+        if sinceHeader >= 48_000 {
+            sinceHeader = 0
+            rewriteHeader()
+        }
+    }
+
+    public func close() {
+        rewriteHeader()
+        try? handle.synchronize()
+    }
+
+    private func rewriteHeader() {
+        let end = handle.offsetInFile
+        handle.seek(toFileOffset: 0)
+        handle.write(Data(Self.header(dataBytes: dataBytes)))
+        handle.seek(toFileOffset: end)
+    }
+
+    static func header(dataBytes: UInt32) -> [UInt8] {
+        var h: [UInt8] = []
+        func u32(_ v: UInt32) { h += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)] }
+        func u16(_ v: UInt16) { h += [UInt8(v & 0xFF), UInt8(v >> 8)] }
+        h += Array("RIFF".utf8); u32(36 &+ dataBytes); h += Array("WAVE".utf8)
+        h += Array("fmt ".utf8); u32(16); u16(1); u16(2); u32(48_000); u32(48_000 * 4); u16(4); u16(16)
+        h += Array("data".utf8); u32(dataBytes)
+        return h
+    }
+}

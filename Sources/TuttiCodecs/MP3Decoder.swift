@@ -1,0 +1,70 @@
+import CMpg123
+import TuttiCore
+
+/// Decodes an MP3 file with libmpg123 into 48 kHz interleaved stereo float, whatever the
+/// file's own sample rate and channel count (libmpg123 resamples and upmixes).
+public final class MP3Decoder {
+    public let path: String
+    private var handle: OpaquePointer?
+    private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
+    /// Frames decoded so far.
+    public private(set) var framesDecoded: Int64 = 0
+
+    public init(path: String) throws(CodecError) {
+        self.path = path
+        var err: Int32 = 0
+        guard let h = mpg123_new(nil, &err) else {
+            throw .cannotOpen(path: path, reason: Self.message(err))
+        }
+        handle = h
+        let flags = Int(MPG123_FORCE_STEREO.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_QUIET.rawValue)
+        _ = mpg123_param2(h, Int32(MPG123_FLAGS.rawValue), flags, 0)
+        _ = mpg123_param2(h, Int32(MPG123_FORCE_RATE.rawValue), AudioFormat.sampleRate, 0)
+        _ = mpg123_format_none(h)
+        _ = mpg123_format(h, AudioFormat.sampleRate, Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+        if mpg123_open(h, path) != MPG123_OK.rawValue {
+            let reason = String(cString: mpg123_strerror(h))
+            mpg123_delete(h)
+            handle = nil
+            throw .cannotOpen(path: path, reason: reason)
+        }
+    }
+
+    deinit {
+        if let handle {
+            mpg123_close(handle)
+            mpg123_delete(handle)
+        }
+    }
+
+    /// Appends the next decoded frames to `output`; returns how many, 0 at the end of the file.
+    public func read(into output: inout [Float]) throws(CodecError) -> Int {
+        guard let handle else { return 0 }
+        while true {
+            var done = 0
+            let rc = scratch.withUnsafeMutableBytes { mpg123_read(handle, $0.baseAddress, $0.count, &done) }
+            if done > 0 {
+                let frames = done / (MemoryLayout<Float>.size * 2)
+                scratch.withUnsafeBytes { raw in
+                    let floats = raw.bindMemory(to: Float.self)
+                    output.append(contentsOf: floats[0..<(frames * 2)])
+                }
+                framesDecoded += Int64(frames)
+                return frames
+            }
+            switch rc {
+            case MPG123_OK.rawValue, MPG123_NEW_FORMAT.rawValue:
+                continue
+            case MPG123_DONE.rawValue:
+                if framesDecoded == 0 { throw .notAudio(path: path, reason: "no MPEG audio frames found") }
+                return 0
+            default:
+                throw .decodeFailed(path: path, reason: String(cString: mpg123_strerror(handle)))
+            }
+        }
+    }
+
+    static func message(_ code: Int32) -> String {
+        String(cString: mpg123_plain_strerror(code))
+    }
+}

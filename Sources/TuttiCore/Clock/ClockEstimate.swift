@@ -1,0 +1,48 @@
+import Foundation
+
+/// A follower's current belief about the shared clock: an offset at a reference local
+/// time and a drift, with their uncertainty. Maps local time to coordinator time and back.
+public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
+    /// Coordinator time minus local time, at `reference`.
+    public var offset: Int64
+    /// The local time `offset` applies to.
+    public var reference: LocalTime
+    /// How much faster the coordinator's clock runs than the local one (0.0001 = 100 ppm).
+    public var drift: Double
+    /// Standard error of the offset, nanoseconds.
+    public var uncertainty: Int64
+    /// The smallest round trip among the samples used, nanoseconds.
+    public var minimumRoundTrip: Int64
+    /// How many samples the estimate rests on.
+    public var sampleCount: Int
+
+    public init(offset: Int64, reference: LocalTime, drift: Double, uncertainty: Int64,
+                minimumRoundTrip: Int64, sampleCount: Int) {
+        self.offset = offset
+        self.reference = reference
+        self.drift = drift
+        self.uncertainty = uncertainty
+        self.minimumRoundTrip = minimumRoundTrip
+        self.sampleCount = sampleCount
+    }
+
+    public func offset(at local: LocalTime) -> Int64 {
+        offset + Int64((Double(local - reference) * drift).rounded())
+    }
+
+    public func coordinatorTime(at local: LocalTime) -> CoordinatorTime {
+        CoordinatorTime(nanoseconds: local.nanoseconds + offset(at: local))
+    }
+
+    public func localTime(at coordinator: CoordinatorTime) -> LocalTime {
+        // Solve c = l + offset + drift * (l - ref) for l.
+        let c = Double(coordinator.nanoseconds - offset) + drift * Double(reference.nanoseconds)
+        return LocalTime(nanoseconds: Int64((c / (1 + drift)).rounded()))
+    }
+
+    public var description: String {
+        String(format: "offset %.3f ms, drift %+.1f ppm, ±%.1f µs (rtt %.1f µs, n=%d)",
+               Double(offset) / 1e6, drift * 1e6, Double(uncertainty) / 1e3,
+               Double(minimumRoundTrip) / 1e3, sampleCount)
+    }
+}

@@ -1,0 +1,30 @@
+/// Counters a follower keeps about its stream and its playback; all monotonic except the
+/// gauges (`lastError`, `ratio`, `buffered`).
+public struct PlayoutStatistics: Equatable, Sendable {
+    public var packetsReceived = 0
+    public var malformed = 0
+    /// Valid RTP but not our stream: wrong payload type, unknown SSRC, no presentation time.
+    public var foreign = 0
+    public var duplicates = 0
+    /// Arrived after their turn, or after their presentation time.
+    public var late = 0
+    /// Presentation time absurdly far from now.
+    public var absurd = 0
+    public var overflow = 0
+    /// Packets that arrived before the clock was locked.
+    public var beforeClockLock = 0
+    public var lost = 0
+    public var recoveredByFEC = 0
+    public var concealedFrames = 0
+    public var silenceFrames = 0
+    public var decodeErrors = 0
+    public var resyncs = 0
+    public var discontinuities = 0
+    /// Last measured playback error, nanoseconds (positive: late).
+    public var lastError: Int64 = 0
+    public var ratio: Double = 1
+    /// Packets waiting in the jitter buffer.
+    public var buffered = 0
+
+    public init() {}
+}

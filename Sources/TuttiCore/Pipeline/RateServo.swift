@@ -1,0 +1,34 @@
+/// A proportional-integral servo that turns playback timing error into a resampling
+/// ratio, correcting drift continuously and inaudibly.
+///
+/// `error` is how late playback is, in seconds (positive: samples are heard after their
+/// presentation time). The result is input frames consumed per output frame, within
+/// ±`maximumCorrection` of 1.
+public struct RateServo: Sendable {
+    /// Proportional gain, per second: an error of 1 ms is corrected at 1 ms × gain per second.
+    public var proportionalGain: Double
+    public var integralGain: Double
+    public var maximumCorrection: Double
+    public private(set) var integral: Double = 0
+    public private(set) var ratio: Double = 1
+
+    public init(proportionalGain: Double = 0.5, integralGain: Double = 0.05, maximumCorrection: Double = 0.0005) {
+        self.proportionalGain = proportionalGain
+        self.integralGain = integralGain
+        self.maximumCorrection = maximumCorrection
+    }
+
+    public mutating func update(error: Double, interval: Double) -> Double {
+        integral += error * interval
+        let limit = maximumCorrection / max(integralGain, 1e-9)
+        integral = min(max(integral, -limit), limit)
+        let correction = proportionalGain * error + integralGain * integral
+        ratio = 1 + min(max(correction, -maximumCorrection), maximumCorrection)
+        return ratio
+    }
+
+    public mutating func reset() {
+        integral = 0
+        ratio = 1
+    }
+}

@@ -1,0 +1,123 @@
+/// An RTP packet (RFC 3550 §5.1) carrying one Opus packet (RFC 7587), with tutti's
+/// one-byte header extensions (RFC 8285): the presentation time of the first sample
+/// and the stream epoch. See docs/protocol.md for the byte layout.
+public struct RTPPacket: Equatable, Sendable {
+    /// RFC 8285 one-byte-header extension IDs used by tutti.
+    public enum ExtensionID {
+        /// 8 bytes: NTP-format coordinator time at which the packet's first sample is heard.
+        public static let presentationTime: UInt8 = 1
+        /// 4 bytes: increments whenever the stream's timeline is cut (flush, seek, restart).
+        public static let epoch: UInt8 = 2
+    }
+
+    public static let version: UInt8 = 2
+    public static let defaultPayloadType: UInt8 = 96
+    static let oneByteProfile: UInt16 = 0xBEDE
+
+    public var marker: Bool
+    public var payloadType: UInt8
+    public var sequenceNumber: SequenceNumber
+    public var timestamp: StreamTimestamp
+    public var ssrc: UInt32
+    public var presentationTime: CoordinatorTime?
+    public var epoch: UInt32?
+    public var payload: [UInt8]
+
+    public init(
+        marker: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType,
+        sequenceNumber: SequenceNumber, timestamp: StreamTimestamp, ssrc: UInt32,
+        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, payload: [UInt8]
+    ) {
+        self.marker = marker
+        self.payloadType = payloadType
+        self.sequenceNumber = sequenceNumber
+        self.timestamp = timestamp
+        self.ssrc = ssrc
+        self.presentationTime = presentationTime
+        self.epoch = epoch
+        self.payload = payload
+    }
+
+    /// Serializes the packet: 12-byte header, extension block when any extension is set, payload.
+    public func encode() -> [UInt8] {
+        var ext: [UInt8] = []
+        if let presentationTime {
+            ext.append(ExtensionID.presentationTime << 4 | 7)
+            ext.appendBigEndian(NTPTimestamp(presentationTime).rawValue)
+        }
+        if let epoch {
+            ext.append(ExtensionID.epoch << 4 | 3)
+            ext.appendBigEndian(epoch)
+        }
+        while ext.count % 4 != 0 { ext.append(0) }
+
+        var out: [UInt8] = []
+        out.reserveCapacity(12 + 4 + ext.count + payload.count)
+        out.append(RTPPacket.version << 6 | (ext.isEmpty ? 0 : 0x10))
+        out.append((marker ? 0x80 : 0) | (payloadType & 0x7F))
+        out.appendBigEndian(sequenceNumber.rawValue)
+        out.appendBigEndian(timestamp.rawValue)
+        out.appendBigEndian(ssrc)
+        if !ext.isEmpty {
+            out.appendBigEndian(RTPPacket.oneByteProfile)
+            out.appendBigEndian(UInt16(ext.count / 4))
+            out += ext
+        }
+        out += payload
+        return out
+    }
+
+    /// Parses an RTP packet. Unknown extensions and profiles are skipped; CSRCs are skipped.
+    public static func decode(_ bytes: [UInt8]) throws(PacketError) -> RTPPacket {
+        var r = ByteReader(bytes)
+        let b0 = try r.u8()
+        let version = b0 >> 6
+        guard version == RTPPacket.version else { throw .badVersion(version) }
+        let hasPadding = b0 & 0x20 != 0
+        let hasExtension = b0 & 0x10 != 0
+        let csrcCount = Int(b0 & 0x0F)
+        let b1 = try r.u8()
+        let seq = try r.u16()
+        let ts = try r.u32()
+        let ssrc = try r.u32()
+        try r.skip(csrcCount * 4)
+
+        var presentation: CoordinatorTime?
+        var epoch: UInt32?
+        if hasExtension {
+            let profile = try r.u16()
+            let words = Int(try r.u16())
+            try r.need(words * 4)
+            let end = r.offset + words * 4
+            if profile == oneByteProfile {
+                while r.offset < end {
+                    let h = try r.u8()
+                    if h == 0 { continue }  // padding byte
+                    let id = h >> 4
+                    if id == 15 { break }  // reserved: stop parsing (RFC 8285 §4.2)
+                    let length = Int(h & 0x0F) + 1
+                    guard r.offset + length <= end else { throw .badExtension("element overruns block") }
+                    switch (id, length) {
+                    case (ExtensionID.presentationTime, 8):
+                        presentation = NTPTimestamp(rawValue: try r.u64()).coordinatorTime
+                    case (ExtensionID.epoch, 4):
+                        epoch = try r.u32()
+                    default:
+                        try r.skip(length)
+                    }
+                }
+            }
+            r.offset = end
+        }
+        var payloadEnd = bytes.count
+        if hasPadding {
+            guard let last = bytes.last, last > 0, Int(last) <= payloadEnd - r.offset else { throw .badPadding }
+            payloadEnd -= Int(last)
+        }
+        return RTPPacket(
+            marker: b1 & 0x80 != 0, payloadType: b1 & 0x7F,
+            sequenceNumber: SequenceNumber(seq), timestamp: StreamTimestamp(ts), ssrc: ssrc,
+            presentationTime: presentation, epoch: epoch,
+            payload: Array(bytes[r.offset..<payloadEnd]))
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+
+/// Nanoseconds on the shared clock: the coordinator's monotonic clock.
+///
+/// Every follower and lyric screen converts to and from this timeline; it is what the
+/// presentation time of each audio packet is expressed in. See docs/timing.md.
+public struct CoordinatorTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var nanoseconds: Int64
+    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+    public static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
+    public static func + (a: Self, d: Int64) -> Self { Self(nanoseconds: a.nanoseconds &+ d) }
+    public static func - (a: Self, d: Int64) -> Self { Self(nanoseconds: a.nanoseconds &- d) }
+    /// Signed nanoseconds from `b` to `a`.
+    public static func - (a: Self, b: Self) -> Int64 { a.nanoseconds &- b.nanoseconds }
+    public var description: String { "C\(Duration.describe(nanoseconds))" }
+}
+
+/// Nanoseconds on a follower's (or screen's) own monotonic clock.
+public struct LocalTime: Hashable, Comparable, Sendable, CustomStringConvertible {
+    public var nanoseconds: Int64
+    public init(nanoseconds: Int64) { self.nanoseconds = nanoseconds }
+    public static func < (a: Self, b: Self) -> Bool { a.nanoseconds < b.nanoseconds }
+    public static func + (a: Self, d: Int64) -> Self { Self(nanoseconds: a.nanoseconds &+ d) }
+    public static func - (a: Self, d: Int64) -> Self { Self(nanoseconds: a.nanoseconds &- d) }
+    public static func - (a: Self, b: Self) -> Int64 { a.nanoseconds &- b.nanoseconds }
+    public var description: String { "L\(Duration.describe(nanoseconds))" }
+}
+
+extension Duration {
+    /// Human-readable seconds with millisecond precision, for logs.
+    static func describe(_ ns: Int64) -> String {
+        let ms = Double(ns) / 1e6
+        return String(format: "%.3fms", ms)
+    }
+}
+
+/// The audio format everything inside tutti runs at: 48 kHz, interleaved stereo float.
+public enum AudioFormat {
+    public static let sampleRate = 48_000
+    public static let channels = 2
+    /// Nanoseconds per sample frame is not an integer; convert with these helpers.
+    @inlinable public static func nanoseconds(forFrames frames: Int64) -> Int64 {
+        frames * 1_000_000_000 / Int64(sampleRate)
+    }
+    @inlinable public static func frames(forNanoseconds ns: Int64) -> Int64 {
+        ns * Int64(sampleRate) / 1_000_000_000
+    }
+    /// Frames as a real number, for sub-sample precision.
+    @inlinable public static func exactFrames(forNanoseconds ns: Int64) -> Double {
+        Double(ns) * Double(sampleRate) / 1e9
+    }
+}
+
+/// A source of monotonic time in nanoseconds. Real code injects the system's
+/// CLOCK_MONOTONIC; tests inject a manual clock. Core logic never reads a clock itself.
+public protocol MonotonicClock: Sendable {
+    func nanosecondsNow() -> Int64
+}

@@ -1,0 +1,75 @@
+import Glibc
+
+/// An IPv4 address and port.
+public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
+    /// Address in host byte order.
+    public var address: UInt32
+    public var port: UInt16
+
+    public init(address: UInt32, port: UInt16) {
+        self.address = address
+        self.port = port
+    }
+
+    /// Parses `A.B.C.D`, or resolves a host name (IPv4).
+    public init(host: String, port: UInt16) throws(AddressError) {
+        var addr = in_addr()
+        if inet_pton(AF_INET, host, &addr) == 1 {
+            self.init(address: UInt32(bigEndian: addr.s_addr), port: port)
+            return
+        }
+        var hints = addrinfo()
+        hints.ai_family = AF_INET
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &result) == 0, let info = result, let sa = info.pointee.ai_addr else {
+            throw .cannotResolve(host)
+        }
+        defer { freeaddrinfo(result) }
+        let a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+        self.init(address: UInt32(bigEndian: a), port: port)
+    }
+
+    /// Parses `HOST[:PORT]`.
+    public init(parsing text: String, defaultPort: UInt16) throws(AddressError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count <= 2, let host = parts.first, !host.isEmpty else { throw .malformed(text) }
+        var port = defaultPort
+        if parts.count == 2 {
+            guard let p = UInt16(parts[1]), p > 0 else { throw .malformed(text) }
+            port = p
+        }
+        try self.init(host: String(host), port: port)
+    }
+
+    public var isMulticast: Bool { address >> 28 == 0xE }
+
+    public var host: String {
+        "\(address >> 24).\(address >> 16 & 0xFF).\(address >> 8 & 0xFF).\(address & 0xFF)"
+    }
+
+    public var description: String { "\(host):\(port)" }
+
+    var sockaddr: sockaddr_in {
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_port = port.bigEndian
+        sa.sin_addr.s_addr = address.bigEndian
+        return sa
+    }
+
+    init(_ sa: sockaddr_in) {
+        self.init(address: UInt32(bigEndian: sa.sin_addr.s_addr), port: UInt16(bigEndian: sa.sin_port))
+    }
+}
+
+public enum AddressError: Error, CustomStringConvertible, Equatable {
+    case cannotResolve(String)
+    case malformed(String)
+    public var description: String {
+        switch self {
+        case let .cannotResolve(h): "cannot resolve host '\(h)'"
+        case let .malformed(t): "'\(t)' is not HOST or HOST:PORT"
+        }
+    }
+}
