@@ -1,0 +1,78 @@
+import Foundation
+import TuttiCore
+import TuttiNet
+
+/// Keeps a follower's clock locked to the coordinator's: a burst of time exchanges at
+/// start, then periodic ones; renews the unicast subscription when asked to; backs off
+/// and says so while the coordinator does not answer.
+final class ClockClient: @unchecked Sendable {
+    private let socket: UDPSocket
+    private let coordinator: SocketAddress
+    private let clock: SystemClock
+    private let stopFlag: StopFlag
+    private let unicastPort: UInt16?
+    private let onSample: @Sendable (ClockSample) -> Void
+    private let log = Log("follower")
+
+    init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
+         unicastPort: UInt16?, onSample: @escaping @Sendable (ClockSample) -> Void) {
+        self.socket = socket
+        self.coordinator = coordinator
+        self.clock = clock
+        self.stopFlag = stopFlag
+        self.unicastPort = unicastPort
+        self.onSample = onSample
+    }
+
+    func run() {
+        var exchanges = 0
+        var lastAnswer: Int64?
+        var backoff: Int64 = 500_000_000
+        var nextRequest: Int64 = 0
+        var nextSubscribe: Int64 = 0
+        var complained = false
+        while !stopFlag.isSet {
+            let now = clock.nanosecondsNow()
+            if let port = unicastPort, now >= nextSubscribe {
+                try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).encode(), to: coordinator)
+                nextSubscribe = now + 5_000_000_000
+            }
+            if now >= nextRequest {
+                let t1 = clock.nanosecondsNow()
+                do {
+                    try socket.send(ControlMessage.timeRequest(originate: UInt64(t1)).encode(), to: coordinator)
+                } catch {
+                    log.debug("clock request: \(error)")
+                }
+                // Fast at first (10 ms apart for the first 20), then 4 per second for 10 s, then 1 per second.
+                let interval: Int64 = exchanges < 20 ? 10_000_000 : exchanges < 60 ? 250_000_000 : 1_000_000_000
+                nextRequest = now + interval
+                if lastAnswer.map({ now - $0 > 3_000_000_000 }) ?? (exchanges >= 5) {
+                    if !complained {
+                        log.warning("coordinator at \(coordinator) is not answering; retrying every \(backoff / 1_000_000) ms")
+                        complained = true
+                    }
+                    nextRequest = now + backoff
+                    backoff = min(backoff * 2, 5_000_000_000)
+                    nextSubscribe = min(nextSubscribe, nextRequest)
+                }
+                exchanges += 1
+            }
+            let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 100_000_000) / 1_000_000)
+            guard let (bytes, _) = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
+            let t4 = clock.nanosecondsNow()
+            guard let message = try? ControlMessage.decode(bytes) else { continue }
+            if case let .timeResponse(originate, receive, transmit) = message {
+                let sample = ClockSample(
+                    t1: LocalTime(nanoseconds: Int64(bitPattern: originate)), t2: receive.coordinatorTime,
+                    t3: transmit.coordinatorTime, t4: LocalTime(nanoseconds: t4))
+                guard sample.t1 <= sample.t4, sample.t4 - sample.t1 < 1_000_000_000 else { continue }
+                if complained { log.info("coordinator at \(coordinator) answers again") }
+                complained = false
+                backoff = 500_000_000
+                lastAnswer = t4
+                onSample(sample)
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Synchronization
+import TuttiCore
+import TuttiNet
+
+/// Serves the shared clock on the coordinator's UDP clock port: answers time requests
+/// with receive and transmit times, and records unicast subscriptions.
+final class ClockServer: @unchecked Sendable {
+    private let socket: UDPSocket
+    private let clock: SystemClock
+    private let ssrc: UInt32
+    private let stopFlag: StopFlag
+    let subscribers = Mutex(LeaseTable<SocketAddress>())
+    let rejected = Atomic<Int>(0)
+    private let log = Log("coordinator")
+
+    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag) {
+        self.socket = socket
+        self.clock = clock
+        self.ssrc = ssrc
+        self.stopFlag = stopFlag
+    }
+
+    func run() {
+        while !stopFlag.isSet {
+            let received: (bytes: [UInt8], from: SocketAddress)?
+            do {
+                received = try socket.receive(timeoutMilliseconds: 200)
+            } catch {
+                log.error("clock socket: \(error)")
+                return
+            }
+            guard let (bytes, from) = received else { continue }
+            let t2 = clock.nanosecondsNow()
+            let message: ControlMessage
+            do {
+                message = try ControlMessage.decode(bytes)
+            } catch {
+                rejected.add(1, ordering: .relaxed)
+                continue
+            }
+            switch message {
+            case let .timeRequest(originate):
+                let t3 = clock.nanosecondsNow()
+                let reply = ControlMessage.timeResponse(
+                    originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3))
+                try? socket.send(reply.encode(), to: from)
+            case let .subscribe(port, lease):
+                let target = SocketAddress(address: from.address, port: port == 0 ? from.port : port)
+                let expiry = t2 + Int64(lease) * 1_000_000_000
+                let accepted = subscribers.withLock { table in
+                    let isNew = !table.active(now: t2).contains(target)
+                    let ok = table.renew(target, until: expiry, now: t2)
+                    if ok && isNew && lease > 0 { log.info("unicast subscriber \(target)") }
+                    return ok
+                }
+                if accepted {
+                    try? socket.send(ControlMessage.subscribed(ssrc: ssrc, payloadType: RTPPacket.defaultPayloadType).encode(), to: from)
+                } else {
+                    log.warning("subscription table full; refusing \(target)")
+                }
+            case .timeResponse, .subscribed:
+                rejected.add(1, ordering: .relaxed)
+            }
+        }
+    }
+}

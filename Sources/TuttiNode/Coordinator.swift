@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+import TuttiCodecs
+import TuttiCore
+import TuttiNet
+
+/// The coordinator: decodes the source, encodes Opus, stamps each packet with its
+/// presentation time on the shared clock, paces packets `latency` ahead of that time,
+/// sends them by multicast and unicast, and serves the shared clock.
+public final class Coordinator: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var encoder = OpusFrameEncoder.Settings()
+        /// Presentation time minus send time: the house's end-to-end latency.
+        public var latencyMilliseconds = 150
+        /// The multicast group and port, or nil for unicast only.
+        public var multicast: SocketAddress? = try? SocketAddress(host: "239.255.77.77", port: 5004)
+        /// The interface address to send multicast from (host order), or nil for the default.
+        public var multicastInterface: UInt32?
+        /// Fixed unicast destinations (RTP port; RTCP goes to port + 1).
+        public var unicast: [SocketAddress] = []
+        /// Where the clock (and subscription) service listens.
+        public var clockListen = SocketAddress(address: 0, port: 5005)
+        public var sdpPath: String?
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let clock = SystemClock()
+    private let stopFlag = StopFlag()
+    private let clockSocket: UDPSocket
+    private let sendSocket: UDPSocket
+    private let clockServer: ClockServer
+    private let ssrc = UInt32.random(in: 1...UInt32.max)
+    private let log = Log("coordinator")
+    /// Packets sent to at least one destination.
+    public let packetsSent = Atomic<Int>(0)
+
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        clockSocket = try UDPSocket()
+        try clockSocket.bind(configuration.clockListen, reuse: true)
+        sendSocket = try UDPSocket()
+        try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
+        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag)
+    }
+
+    /// The port the clock service is bound to (useful when configured with port 0).
+    public var clockPort: UInt16 { (try? clockSocket.localAddress().port) ?? configuration.clockListen.port }
+
+    public func stop() { stopFlag.set() }
+
+    /// Streams `source` until it ends or `stop()` is called; serves the clock meanwhile.
+    public func run(source: AudioSource) throws {
+        let server = clockServer
+        let clockThread = Thread { server.run() }
+        clockThread.name = "tutti-clock"
+        clockThread.start()
+        defer { stopFlag.set() }
+        log.info("clock service on port \(clockPort); streaming to \(destinationSummary)")
+        try stream(source)
+        // Let the last packets play out before the clock service goes away.
+        let drain = Int64(configuration.latencyMilliseconds + 500) * 1_000_000
+        sleep(until: clock.nanosecondsNow() + drain)
+    }
+
+    private var destinationSummary: String {
+        var parts: [String] = []
+        if let m = configuration.multicast { parts.append("multicast \(m)") }
+        parts += configuration.unicast.map { "unicast \($0)" }
+        parts.append("unicast subscribers")
+        return parts.joined(separator: ", ")
+    }
+
+    private func destinations(now: Int64) -> [SocketAddress] {
+        var list = configuration.unicast
+        if let m = configuration.multicast { list.append(m) }
+        list += clockServer.subscribers.withLock { $0.active(now: now) }
+        return list
+    }
+
+    private func stream(_ source: AudioSource) throws {
+        let encoder = try OpusFrameEncoder(settings: configuration.encoder)
+        let frameSize = encoder.settings.frameSize
+        let lead = Int64(configuration.latencyMilliseconds) * 1_000_000
+        var packetizer: StreamPacketizer?
+        var pcm: [Float] = []
+        pcm.reserveCapacity(frameSize * 8)
+        var offset = 0
+        var ended = false
+        var nextReport: Int64 = 0
+        let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
+
+        while !stopFlag.isSet {
+            while pcm.count - offset < frameSize * 2 && !ended {
+                if offset > 0 {
+                    pcm.removeFirst(offset)
+                    offset = 0
+                }
+                if try source.read(into: &pcm) == 0 { ended = true }
+            }
+            if pcm.count - offset < frameSize * 2 {
+                guard ended, pcm.count > offset else { break }
+                pcm += [Float](repeating: 0, count: frameSize * 2 - (pcm.count - offset))
+            }
+            let now = clock.nanosecondsNow()
+            if packetizer == nil {
+                packetizer = StreamPacketizer(
+                    ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
+                    initialTimestamp: UInt32.random(in: 0...UInt32.max),
+                    origin: CoordinatorTime(nanoseconds: now + lead), codecDelay: Int64(encoder.lookahead))
+                writeSDP(packetizer!)
+            } else if now > packetizer!.nextPresentationTime.nanoseconds - lead + 50_000_000 {
+                log.warning("source fell behind real time by \((now - (packetizer!.nextPresentationTime.nanoseconds - lead)) / 1_000_000) ms; restarting the timeline")
+                packetizer!.restart(at: CoordinatorTime(nanoseconds: now + lead))
+                writeSDP(packetizer!)
+            }
+            let payload = try encoder.encode(pcm, offset: offset)
+            offset += frameSize * 2
+            let packet = packetizer!.packetize(payload, frames: frameSize)
+            if !source.isLive {
+                sleep(until: packet.presentationTime!.nanoseconds - lead)
+            }
+            let sendTime = clock.nanosecondsNow()
+            let bytes = packet.encode()
+            var sent = false
+            for destination in destinations(now: sendTime) {
+                do {
+                    try sendSocket.send(bytes, to: destination)
+                    sent = true
+                } catch {
+                    log.debug("send to \(destination): \(error)")
+                }
+            }
+            if sent { packetsSent.add(1, ordering: .relaxed) }
+            if sendTime >= nextReport {
+                nextReport = sendTime + 1_000_000_000
+                let report = packetizer!.senderReport(cname: cname).encode()
+                for d in destinations(now: sendTime) {
+                    try? sendSocket.send(report, to: SocketAddress(address: d.address, port: d.port &+ 1))
+                }
+            }
+        }
+    }
+
+    private func writeSDP(_ packetizer: StreamPacketizer) {
+        guard let path = configuration.sdpPath else { return }
+        let target = configuration.multicast ?? configuration.unicast.first
+        let sdp = SessionDescription(
+            sessionID: UInt64(ssrc), originAddress: "127.0.0.1",
+            connectionAddress: target?.host ?? "127.0.0.1", isMulticast: target?.isMulticast ?? false,
+            port: target?.port ?? 5004, frameMilliseconds: configuration.encoder.frameMilliseconds,
+            mediaClockOffset: SessionDescription.mediaClockOffset(
+                timestamp: packetizer.nextTimestamp, presentedAt: packetizer.nextPresentationTime))
+        do {
+            try AtomicFile.write(Data(sdp.text.utf8), to: path)
+        } catch {
+            log.error("cannot write SDP file \(path): \(error)")
+        }
+    }
+
+    private func sleep(until deadline: Int64) {
+        while !stopFlag.isSet {
+            let wait = deadline - clock.nanosecondsNow()
+            if wait <= 0 { return }
+            Thread.sleep(forTimeInterval: Double(min(wait, 200_000_000)) / 1e9)
+        }
+    }
+}
+
+/// Writes files atomically: a temporary file beside the target, fsync, rename.
+public enum AtomicFile {
+    public static func write(_ data: Data, to path: String) throws {
+        let temporary = path + ".tmp-\(getpid())"
+        guard FileManager.default.createFile(atPath: temporary, contents: data),
+              let handle = FileHandle(forWritingAtPath: temporary) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
+        }
+        try handle.synchronize()
+        try handle.close()
+        if rename(temporary, path) != 0 {
+            unlink(temporary)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Synchronization
+import TuttiAudio
+import TuttiCodecs
+import TuttiCore
+import TuttiNet
+
+/// A follower: locks its clock to the coordinator's, receives the stream, and plays each
+/// sample at its presentation time through its output.
+public final class Follower: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var coordinator = SocketAddress(address: 0x7F00_0001, port: 5005)
+        /// The UDP port to receive RTP on (0: any free port, with --unicast).
+        public var listenPort: UInt16 = 5004
+        /// The multicast group to join, or nil to receive unicast only.
+        public var multicastGroup: SocketAddress? = try? SocketAddress(host: "239.255.77.77", port: 5004)
+        /// Ask the coordinator to send the stream by unicast.
+        public var unicast = false
+        /// The house latency this follower expects; sizes its jitter buffer.
+        public var latencyMilliseconds = 150
+        /// Extra delay of the device after PulseAudio (HDMI, Bluetooth), milliseconds.
+        public var outputDelayMilliseconds = 0.0
+        /// Frames rendered per write to the output.
+        public var chunkFrames = 480
+        public var statusInterval: Double = 5
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    private let clock = SystemClock()
+    private let stopFlag = StopFlag()
+    private let engine: SharedEngine
+    private let rtpSocket: UDPSocket
+    private let clockSocket: UDPSocket
+    private let log = Log("follower")
+
+    public init(configuration: Configuration) throws {
+        self.configuration = configuration
+        var engineConfig = PlayoutEngine.Configuration()
+        engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
+        engine = SharedEngine(PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig))
+        rtpSocket = try UDPSocket()
+        rtpSocket.setReceiveBuffer(bytes: 1 << 20)
+        if let group = configuration.multicastGroup, !configuration.unicast {
+            try rtpSocket.bind(SocketAddress(address: 0, port: group.port), reuse: true)
+            try rtpSocket.joinMulticast(group: group)
+        } else {
+            try rtpSocket.bind(SocketAddress(address: 0, port: configuration.listenPort), reuse: false)
+        }
+        clockSocket = try UDPSocket()
+        try clockSocket.bind(SocketAddress(address: 0, port: 0))
+    }
+
+    public func stop() { stopFlag.set() }
+
+    /// Runs until `stop()`; plays through `output`.
+    public func run(output: AudioOutput) throws {
+        let unicastPort = configuration.unicast ? try rtpSocket.localAddress().port : nil
+        let engine = self.engine
+        let clientClock = ClockClient(
+            socket: clockSocket, coordinator: configuration.coordinator, clock: clock, stopFlag: stopFlag,
+            unicastPort: unicastPort) { sample in
+            engine.withLock { $0.engine.addClockSample(sample) }
+        }
+        let clockThread = Thread { clientClock.run() }
+        clockThread.name = "tutti-clock"
+        clockThread.start()
+        let receiveThread = Thread { [self] in receiveLoop() }
+        receiveThread.name = "tutti-receive"
+        receiveThread.start()
+        defer { stopFlag.set() }
+        log.info("following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name)")
+        try playoutLoop(output)
+    }
+
+    private func receiveLoop() {
+        while !stopFlag.isSet {
+            do {
+                guard let (bytes, _) = try rtpSocket.receive(timeoutMilliseconds: 200) else { continue }
+                let now = LocalTime(nanoseconds: clock.nanosecondsNow())
+                engine.withLock { $0.engine.receive(bytes, at: now) }
+            } catch {
+                log.error("receive: \(error)")
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+    }
+
+    private func playoutLoop(_ output: AudioOutput) throws {
+        var buffer: [Float] = []
+        buffer.reserveCapacity(configuration.chunkFrames * 2)
+        let delay = Int64(configuration.outputDelayMilliseconds * 1e6)
+        var nextStatus = clock.nanosecondsNow() + Int64(configuration.statusInterval * 1e9)
+        var lastState = PlayoutEngine.State.acquiringClock
+        while !stopFlag.isSet {
+            let latency = try output.latency()
+            let heardAt = LocalTime(nanoseconds: clock.nanosecondsNow() + latency + delay)
+            buffer.removeAll(keepingCapacity: true)
+            let state = engine.withLock { box in
+                box.engine.render(frames: configuration.chunkFrames, heardAt: heardAt, into: &buffer)
+                return box.engine.state
+            }
+            if state != lastState {
+                log.info("state: \(state.rawValue)")
+                lastState = state
+            }
+            try output.write(buffer)
+            let now = clock.nanosecondsNow()
+            if now >= nextStatus {
+                nextStatus = now + Int64(configuration.statusInterval * 1e9)
+                log.info(status(latency: latency))
+            }
+        }
+    }
+
+    /// A one-line summary of the clock, buffer and loss counters.
+    public func status(latency: Int64) -> String {
+        engine.withLock { box in
+            let e = box.engine
+            let s = e.statistics
+            let clock = e.clockEstimate.map { "\($0)" } ?? "not locked"
+            return "clock: \(clock); device latency \(latency / 1_000_000) ms; error \(String(format: "%.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs)"
+        }
+    }
+}
+
+/// The playout engine behind a lock: the receive, clock and playout threads share it.
+final class SharedEngine: @unchecked Sendable {
+    private let lock = NSLock()
+    private let engine: PlayoutEngine
+    init(_ engine: PlayoutEngine) { self.engine = engine }
+
+    func withLock<T>(_ body: (Box) throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(Box(engine: engine))
+    }
+
+    struct Box { let engine: PlayoutEngine }
+}

@@ -1,0 +1,33 @@
+import Foundation
+import Synchronization
+
+/// A tiny line logger to standard error: `tutti[role] message`. Quiet by default for
+/// debug lines; `TUTTI_DEBUG=1` shows them.
+public struct Log: Sendable {
+    public let role: String
+    private static let debugEnabled = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1"
+    private static let lock = Mutex(())
+
+    public init(_ role: String) { self.role = role }
+
+    public func info(_ message: @autoclosure () -> String) { emit(message()) }
+    public func warning(_ message: @autoclosure () -> String) { emit("warning: " + message()) }
+    public func error(_ message: @autoclosure () -> String) { emit("error: " + message()) }
+    public func debug(_ message: @autoclosure () -> String) {
+        if Log.debugEnabled { emit("debug: " + message()) }
+    }
+
+    private func emit(_ line: String) {
+        Log.lock.withLock { _ in
+            FileHandle.standardError.write(Data("tutti[\(role)] \(line)\n".utf8))
+        }
+    }
+}
+
+/// A flag threads poll to know when to stop; set from signal handlers or `stop()`.
+public final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public var isSet: Bool { flag.load(ordering: .acquiring) }
+    public func set() { flag.store(true, ordering: .releasing) }
+}

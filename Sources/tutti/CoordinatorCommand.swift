@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import TuttiNet
+import TuttiNode
+
+struct CoordinatorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coordinator",
+        abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
+
+    @Argument(help: "MP3 files, folders (played sorted, recursively) or M3U/M3U8 playlists.")
+    var inputs: [String] = []
+
+    @Option(name: .customLong("pcm"), help: "Read raw PCM (s16le, 48 kHz, stereo) from PATH, or - for standard input, instead of files.")
+    var pcmPath: String?
+
+    @Flag(help: "Start again from the first track after the last one.")
+    var loop = false
+
+    @Option(help: "Opus frame duration in milliseconds (2.5, 5, 10, 20, 40, 60).")
+    var frameMs: Double = 20
+
+    @Option(help: "Opus bitrate in kb/s.")
+    var bitrateKbps: Int = 128
+
+    @Option(help: "End-to-end latency: how long before its presentation time each packet is sent (ms).")
+    var latencyMs: Int = 150
+
+    @Option(help: "Multicast group HOST:PORT for the stream, or 'off' for unicast only.")
+    var multicast: String = "239.255.77.77:5004"
+
+    @Option(help: "Multicast interface address (IPv4), when not the default route's.")
+    var multicastInterface: String?
+
+    @Option(name: .customLong("unicast"), help: "Also send to HOST:PORT (repeatable).")
+    var unicast: [String] = []
+
+    @Option(help: "Address and port of the clock service, HOST:PORT (followers connect here).")
+    var clockListen: String = "0.0.0.0:5005"
+
+    @Option(help: "Write an SDP description of the stream to PATH (for GStreamer, ffmpeg).")
+    var sdp: String?
+
+    func validate() throws {
+        if inputs.isEmpty && pcmPath == nil { throw ValidationError("nothing to play: name MP3 files, folders or playlists, or --pcm PATH") }
+        if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
+        if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
+        if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
+        if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+    }
+
+    func run() throws {
+        var config = Coordinator.Configuration()
+        config.encoder.frameMilliseconds = frameMs
+        config.encoder.bitrate = bitrateKbps * 1000
+        config.latencyMilliseconds = latencyMs
+        config.multicast = multicast == "off" ? nil : try SocketAddress(parsing: multicast, defaultPort: 5004)
+        if let multicastInterface {
+            config.multicastInterface = try SocketAddress(host: multicastInterface, port: 0).address
+        }
+        config.unicast = try unicast.map { try SocketAddress(parsing: $0, defaultPort: 5004) }
+        config.clockListen = try SocketAddress(parsing: clockListen, defaultPort: 5005)
+        config.sdpPath = sdp
+        let source: AudioSource
+        if let pcmPath {
+            source = try RawPCMSource(path: pcmPath)
+        } else {
+            let tracks = try TrackSource.expand(inputs)
+            guard !tracks.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
+            source = PlaylistSource(tracks: tracks, loop: loop)
+        }
+        let coordinator = try Coordinator(configuration: config)
+        let signals = onTerminationSignal { coordinator.stop() }
+        defer { _ = signals }
+        try coordinator.run(source: source)
+    }
+}

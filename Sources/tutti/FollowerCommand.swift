@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import TuttiAudio
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+struct FollowerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "follower",
+        abstract: "Play the coordinator's stream in this room, in sync with every other room.")
+
+    @Option(help: "The coordinator's clock service, HOST[:PORT].")
+    var coordinator: String
+
+    @Flag(help: "Ask the coordinator to send the stream by unicast (when multicast does not reach this host).")
+    var unicast = false
+
+    @Option(help: "UDP port to receive the stream on with --unicast (0: any free port).")
+    var port: UInt16 = 0
+
+    @Option(help: "Multicast group HOST:PORT to join (without --unicast).")
+    var multicast: String = "239.255.77.77:5004"
+
+    @Option(help: "PulseAudio sink to play to (default: the server's default sink).")
+    var sink: String?
+
+    @Option(help: "Output: pulse, pulse:SINK, wav:PATH or null.")
+    var output: String = "pulse"
+
+    @Option(help: "The house's end-to-end latency this follower expects (ms); sizes its jitter buffer.")
+    var latencyMs: Int = 150
+
+    @Option(help: "Extra delay of the device after the sound server, e.g. an HDMI TV or Bluetooth speaker (ms).")
+    var outputDelayMs: Double = 0
+
+    @Option(help: "Sound server buffer to keep filled (ms).")
+    var bufferMs: Int = 40
+
+    @Option(help: "Seconds between status lines.")
+    var statusInterval: Double = 5
+
+    func validate() throws {
+        if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        if !(0...2000).contains(outputDelayMs) { throw ValidationError("--output-delay-ms must be between 0 and 2000") }
+        if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
+        if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
+        _ = try parseOutput()
+    }
+
+    enum OutputSpec { case pulse(String?), wav(String), null }
+
+    func parseOutput() throws -> OutputSpec {
+        if output == "pulse" { return .pulse(sink) }
+        if output.hasPrefix("pulse:") { return .pulse(String(output.dropFirst(6))) }
+        if output.hasPrefix("wav:"), output.count > 4 { return .wav(String(output.dropFirst(4))) }
+        if output == "null" { return .null }
+        throw ValidationError("unknown --output '\(output)': use pulse, pulse:SINK, wav:PATH or null")
+    }
+
+    func run() throws {
+        var config = Follower.Configuration()
+        config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
+        config.unicast = unicast
+        config.listenPort = port
+        config.multicastGroup = try SocketAddress(parsing: multicast, defaultPort: 5004)
+        config.latencyMilliseconds = latencyMs
+        config.outputDelayMilliseconds = outputDelayMs
+        config.statusInterval = statusInterval
+        let device: AudioOutput
+        var clocked: ClockedOutput?
+        switch try parseOutput() {
+        case let .pulse(sink):
+            device = try PulseOutput(sink: sink, bufferMilliseconds: bufferMs)
+        case let .wav(path):
+            clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
+            device = clocked!
+        case .null:
+            device = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs)
+        }
+        let follower = try Follower(configuration: config)
+        let signals = onTerminationSignal { follower.stop() }
+        defer { _ = signals }
+        try follower.run(output: device)
+        clocked?.close()
+    }
+}
