@@ -1,0 +1,128 @@
+import Foundation
+import Synchronization
+
+/// The demo house: a PulseAudio server (reused, or started), a coordinator and two
+/// followers as child processes of this one, playing the bundled song in a loop.
+public final class DemoHouse: @unchecked Sendable {
+    let song: String
+    let clockPort: UInt16
+    let log: Log
+    private let stopFlag = StopFlag()
+    private let children = Mutex<[ChildProcess]>([])
+    private var cleanups: [() -> Void] = []
+
+    public init(song: String, clockPort: UInt16, log: Log) {
+        self.song = song
+        self.clockPort = clockPort
+        self.log = log
+    }
+
+    /// Looks for assets/demo/tutti-demo.mp3 beside the executable, in its parents, in the
+    /// working directory, then in /usr/local/share/tutti and /usr/share/tutti.
+    public static func findBundledSong() -> String? {
+        let relative = "assets/demo/tutti-demo.mp3"
+        var candidates: [String] = []
+        if let env = ProcessInfo.processInfo.environment["TUTTI_SHARE"] { candidates.append(env + "/demo/tutti-demo.mp3") }
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        for _ in 0..<6 {
+            candidates.append(dir.appendingPathComponent(relative).path)
+            dir = dir.deletingLastPathComponent()
+        }
+        candidates.append(FileManager.default.currentDirectoryPath + "/" + relative)
+        candidates += ["/usr/local/share/tutti/demo/tutti-demo.mp3", "/usr/share/tutti/demo/tutti-demo.mp3"]
+        return candidates.first { FileManager.default.fileExists(atPath: $0) }
+    }
+
+    public func stop() { stopFlag.set() }
+
+    public func run(duration: Double?) throws {
+        defer { shutdown() }
+        let sinks = try preparePulse()
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
+        let clock = "127.0.0.1:\(clockPort)"
+        try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock])
+        Thread.sleep(forTimeInterval: 0.3)
+        for (room, sink) in zip(["roomA", "roomB"], sinks) {
+            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10"]
+            if let sink { args += ["--sink", sink] }
+            try spawn(me, args)
+            log.info("\(room) plays to \(sink ?? "the default sink")")
+        }
+        log.info("playing \(song) in two rooms; press Ctrl-C to stop")
+        let deadline = duration.map { Date().addingTimeInterval($0) }
+        while !stopFlag.isSet {
+            if let deadline, Date() >= deadline { break }
+            if children.withLock({ $0.contains { !$0.isRunning } }) {
+                throw DemoError.childExited
+            }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        log.info("stopping the demo house")
+    }
+
+    /// Returns the sinks for the two rooms (nil: the default sink).
+    private func preparePulse() throws -> [String?] {
+        if !pactl(["info"]) {
+            log.info("no PulseAudio server running; starting one with null sinks")
+            let runtime = NSTemporaryDirectory() + "tutti-demo-pulse-\(getpid())"
+            try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+            setenv("XDG_RUNTIME_DIR", runtime, 1)
+            setenv("PULSE_SERVER", "unix:\(runtime)/pulse/native", 1)
+            let pulse = try spawn("pulseaudio", [ "-n", "--daemonize=no", "--exit-idle-time=-1",
+                                                   "--use-pid-file=no", "--disable-shm=no",
+                                                   "-L", "module-native-protocol-unix", "-L", "module-always-sink"])
+            _ = pulse
+            for _ in 0..<50 where !pactl(["info"]) { Thread.sleep(forTimeInterval: 0.1) }
+            guard pactl(["info"]) else { throw DemoError.noPulse }
+            cleanups.append { try? FileManager.default.removeItem(atPath: runtime) }
+        }
+        if hasRealSink() { return [nil, nil] }
+        var sinks: [String?] = []
+        for room in ["tutti_roomA", "tutti_roomB"] {
+            guard let index = pactlOutput(["load-module", "module-null-sink", "sink_name=\(room)",
+                                           "rate=48000", "sink_properties=device.description=tutti-\(room)"]) else {
+                throw DemoError.noPulse
+            }
+            let module = index.trimmingCharacters(in: .whitespacesAndNewlines)
+            cleanups.append { [self] in _ = pactl(["unload-module", module]) }
+            sinks.append(room)
+        }
+        log.info("no sound card: the rooms play to null sinks tutti_roomA and tutti_roomB (record with parec -d tutti_roomA.monitor)")
+        return sinks
+    }
+
+    private func hasRealSink() -> Bool {
+        guard let list = pactlOutput(["list", "short", "sinks"]) else { return false }
+        return list.split(separator: "\n").contains { !$0.contains("null") && !$0.contains("auto_null") }
+    }
+
+    @discardableResult
+    private func spawn(_ path: String, _ args: [String]) throws -> ChildProcess {
+        let child = try ChildProcess([path] + args)
+        children.withLock { $0.append(child) }
+        return child
+    }
+
+    private func shutdown() {
+        let procs = children.withLock { list in defer { list.removeAll() }; return list }
+        for p in procs.reversed() { p.terminate() }
+        for c in cleanups.reversed() { c() }
+    }
+
+    private func pactl(_ args: [String]) -> Bool { pactlOutput(args) != nil }
+
+    private func pactlOutput(_ args: [String]) -> String? {
+        ChildProcess.output(["pactl"] + args)
+    }
+}
+
+enum DemoError: Error, CustomStringConvertible {
+    case noPulse
+    case childExited
+    var description: String {
+        switch self {
+        case .noPulse: "cannot reach or start a PulseAudio server (is the pulseaudio package installed?)"
+        case .childExited: "a process of the demo house exited; see its messages above"
+        }
+    }
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Sets up a Debian 12 machine for tutti: installs the system packages it builds and
+# tests with, and builds it. With --demo, then runs `tutti demo`.
+#   deploy/setup.sh           install and build (release)
+#   deploy/setup.sh --demo    ... then play the demo house until Ctrl-C
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  # build: the C libraries tutti wraps
+  libmpg123-dev libopus-dev libpulse-dev pkg-config
+  # run: a sound server and its tools
+  pulseaudio pulseaudio-utils
+  # tests: interoperability (GStreamer), audio tools, the benchmark's comparison
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good sox lame espeak-ng
+  python3 python3-numpy snapserver snapclient valgrind iproute2 nftables
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # snapserver's package starts a system service; tutti's benchmark runs its own.
+  $SUDO systemctl disable --now snapserver >/dev/null 2>&1 || true
+fi
+
+if ! command -v swift >/dev/null; then
+  for d in /opt/swift/usr/bin /usr/share/swift/usr/bin; do [ -x "$d/swift" ] && export PATH="$d:$PATH"; done
+fi
+command -v swift >/dev/null || { echo "setup: Swift 6 is needed: install it from swift.org (or swiftly) and run again" >&2; exit 1; }
+
+echo "setup: building tutti (release)"
+swift build -c release --product tutti 2>&1 | grep -Ev "^(\[|Building|Compiling|Write|Emitting|Planning)" || true
+test -x .build/release/tutti || { echo "setup: build failed" >&2; exit 1; }
+echo "setup: done: .build/release/tutti"
+
+if [ "${1:-}" = "--demo" ]; then
+  exec .build/release/tutti demo
+fi

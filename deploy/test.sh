@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs tutti's whole test suite: unit tests, in-memory end-to-end tests, and integration
+# tests with real UDP sockets, a private PulseAudio server with null sinks (started by
+# the tests themselves) and GStreamer decoding tutti's stream.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v swift >/dev/null; then
+  for d in /opt/swift/usr/bin /usr/share/swift/usr/bin; do [ -x "$d/swift" ] && export PATH="$d:$PATH"; done
+fi
+# The integration tests run the real binary.
+swift build --product tutti
+exec swift test --parallel --num-workers 2 "$@"
