@@ -9,4 +9,4 @@ if ! command -v swift >/dev/null; then
 fi
 # The integration tests run the real binary.
 swift build --product tutti
-exec swift test --parallel --num-workers 2 "$@"
+exec swift test "$@"

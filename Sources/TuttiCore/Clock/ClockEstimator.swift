@@ -1,15 +1,16 @@
 /// Turns time exchanges into a `ClockEstimate`.
 ///
-/// Keeps a window of recent samples, trusts only those whose round trip is close to the
+/// Keeps a window of recent samples, trusts most those whose round trip is close to the
 /// smallest seen (queueing delay makes the others asymmetric), and fits offset against
-/// local time by least squares, giving offset and drift. A coordinator restart (its clock
+/// local time by weighted least squares, giving offset and drift. A coordinator restart (its clock
 /// jumps) is detected after a few consistent outliers and the window starts again.
 public struct ClockEstimator: Sendable {
     public struct Configuration: Sendable {
         /// Samples kept.
         public var window: Int = 64
-        /// Fraction of the window (lowest round trips) used for the fit.
-        public var keepFraction: Double = 0.5
+        /// A sample whose round trip exceeds the window's smallest by this much (or by a
+        /// quarter of it, if more) counts half in the fit; by twice as much, a fifth.
+        public var roundTripTolerance: Int64 = 25_000
         /// Fit drift only once the kept samples span this much local time.
         public var minimumDriftSpan: Int64 = 2_000_000_000
         /// Drift is clamped to ± this (1000 ppm), far beyond real crystals.
@@ -60,41 +61,50 @@ public struct ClockEstimator: Sendable {
 
     private mutating func refit() {
         guard !samples.isEmpty else { estimate = nil; return }
-        let keep = max(min(samples.count, 4), Int(Double(samples.count) * configuration.keepFraction))
-        let best = samples.sorted { $0.roundTrip < $1.roundTrip }.prefix(keep)
-        let minRTT = best.first!.roundTrip
+        let minRTT = samples.map(\.roundTrip).min()!
+        let tolerance = Double(max(configuration.roundTripTolerance, minRTT / 4))
         let reference = samples.last!.localMidpoint
-        let baseOffset = best.first!.offset
+        let baseOffset = samples.min { $0.roundTrip < $1.roundTrip }!.offset
 
-        // x: seconds from reference (negative), y: ns from baseOffset.
-        let xs = best.map { Double($0.localMidpoint - reference) / 1e9 }
-        let ys = best.map { Double($0.offset - baseOffset) }
-        let n = Double(xs.count)
-        let meanX = xs.reduce(0, +) / n
-        let meanY = ys.reduce(0, +) / n
-        var sxx = 0.0, sxy = 0.0
-        for (x, y) in zip(xs, ys) {
-            sxx += (x - meanX) * (x - meanX)
-            sxy += (x - meanX) * (y - meanY)
+        // Weighted least squares of offset against local time. A sample's weight falls
+        // with the square of its extra round trip: queueing made it asymmetric.
+        var sw = 0.0, sx = 0.0, sy = 0.0
+        var points: [(x: Double, y: Double, w: Double)] = []
+        points.reserveCapacity(samples.count)
+        for s in samples {
+            let extra = Double(s.roundTrip - minRTT) / tolerance
+            let w = 1 / (1 + extra * extra)
+            let x = Double(s.localMidpoint - reference) / 1e9
+            let y = Double(s.offset - baseOffset)
+            points.append((x, y, w))
+            sw += w; sx += w * x; sy += w * y
         }
+        let meanX = sx / sw, meanY = sy / sw
+        var sxx = 0.0, sxy = 0.0
+        for p in points {
+            sxx += p.w * (p.x - meanX) * (p.x - meanX)
+            sxy += p.w * (p.x - meanX) * (p.y - meanY)
+        }
+        let xs = points.map(\.x)
         let span = (xs.max() ?? 0) - (xs.min() ?? 0)
         var slope = 0.0  // ns per second
-        if span * 1e9 >= Double(configuration.minimumDriftSpan), sxx > 0, xs.count >= 4 {
+        if span * 1e9 >= Double(configuration.minimumDriftSpan), sxx > 0, points.count >= 4 {
             slope = sxy / sxx
             let limit = configuration.maximumDrift * 1e9
             slope = min(max(slope, -limit), limit)
         }
         let intercept = meanY - slope * meanX  // at reference (x = 0)
         var residual = 0.0
-        for (x, y) in zip(xs, ys) {
-            let e = y - (intercept + slope * x)
-            residual += e * e
+        for p in points {
+            let e = p.y - (intercept + slope * (p.x))
+            residual += p.w * e * e
         }
-        let dof = max(1.0, n - (slope == 0 ? 1 : 2))
-        let standardError = (residual / dof / n).squareRoot()
+        // Effective number of samples (Kish), for the standard error.
+        let effective = sw * sw / points.reduce(0) { $0 + $1.w * $1.w }
+        let standardError = (residual / sw / max(1, effective - 1)).squareRoot()
         estimate = ClockEstimate(
             offset: baseOffset + Int64(intercept.rounded()), reference: reference,
             drift: slope / 1e9, uncertainty: Int64(standardError.rounded()),
-            minimumRoundTrip: minRTT, sampleCount: best.count)
+            minimumRoundTrip: minRTT, sampleCount: Int(effective.rounded()))
     }
 }

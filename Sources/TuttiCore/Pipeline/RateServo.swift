@@ -9,6 +9,8 @@ public struct RateServo: Sendable {
     public var proportionalGain: Double
     public var integralGain: Double
     public var maximumCorrection: Double
+    /// How fast the ratio may change, per second: keeps pitch changes gliding.
+    public var maximumSlew: Double = 0.002
     public private(set) var integral: Double = 0
     public private(set) var ratio: Double = 1
 
@@ -23,7 +25,9 @@ public struct RateServo: Sendable {
         let limit = maximumCorrection / max(integralGain, 1e-9)
         integral = min(max(integral, -limit), limit)
         let correction = proportionalGain * error + integralGain * integral
-        ratio = 1 + min(max(correction, -maximumCorrection), maximumCorrection)
+        let target = 1 + min(max(correction, -maximumCorrection), maximumCorrection)
+        let step = maximumSlew * max(interval, 0.001)
+        ratio = min(max(target, ratio - step), ratio + step)
         return ratio
     }
 

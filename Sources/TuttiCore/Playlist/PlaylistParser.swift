@@ -15,7 +15,7 @@ public enum PlaylistParser {
     public static func parse(_ text: String, baseDirectory: String) -> [Entry] {
         var entries: [Entry] = []
         var pendingTitle: String?
-        for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+        for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0.isNewline }) {
             var line = raw.trimmingCharacters(in: .whitespaces)
             if line.hasPrefix("\u{FEFF}") { line.removeFirst() }
             if line.isEmpty { continue }

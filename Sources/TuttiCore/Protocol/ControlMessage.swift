@@ -72,6 +72,7 @@ public enum ControlMessage: Equatable, Sendable {
         case .subscribed:
             let ssrc = try r.u32()
             let pt = try r.u8()
+            try r.skip(3)
             return .subscribed(ssrc: ssrc, payloadType: pt)
         }
     }

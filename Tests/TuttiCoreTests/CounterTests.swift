@@ -1,0 +1,56 @@
+import Testing
+@testable import TuttiCore
+
+@Suite("Wrapping counters")
+struct CounterTests {
+    @Test func sequenceAndTimestampDistancesAcrossTheWrap() {
+        #expect(SequenceNumber(65_535).distance(to: SequenceNumber(2)) == 3)
+        #expect(SequenceNumber(2).distance(to: SequenceNumber(65_535)) == -3)
+        #expect(StreamTimestamp(UInt32.max - 959).distance(to: StreamTimestamp(0)) == 960)
+        #expect(StreamTimestamp(UInt32.max).advanced(by: 961).rawValue == 960)
+    }
+
+    @Test func unwrapperExtendsSequenceNumbersThroughWrapsAndReordering() {
+        var u = Unwrapper(bits: 16)
+        do { let r = u.unwrap(65_534); #expect(r == 65_534) }
+        do { let r = u.unwrap(65_535); #expect(r == 65_535) }
+        do { let r = u.unwrap(1); #expect(r == 65_537) }  // skipped 0
+        do { let r = u.unwrap(0); #expect(r == 65_536) }  // late: placed before, not after
+        do { let r = u.unwrap(2); #expect(r == 65_538) }
+        // Many wraps in order.
+        var v = Unwrapper(bits: 16)
+        var last: Int64 = 0
+        for i in stride(from: Int64(0), to: 1_000_000, by: 1000) {
+            last = v.unwrap(UInt64(i & 0xFFFF))
+            #expect(last == i)
+        }
+    }
+
+    @Test func unwrapperExtendsTimestamps() {
+        var u = Unwrapper(bits: 32)
+        let start = UInt64(UInt32.max) - 1919
+        do { let r = u.unwrap(start); #expect(r == Int64(start)) }
+        do { let r = u.unwrap(UInt64(UInt32.max) - 959); #expect(r == Int64(start) + 960) }
+        do { let r = u.unwrap(0); #expect(r == Int64(start) + 1920) }
+        do { let r = u.unwrap(960); #expect(r == Int64(start) + 2880) }
+    }
+
+    @Test func leaseTableExpiresRenewsAndCancels() {
+        var t = LeaseTable<String>(maximumEntries: 2)
+        do { let r = t.renew("a", until: 100, now: 0); #expect(r) }
+        do { let r = t.renew("b", until: 50, now: 0); #expect(r) }
+        do { let r = t.renew("c", until: 100, now: 0); #expect(!r) }  // full
+        #expect(Set(t.active(now: 60)) == ["a"])
+        do { let r = t.renew("c", until: 200, now: 60); #expect(r) }  // b expired, room again
+        do { let r = t.renew("a", until: 0, now: 70); #expect(r) }  // cancel
+        #expect(t.active(now: 70) == ["c"])
+    }
+
+    @Test func playlistParserResolvesRelativePathsAndTitles() {
+        let text = "\u{FEFF}#EXTM3U\r\n#EXTINF:123,Artist - Song\r\nsong.mp3\r\n\r\n# comment\n/abs/other.mp3\nfile:///x/y.mp3\nhttp://radio.example/stream\n"
+        let entries = PlaylistParser.parse(text, baseDirectory: "/music/list")
+        #expect(entries.map(\.location) == ["/music/list/song.mp3", "/abs/other.mp3", "/x/y.mp3", "http://radio.example/stream"])
+        #expect(entries[0].title == "Artist - Song")
+        #expect(entries[1].title == nil)
+    }
+}

@@ -1,0 +1,74 @@
+import Testing
+@testable import TuttiCore
+
+@Suite("Control messages and sender reports")
+struct MessageTests {
+    static let messages: [ControlMessage] = [
+        .timeRequest(originate: 0x0102_0304_0506_0708),
+        .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5)),
+        .subscribe(rtpPort: 5004, leaseSeconds: 30),
+        .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
+    ]
+
+    @Test(arguments: messages)
+    func roundTrips(message: ControlMessage) throws {
+        let bytes = message.encode()
+        #expect(Array(bytes[0..<4]) == Array("TUTC".utf8))
+        #expect(try ControlMessage.decode(bytes) == message)
+        for cut in 0..<bytes.count {
+            #expect(throws: PacketError.self) { try ControlMessage.decode(Array(bytes[0..<cut])) }
+        }
+    }
+
+    @Test func sizesMatchTheProtocolDocument() {
+        #expect(ControlMessage.timeRequest(originate: 0).encode().count == 16)
+        #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0)).encode().count == 32)
+        #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).encode().count == 12)
+        #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).encode().count == 16)
+    }
+
+    @Test func rejectsForeignAndUnknown() {
+        #expect(throws: PacketError.badMagic) { try ControlMessage.decode(Array("HELLO WORLD12345".utf8)) }
+        var bytes = ControlMessage.timeRequest(originate: 1).encode()
+        bytes[5] = 77
+        #expect(throws: PacketError.unknownType(77)) { try ControlMessage.decode(bytes) }
+        bytes[4] = 9
+        #expect(throws: PacketError.badVersion(9)) { try ControlMessage.decode(bytes) }
+        #expect(throws: PacketError.badMagic) { try ControlMessage.decode([UInt8](repeating: 0, count: 2000)) }
+    }
+
+    @Test func senderReportRoundTripsWithCNAME() throws {
+        let sr = RTCPSenderReport(ssrc: 42, ntpTime: NTPTimestamp(nanoseconds: 7_500_000_000),
+                                  rtpTimestamp: StreamTimestamp(123_456), packetCount: 10, octetCount: 3000,
+                                  cname: "tutti@house")
+        let bytes = sr.encode()
+        #expect(bytes.count % 4 == 0)
+        #expect(bytes[1] == 200)
+        #expect(try RTCPSenderReport.decode(bytes) == sr)
+        for cut in 0..<28 {
+            #expect(throws: PacketError.self) { try RTCPSenderReport.decode(Array(bytes[0..<cut])) }
+        }
+    }
+
+    @Test(arguments: [Int64(0), 1, 999_999_999, 1_000_000_000, 86_400_123_456_789, 4_000_000_000_000_000])
+    func ntpTimestampKeepsNanoseconds(ns: Int64) {
+        #expect(abs(NTPTimestamp(nanoseconds: ns).nanoseconds - ns) <= 1)
+    }
+
+    @Test func sessionDescriptionHasRFC7587AndRFC7273Lines() {
+        let sdp = SessionDescription(sessionID: 1, originAddress: "127.0.0.1", connectionAddress: "239.255.77.77",
+                                     isMulticast: true, port: 5004, frameMilliseconds: 20, mediaClockOffset: 1234).text
+        #expect(sdp.contains("m=audio 5004 RTP/AVP 96\r\n"))
+        #expect(sdp.contains("a=rtpmap:96 opus/48000/2\r\n"))
+        #expect(sdp.contains("c=IN IP4 239.255.77.77/1\r\n"))
+        #expect(sdp.contains("a=ts-refclk:local\r\n"))
+        #expect(sdp.contains("a=mediaclk:direct=1234\r\n"))
+        #expect(sdp.contains("useinbandfec=1"))
+    }
+
+    @Test func mediaClockOffsetMapsBackToTheStream() {
+        // Timestamp 1000 is presented at 2 s: at time 0 the stream stood 96000 frames earlier.
+        let offset = SessionDescription.mediaClockOffset(timestamp: StreamTimestamp(1000), presentedAt: CoordinatorTime(nanoseconds: 2_000_000_000))
+        #expect(offset == UInt32(truncatingIfNeeded: 1000 - 96_000))
+    }
+}

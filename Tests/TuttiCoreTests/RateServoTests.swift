@@ -1,0 +1,48 @@
+import Testing
+@testable import TuttiCore
+
+@Suite("Rate servo and sample queue")
+struct RateServoTests {
+    /// A playback whose device runs `ppm` fast: the servo must pull the error to zero
+    /// and settle at the compensating ratio, never exceeding its limit.
+    @Test(arguments: [-300.0, -100.0, 0.0, 100.0, 300.0])
+    func cancelsConstantDrift(ppm: Double) {
+        var servo = RateServo()
+        var error = 0.002  // start 2 ms late
+        let dt = 0.01
+        var maxRatioStep = 0.0
+        var lastRatio = 1.0
+        for _ in 0..<6_000 {  // 60 s
+            let ratio = servo.update(error: error, interval: dt)
+            maxRatioStep = max(maxRatioStep, abs(ratio - lastRatio))
+            lastRatio = ratio
+            #expect(abs(ratio - 1) <= servo.maximumCorrection + 1e-12)
+            // Consuming `ratio` input seconds per output second reduces lateness by (ratio - 1) dt;
+            // a device running fast adds lateness at `ppm`.
+            error += (ppm * 1e-6 - (ratio - 1)) * dt
+        }
+        #expect(abs(error) < 2e-6, "residual error \(error * 1e6) µs")
+        #expect(abs((servo.ratio - 1) - ppm * 1e-6) < 5e-6)
+        #expect(maxRatioStep <= servo.maximumSlew * dt + 1e-9)  // smooth: pitch glides
+    }
+
+    @Test func sampleQueueInterpolatesAtFractionalPositions() {
+        var q = SampleQueue(start: 100)
+        _ = q.append { out in
+            for i in 0..<10 { out.append(Float(i)); out.append(Float(-i)) }
+            return 10
+        }
+        #expect(q.end == 110)
+        var out: [Float] = []
+        q.interpolate(from: 102.5, step: 1.0, count: 3, into: &out)
+        #expect(out == [2.5, -2.5, 3.5, -3.5, 4.5, -4.5])
+        out.removeAll()
+        q.interpolate(from: 100, step: 2.0, count: 3, into: &out)
+        #expect(out == [0, 0, 2, -2, 4, -4])
+        q.discard(before: 105)
+        #expect(q.start == 105)
+        out.removeAll()
+        q.interpolate(from: 105.25, step: 1, count: 1, into: &out)
+        #expect(out == [5.25, -5.25])
+    }
+}
