@@ -40,13 +40,11 @@ final class ClockClient: @unchecked Sendable {
             if now >= nextRequest {
                 let t1 = clock.nanosecondsNow()
                 do {
-                    try socket.send(ControlMessage.timeRequest(originate: UInt64(t1)).encode(), to: coordinator)
+                    try socket.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).encode(), to: coordinator)
                 } catch {
                     log.debug("clock request: \(error)")
                 }
-                // Fast at first (10 ms apart for the first 20), then 4 per second for 10 s, then 1 per second.
-                let interval: Int64 = exchanges < 20 ? 10_000_000 : exchanges < 60 ? 250_000_000 : 1_000_000_000
-                nextRequest = now + interval
+                nextRequest = now + ExchangeSchedule.interval(after: exchanges)
                 if lastAnswer.map({ now - $0 > 3_000_000_000 }) ?? (exchanges >= 5) {
                     if !complained {
                         log.warning("coordinator at \(coordinator) is not answering; retrying every \(backoff / 1_000_000) ms")

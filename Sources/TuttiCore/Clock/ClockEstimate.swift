@@ -11,7 +11,8 @@ public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
     public var drift: Double
     /// Standard error of the offset, nanoseconds.
     public var uncertainty: Int64
-    /// The smallest round trip among the samples used, nanoseconds.
+    /// The smallest forward delay plus the smallest backward delay among the samples, in
+    /// nanoseconds: half of it bounds the offset's error if the path were wholly one-sided.
     public var minimumRoundTrip: Int64
     /// How many samples the estimate rests on.
     public var sampleCount: Int

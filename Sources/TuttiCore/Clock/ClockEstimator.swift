@@ -7,12 +7,12 @@
 public struct ClockEstimator: Sendable {
     public struct Configuration: Sendable {
         /// Samples kept.
-        public var window: Int = 64
+        public var window: Int = 128
         /// A sample whose round trip exceeds the window's smallest by this much (or by a
         /// quarter of it, if more) counts half in the fit; by twice as much, a fifth.
         public var roundTripTolerance: Int64 = 25_000
         /// Fit drift only once the kept samples span this much local time.
-        public var minimumDriftSpan: Int64 = 2_000_000_000
+        public var minimumDriftSpan: Int64 = 1_000_000_000
         /// Drift is clamped to ± this (1000 ppm), far beyond real crystals.
         public var maximumDrift: Double = 0.001
         /// A sample this far from the prediction is an outlier...
@@ -102,9 +102,21 @@ public struct ClockEstimator: Sendable {
         // Effective number of samples (Kish), for the standard error.
         let effective = sw * sw / points.reduce(0) { $0 + $1.w * $1.w }
         let standardError = (residual / sw / max(1, effective - 1)).squareRoot()
+
+        // The offset itself from each direction's least-delayed exchange, separately
+        // (drift removed): forward t2 - t1 = offset + d1, backward t3 - t4 = offset - d2.
+        // Their minimum delays are each far closer to the true one-way delay than any
+        // single round trip is to twice it, when the path is jittery.
+        var forward = Double.infinity, backward = -Double.infinity
+        for s in samples {
+            let x = Double(s.localMidpoint - reference) / 1e9
+            forward = min(forward, Double(s.t2.nanoseconds - s.t1.nanoseconds - baseOffset) - slope * x)
+            backward = max(backward, Double(s.t3.nanoseconds - s.t4.nanoseconds - baseOffset) - slope * x)
+        }
+        let offset = (forward + backward) / 2
         estimate = ClockEstimate(
-            offset: baseOffset + Int64(intercept.rounded()), reference: reference,
+            offset: baseOffset + Int64(offset.rounded()), reference: reference,
             drift: slope / 1e9, uncertainty: Int64(standardError.rounded()),
-            minimumRoundTrip: minRTT, sampleCount: Int(effective.rounded()))
+            minimumRoundTrip: Int64((forward - backward).rounded()), sampleCount: Int(effective.rounded()))
     }
 }

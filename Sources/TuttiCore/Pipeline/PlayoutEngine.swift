@@ -180,7 +180,9 @@ public final class PlayoutEngine {
             return silence(remaining, into: &out)
         }
         statistics.lastError = error
-        let ratio = servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1))
+        // Feed forward the clock drift (the device runs on the local clock, the stream on
+        // the coordinator's); the servo corrects what remains (a sound card's own crystal).
+        let ratio = (1 + estimate.drift) * servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1))
         statistics.ratio = ratio
         let needed = Int64((position + ratio * Double(remaining)).rounded(.up)) + 2
         fill(until: needed)

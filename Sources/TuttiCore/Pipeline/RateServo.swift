@@ -14,7 +14,7 @@ public struct RateServo: Sendable {
     public private(set) var integral: Double = 0
     public private(set) var ratio: Double = 1
 
-    public init(proportionalGain: Double = 0.5, integralGain: Double = 0.05, maximumCorrection: Double = 0.0005) {
+    public init(proportionalGain: Double = 1.5, integralGain: Double = 0.5, maximumCorrection: Double = 0.0005) {
         self.proportionalGain = proportionalGain
         self.integralGain = integralGain
         self.maximumCorrection = maximumCorrection

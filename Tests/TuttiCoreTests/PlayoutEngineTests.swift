@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+import TuttiTesting
+@testable import TuttiCore
+
+@Suite("Playout engine")
+struct PlayoutEngineTests {
+    /// The largest gap between when each frame was heard and its presentation time, over
+    /// the frames heard from `from` on (true time, ns).
+    func worstError(_ m: SimulatedHouse.Member, house: SimulatedHouse, from: Int64) -> Double {
+        var worst = 0.0
+        for h in m.heard where h.time >= from {
+            let due = house.presentation(of: h.position, timelineOrigin: house.origin)
+            worst = max(worst, abs(Double(h.time) - due))
+        }
+        return worst
+    }
+
+    @Test func playsEverySampleAtItsPresentationTime() {
+        let house = SimulatedHouse([SimulatedHouse.FollowerSpec(clockOffset: 5_000_000_000, deviceLatency: 40_000_000)])
+        house.run(until: 6_000_000_000)
+        let m = house.members[0]
+        #expect(m.engine.state == .playing)
+        #expect(!m.heard.isEmpty)
+        // Sound starts exactly at the stream's origin (position 0 at its presentation time).
+        #expect(abs(Double(m.heard[0].time) - house.presentation(of: m.heard[0].position, timelineOrigin: house.origin)) < 25_000)
+        #expect(worstError(m, house: house, from: 2_500_000_000) < 5_000)
+        #expect(m.engine.statistics.resyncs == 0)
+    }
+
+    /// Two followers, different clocks (±200 ppm, seconds apart), different device
+    /// latencies, each behind a link with 2 % loss and 5 ms jitter (reordering):
+    /// both place every sample at the same presentation time.
+    @Test func twoFollowersOnALossyNetworkPlayTheSameSampleAtTheSameInstant() {
+        let house = SimulatedHouse([
+            .init(clockOffset: 5_000_000_000, drift: 200e-6, deviceLatency: 40_000_000, loss: 0.02, jitter: 5_000_000),
+            .init(clockOffset: -3_000_000_000, drift: -200e-6, deviceLatency: 65_000_000, loss: 0.02, jitter: 5_000_000),
+        ])
+        house.run(until: 10_000_000_000)
+        for m in house.members {
+            #expect(m.engine.statistics.lost > 0)
+            #expect(m.engine.statistics.resyncs == 0)
+            #expect(worstError(m, house: house, from: 4_000_000_000) < 50_000, "worst \(worstError(m, house: house, from: 4_000_000_000)) ns")
+        }
+        // Pairwise: at matching true times the positions agree to within a fraction of a sample.
+        let a = house.members[0].heard.filter { $0.time > 6_000_000_000 }
+        let b = house.members[1].heard.filter { $0.time > 6_000_000_000 }
+        #expect(a.count > 100_000 && b.count > 100_000)
+        let skew = zip(a.prefix(100_000), b.prefix(100_000)).map { pa, pb -> Double in
+            // Each device's frame k plays at a different instant; compare positions per time.
+            let rateA = pa.position - Double(pa.time - house.origin) * 48_000 / 1e9
+            let rateB = pb.position - Double(pb.time - house.origin) * 48_000 / 1e9
+            return abs(rateA - rateB) / 48_000 * 1e9
+        }.max() ?? .infinity
+        #expect(skew < 100_000, "skew \(skew) ns")
+    }
+
+    @Test func lateJoinerIsInSyncWithinHalfASecond() {
+        let house = SimulatedHouse([.init(clockOffset: 1_000_000_000, deviceLatency: 40_000_000, joinAt: 3_333_000_000)])
+        house.run(until: 5_000_000_000)
+        let m = house.members[0]
+        let first = try! #require(m.firstSoundAt)
+        #expect(first - 3_333_000_000 < 500_000_000, "first sound \((first - 3_333_000_000) / 1_000_000) ms after start")
+        #expect(worstError(m, house: house, from: first) < 50_000)
+    }
+
+    @Test func timelineCutStartsANewSegmentInSync() {
+        let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 40_000_000)])
+        house.restarts = [3_000_000_000]
+        house.run(until: 5_000_000_000)
+        let m = house.members[0]
+        #expect(m.engine.statistics.discontinuities == 1)
+        // After the cut, position p plays at cutOrigin + (p - cutPosition) / 48 kHz.
+        let cut = m.heard.first { $0.time > 3_300_000_000 }!
+        let later = m.heard.last!
+        let expected = Double(later.time - cut.time) * 48_000 / 1e9
+        #expect(abs((later.position - cut.position) - expected) < 2)
+    }
+
+    @Test func badInputIsCountedAndDropped() {
+        let engine = PlayoutEngine(decoder: IndexCodec())
+        let now = LocalTime(nanoseconds: 1_000_000_000)
+        engine.receive([1, 2, 3], at: now)
+        #expect(engine.statistics.malformed == 1)
+        let noTime = RTPPacket(sequenceNumber: .init(1), timestamp: .init(1), ssrc: 1, presentationTime: nil, payload: [1])
+        engine.receive(noTime.encode(), at: now)
+        var wrongType = noTime
+        wrongType.payloadType = 0
+        wrongType.presentationTime = CoordinatorTime(nanoseconds: 1_100_000_000)
+        engine.receive(wrongType.encode(), at: now)
+        #expect(engine.statistics.foreign == 2)
+        var good = wrongType
+        good.payloadType = 96
+        engine.receive(good.encode(), at: now)
+        #expect(engine.statistics.beforeClockLock == 1)
+        engine.addClockSample(ClockSample(t1: now, t2: CoordinatorTime(nanoseconds: 1_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 1_000_000_000), t4: now))
+        var absurd = good
+        absurd.presentationTime = CoordinatorTime(nanoseconds: 900_000_000_000)
+        engine.receive(absurd.encode(), at: now)
+        #expect(engine.statistics.absurd == 1)
+        var past = good
+        past.presentationTime = CoordinatorTime(nanoseconds: 500_000_000)
+        engine.receive(past.encode(), at: now)
+        #expect(engine.statistics.late == 1)
+        good.payload = IndexCodec.payload(first: 0, frames: 960)
+        engine.receive(good.encode(), at: now)
+        engine.receive(good.encode(), at: now)
+        #expect(engine.statistics.duplicates == 1)
+        #expect(engine.statistics.packetsReceived == 2)
+    }
+}
+
+@Suite("Playout diagnostics", .disabled(if: ProcessInfo.processInfo.environment["TRACE"] == nil))
+struct PlayoutDiagnostics {
+    @Test func trace() {
+        let house = SimulatedHouse([
+            .init(clockOffset: 5_000_000_000, drift: 200e-6, deviceLatency: 40_000_000, loss: 0.02, jitter: 5_000_000),
+        ])
+        house.run(until: 10_000_000_000)
+        let m = house.members[0]
+        for (i, h) in m.heard.enumerated() where i % 12_000 == 0 {
+            print(h.time, Double(h.time) - house.presentation(of: h.position, timelineOrigin: house.origin), m.engine.clockEstimate!)
+        }
+        print("clock", m.clockErrors.map { "\($0.0 / 10_000_000) \($0.1 / 1000)" }.joined(separator: ", "))
+    }
+}
