@@ -1,0 +1,45 @@
+import Testing
+import TuttiCore
+@testable import TuttiNet
+
+@Suite("UDP sockets and addresses")
+struct NetTests {
+    @Test func parsesAddresses() throws {
+        let a = try SocketAddress(parsing: "127.0.0.1:5005", defaultPort: 1)
+        #expect(a.address == 0x7F00_0001 && a.port == 5005)
+        #expect(try SocketAddress(parsing: "localhost", defaultPort: 77).port == 77)
+        #expect(try SocketAddress(parsing: "239.255.77.77:5004", defaultPort: 1).isMulticast)
+        #expect(throws: AddressError.self) { try SocketAddress(parsing: "host:notaport", defaultPort: 1) }
+        #expect(throws: AddressError.self) { try SocketAddress(parsing: ":5", defaultPort: 1) }
+        #expect(throws: AddressError.self) { try SocketAddress(parsing: "no-such-host.invalid", defaultPort: 1) }
+    }
+
+    @Test func sendsAndReceivesOnLoopback() throws {
+        let a = try UDPSocket()
+        try a.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        let b = try UDPSocket()
+        try b.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        let to = try a.localAddress()
+        try b.send([1, 2, 3], to: to)
+        let got = try #require(try a.receive(timeoutMilliseconds: 1000))
+        #expect(got.bytes == [1, 2, 3])
+        #expect(got.from == (try b.localAddress()))
+        #expect(try a.receive(timeoutMilliseconds: 10) == nil)
+    }
+
+    @Test func bindingATakenPortIsATypedError() throws {
+        let a = try UDPSocket()
+        try a.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        let b = try UDPSocket()
+        let error = #expect(throws: SystemError.self) { try b.bind(try a.localAddress()) }
+        #expect(error?.description.contains("bind") == true)
+    }
+
+    @Test func monotonicClockMoves() {
+        let c = SystemClock()
+        let t0 = c.nanosecondsNow()
+        var t1 = t0
+        while t1 == t0 { t1 = c.nanosecondsNow() }
+        #expect(t1 > t0)
+    }
+}
