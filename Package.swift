@@ -40,7 +40,7 @@ let package = Package(
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs"]),
-        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet"]),
     ],
     swiftLanguageModes: [.v6]
 )

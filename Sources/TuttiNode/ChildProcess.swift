@@ -9,7 +9,8 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `arguments[0]` (searched in PATH) with the rest as arguments. Standard input
     /// is /dev/null; standard output goes to `stdoutPath` when given.
-    public init(_ arguments: [String], stdoutPath: String? = nil, quiet: Bool = false) throws {
+    public init(_ arguments: [String], stdoutPath: String? = nil, stderrPath: String? = nil, quiet: Bool = false,
+                environment: [String: String]? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -17,13 +18,24 @@ public final class ChildProcess: @unchecked Sendable {
         if let stdoutPath {
             posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         }
-        if quiet {
+        if let stderrPath {
+            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        } else if quiet {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }
         let argv = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        var env: [UnsafeMutablePointer<CChar>?] = []
+        if let environment {
+            var merged = ProcessInfo.processInfo.environment
+            merged.merge(environment) { $1 }
+            env = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        }
+        defer { env.forEach { free($0) } }
         var child: pid_t = 0
-        let rc = posix_spawnp(&child, arguments[0], &actions, nil, argv, environ)
+        let rc = environment == nil
+            ? posix_spawnp(&child, arguments[0], &actions, nil, argv, environ)
+            : posix_spawnp(&child, arguments[0], &actions, nil, argv, env)
         guard rc == 0 else { throw ChildProcessError.cannotStart(arguments[0], String(cString: strerror(rc))) }
         pid = child
     }

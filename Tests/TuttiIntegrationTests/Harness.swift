@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TuttiCodecs
+import TuttiCore
+import TuttiNode
+
+/// Runs the real `tutti` binary and real peers (PulseAudio, GStreamer) for integration
+/// tests, in a scratch folder, and stops everything it started.
+final class Harness {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static var binary: String {
+        let path = packageRoot + "/.build/debug/tutti"
+        precondition(FileManager.default.fileExists(atPath: path), "build the binary first: swift build --product tutti")
+        return path
+    }
+    static let demoSong = packageRoot + "/assets/demo/tutti-demo.mp3"
+
+    let directory: String
+    private var children: [ChildProcess] = []
+    var environment: [String: String] = [:]
+
+    init(_ name: String) throws {
+        directory = NSTemporaryDirectory() + "tutti-it-\(name)-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        for c in children.reversed() { c.terminate(grace: 2) }
+        if ProcessInfo.processInfo.environment["KEEP_TEST_FILES"] == nil {
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
+    func path(_ name: String) -> String { directory + "/" + name }
+
+    /// Starts a process; its standard error goes to `name.log`.
+    @discardableResult
+    func start(_ name: String, _ args: [String]) throws -> ChildProcess {
+        let child = try ChildProcess(args, stdoutPath: path(name + ".out"), stderrPath: path(name + ".log"), environment: environment)
+        children.append(child)
+        return child
+    }
+
+    @discardableResult
+    func tutti(_ name: String, _ args: [String]) throws -> ChildProcess {
+        try start(name, [Harness.binary] + args)
+    }
+
+    func log(_ name: String) -> String {
+        (try? String(contentsOfFile: path(name + ".log"), encoding: .utf8)) ?? ""
+    }
+
+    /// A UDP port that was free a moment ago.
+    static func freePort() -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+        return UInt16(bigEndian: sa.sin_port)
+    }
+
+    /// Sends raw datagrams, for bad-input tests.
+    static func sendGarbage(to port: UInt16, count: Int, seed: UInt64) {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var sa = sockaddr_in()
+        sa.sin_family = sa_family_t(AF_INET)
+        sa.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        sa.sin_port = port.bigEndian
+        var state = seed
+        for i in 0..<count {
+            var bytes: [UInt8] = (0..<(1 + i % 300)).map { _ in
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                return UInt8(truncatingIfNeeded: state >> 33)
+            }
+            if i % 3 == 0 { bytes[0] = 0x90 }  // looks like RTP with an extension
+            if i % 5 == 0 { bytes = Array("TUTC".utf8) + bytes }  // looks like a control message
+            _ = bytes.withUnsafeBytes { b in
+                withUnsafePointer(to: &sa) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until `condition` holds, up to `timeout` seconds.
+    static func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition()
+    }
+}
+
+/// A private PulseAudio server with the measuring rig of docs/timing.md: a stereo null
+/// sink `capture` and two remap sinks, `roomA` feeding its left channel and `roomB` its right.
+final class PulseRig {
+    let harness: Harness
+    let server: ChildProcess
+
+    init(_ harness: Harness) throws {
+        self.harness = harness
+        let runtime = harness.path("pulse")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        harness.environment["XDG_RUNTIME_DIR"] = runtime
+        harness.environment["PULSE_SERVER"] = "unix:\(runtime)/native"
+        harness.environment["HOME"] = runtime
+        server = try harness.start("pulseaudio", [
+            "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+            "-L", "module-native-protocol-unix socket=\(runtime)/native auth-anonymous=1",
+            "-L", "module-null-sink sink_name=capture rate=48000 channels=2 channel_map=front-left,front-right",
+            "-L", "module-remap-sink sink_name=roomA master=capture channels=1 master_channel_map=front-left channel_map=mono remix=no",
+            "-L", "module-remap-sink sink_name=roomB master=capture channels=1 master_channel_map=front-right channel_map=mono remix=no",
+        ])
+        let up = Harness.wait(timeout: 10) { FileManager.default.fileExists(atPath: "\(runtime)/native") }
+        guard up else { throw RigError.pulseDidNotStart(harness.log("pulseaudio")) }
+        Thread.sleep(forTimeInterval: 0.3)
+    }
+
+    /// Records `capture.monitor` (left: roomA, right: roomB) to a WAV file until stopped.
+    func record(_ name: String) throws -> ChildProcess {
+        try harness.start(name, ["parecord", "-d", "capture.monitor", "--rate=48000", "--channels=2",
+                                 "--format=s16le", "--file-format=wav", "--latency-msec=20", harness.path(name + ".wav")])
+    }
+}
+
+enum RigError: Error, CustomStringConvertible {
+    case pulseDidNotStart(String)
+    var description: String {
+        switch self {
+        case let .pulseDidNotStart(log): "PulseAudio did not start: \(log)"
+        }
+    }
+}
