@@ -6,6 +6,7 @@ import TuttiNet
 import TuttiNode
 
 /// The real binary on loopback: a coordinator and followers over real UDP sockets.
+extension IntegrationTests {
 @Suite("A house on loopback", .serialized, .timeLimit(.minutes(2)))
 struct HouseTests {
     /// Starts a coordinator (unicast only) on free ports; returns its clock address.
@@ -128,4 +129,5 @@ struct HouseTests {
         #expect(code != nil && code != 0, "exit code \(String(describing: code))")
         #expect(h.log("cli").count > 10, "no message for \(args)")
     }
+}
 }

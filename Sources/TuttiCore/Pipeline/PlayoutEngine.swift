@@ -18,6 +18,11 @@ public final class PlayoutEngine {
         public var maximumConcealment = 9_600
         /// A packet whose presentation time is off its timeline by more than this starts a new segment.
         public var timelineTolerance: Int64 = 1_000_000
+        /// For this long after playback starts, errors are stepped out at once (the sound
+        /// server's first latency reports are rough) rather than slewed.
+        public var settlingTime: Int64 = 1_000_000_000
+        /// While settling, errors beyond this are stepped out (nanoseconds).
+        public var stepThreshold: Int64 = 100_000
         public init() {}
     }
 
@@ -33,6 +38,8 @@ public final class PlayoutEngine {
     private var jitter: JitterBuffer
     private var queue = SampleQueue(start: 0)
     private var servo = RateServo()
+    /// Filters the measured timing error before it steers anything.
+    private var errorFilter = MedianFilter(width: 9)
 
     // Stream identity and timeline.
     private var ssrc: UInt32?
@@ -47,6 +54,8 @@ public final class PlayoutEngine {
     private var lastFrameCount = 960
     private var concealedInARow = 0
     private var lastRenderAt: LocalTime?
+    /// Local time until which playback is settling; nil when not playing.
+    private var settlingUntil: LocalTime?
     public private(set) var statistics = PlayoutStatistics()
 
     public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
@@ -146,6 +155,8 @@ public final class PlayoutEngine {
 
     private func stopPlayback() {
         cursor = nil
+        errorFilter.reset()
+        settlingUntil = nil
         servo.reset()
         decoder.reset()
         concealedInARow = 0
@@ -163,8 +174,8 @@ public final class PlayoutEngine {
         }
         var remaining = frames
         var heard = estimate.coordinatorTime(at: heardAt)
-        if let position = cursor, let error = timingError(position: position, heard: heard),
-           abs(error) > configuration.hardResyncThreshold {
+        if let position = cursor, let raw = timingError(position: position, heard: heard),
+           abs(errorFilter.add(raw)) > configuration.hardResyncThreshold, errorFilter.count >= 3 {
             statistics.resyncs += 1
             stopPlayback()
         }
@@ -176,8 +187,21 @@ public final class PlayoutEngine {
             heard = heard + AudioFormat.nanoseconds(forFrames: Int64(pad))
             if cursor == nil || remaining == 0 { return }
         }
-        guard var position = cursor, let error = timingError(position: position, heard: heard) else {
+        guard var position = cursor, timingError(position: position, heard: heard) != nil else {
             return silence(remaining, into: &out)
+        }
+        // The filter saw this render's raw error above (or starts now, after a start).
+        if errorFilter.count == 0, let raw = timingError(position: position, heard: heard) { _ = errorFilter.add(raw) }
+        var error = errorFilter.median
+        if settlingUntil == nil { settlingUntil = heardAt + configuration.settlingTime }
+        if let until = settlingUntil, heardAt < until, errorFilter.count >= 3, abs(error) > configuration.stepThreshold {
+            // Step: skip ahead when late, repeat a little when early. The filter's history
+            // described the old position, so it starts again.
+            position = max(Double(queue.start), position + AudioFormat.exactFrames(forNanoseconds: error))
+            cursor = position
+            statistics.steps += 1
+            errorFilter.reset()
+            error = 0
         }
         statistics.lastError = error
         // Feed forward the clock drift (the device runs on the local clock, the stream on
@@ -189,7 +213,7 @@ public final class PlayoutEngine {
         queue.interpolate(from: position, step: ratio, count: remaining, into: &out)
         position += ratio * Double(remaining)
         cursor = position
-        queue.discard(before: Int64(position) - 1)
+        queue.discard(before: Int64(position) - 4_800)  // keep 100 ms to step back into
         statistics.buffered = jitter.count
     }
 

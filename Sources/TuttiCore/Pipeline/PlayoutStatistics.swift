@@ -19,6 +19,8 @@ public struct PlayoutStatistics: Equatable, Sendable {
     public var silenceFrames = 0
     public var decodeErrors = 0
     public var resyncs = 0
+    /// Timing errors stepped out while settling after a start.
+    public var steps = 0
     public var discontinuities = 0
     /// Last measured playback error, nanoseconds (positive: late).
     public var lastError: Int64 = 0

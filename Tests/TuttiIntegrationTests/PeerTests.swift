@@ -1,0 +1,97 @@
+import Foundation
+import Testing
+import TuttiCodecs
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+/// Real peers: a private PulseAudio server with null sinks, and GStreamer as a stock
+/// RTP/Opus receiver.
+extension IntegrationTests {
+@Suite("Real peers: PulseAudio and GStreamer", .serialized, .timeLimit(.minutes(2)))
+struct PeerTests {
+    @Test func twoFollowersOnPulseAudioNullSinksPlayInSync() throws {
+        let h = try Harness("pulse")
+        let rig = try PulseRig(h)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
+        for (name, sink) in [("a", "roomA"), ("b", "roomB")] {
+            try h.tutti(name, ["follower", "--coordinator", clock, "--unicast", "--sink", sink, "--status-interval", "1"])
+        }
+        #expect(Harness.wait(timeout: 5) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") })
+        Thread.sleep(forTimeInterval: 1.5)
+        let recorder = try rig.record("capture")
+        Thread.sleep(forTimeInterval: 6)
+        recorder.terminate()
+        #expect(!h.log("a").contains("error"), "\(h.log("a"))")
+        let wav = try #require(Analysis.readWAV(h.path("capture.wav")), "no recording: \(h.log("capture"))")
+        let left = wav.channels[0], right = wav.channels[1]
+        #expect(left.count > 48_000 * 4)
+        #expect(Analysis.rms(left[...]) > 0.01 && Analysis.rms(right[...]) > 0.01, "a room is silent")
+        let skews = Analysis.skews(left, right, from: 4_800, to: left.count)
+        #expect(skews.count > 10, "too few comparable windows")
+        // Together: within a few milliseconds at every moment (no echo). How close they
+        // are is the benchmark's business (bench/sync); PulseAudio's own latency reports
+        // limit it, see BENCHMARKS.md.
+        let worst = skews.map(abs).max() ?? .infinity
+        #expect(worst < 3_000, "rooms apart by up to \(worst) µs: \(skews)")
+    }
+
+    @Test func followersTellThePulseServerTheirRole() throws {
+        let h = try Harness("role")
+        _ = try PulseRig(h)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
+        try h.tutti("a", ["follower", "--coordinator", clock, "--unicast", "--sink", "roomA"])
+        #expect(Harness.wait(timeout: 5) { h.log("a").contains("state: playing") })
+        try h.start("pactl", ["pactl", "list", "sink-inputs"])
+        Thread.sleep(forTimeInterval: 1)
+        let listing = (try? String(contentsOfFile: h.path("pactl.out"), encoding: .utf8)) ?? ""
+        #expect(listing.contains("media.role = \"music\""), "\(listing)")
+    }
+
+    @Test func gstreamerDecodesTheStreamIntoTheSourceAudio() throws {
+        let h = try Harness("gst")
+        let port = Harness.freePort()
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.start("gst", [
+            "gst-launch-1.0", "-e", "-q",
+            "udpsrc", "port=\(port)", "address=127.0.0.1",
+            "caps=application/x-rtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=96",
+            "!", "rtpjitterbuffer", "latency=100", "!", "rtpopusdepay", "!", "opusdec", "!", "audioconvert", "!",
+            "audioresample", "!", "audio/x-raw,format=S16LE,rate=48000,channels=2", "!", "wavenc", "!",
+            "filesink", "location=\(h.path("gst.wav"))",
+        ])
+        Thread.sleep(forTimeInterval: 0.5)
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock,
+                                    "--unicast", "127.0.0.1:\(port)", "--sdp", h.path("stream.sdp")])
+        Thread.sleep(forTimeInterval: 5)
+        // Stop GStreamer with SIGINT so that -e sends EOS and wavenc finishes the file.
+        if let pid = Int32(ChildProcess.output(["pgrep", "-n", "-f", "location=\(h.path("gst.wav"))"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            kill(pid, SIGINT)
+        }
+        _ = Harness.wait(timeout: 5) { (try? FileManager.default.attributesOfItem(atPath: h.path("gst.wav"))[.size] as? Int).map { $0 > 100_000 } ?? false }
+        Thread.sleep(forTimeInterval: 1)
+        let sdp = try String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)
+        #expect(sdp.contains("a=rtpmap:96 opus/48000/2"))
+        #expect(sdp.contains("m=audio \(port) RTP/AVP 96"))
+
+        let wav = try #require(Analysis.readWAV(h.path("gst.wav")), "GStreamer wrote nothing: \(h.log("gst"))")
+        let received = wav.channels[0]
+        let decoder = try MP3Decoder(path: Harness.demoSong)
+        var pcm: [Float] = []
+        while try decoder.read(into: &pcm) > 0, pcm.count < 48_000 * 2 * 6 {}
+        let source = stride(from: 0, to: pcm.count, by: 2).map { pcm[$0] }
+        let onset = try #require(received.firstIndex { abs($0) > 0.01 }, "GStreamer decoded silence")
+        let start = onset + 48_000
+        let window = 24_000
+        #expect(start + window + 48_000 < received.count, "GStreamer output too short: \(received.count) frames")
+        guard start + window + 48_000 < received.count else { return }
+        var padded = [Float](repeating: 0, count: 48_000) + source
+        padded += [Float](repeating: 0, count: max(0, start + window + 96_000 - padded.count))
+        let r = try #require(Analysis.lag(Array(received[(start - 48_000)...]), padded, start: 48_000, length: window, maxLag: 47_000))
+        #expect(r.correlation > 0.9, "GStreamer's decode does not match the source: correlation \(r.correlation)")
+    }
+}
+}
