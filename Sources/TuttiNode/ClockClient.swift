@@ -31,6 +31,7 @@ final class ClockClient: @unchecked Sendable {
         var nextRequest: Int64 = 0
         var nextSubscribe: Int64 = 0
         var complained = false
+        var firstRequest: Int64?
         while !stopFlag.isSet {
             let now = clock.nanosecondsNow()
             if let port = unicastPort, now >= nextSubscribe {
@@ -38,6 +39,7 @@ final class ClockClient: @unchecked Sendable {
                 nextSubscribe = now + 5_000_000_000
             }
             if now >= nextRequest {
+                if firstRequest == nil { firstRequest = now }
                 let t1 = clock.nanosecondsNow()
                 do {
                     try socket.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).encode(), to: coordinator)
@@ -45,7 +47,8 @@ final class ClockClient: @unchecked Sendable {
                     log.debug("clock request: \(error)")
                 }
                 nextRequest = now + ExchangeSchedule.interval(after: exchanges)
-                if lastAnswer.map({ now - $0 > 3_000_000_000 }) ?? (exchanges >= 5) {
+                let silentSince = lastAnswer ?? firstRequest ?? now
+                if now - silentSince > 1_500_000_000 {
                     if !complained {
                         log.warning("coordinator at \(coordinator) is not answering; retrying every \(backoff / 1_000_000) ms")
                         complained = true

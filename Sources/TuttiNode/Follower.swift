@@ -92,11 +92,19 @@ public final class Follower: @unchecked Sendable {
         let delay = Int64(configuration.outputDelayMilliseconds * 1e6)
         var nextStatus = clock.nanosecondsNow() + Int64(configuration.statusInterval * 1e9)
         var lastState = PlayoutEngine.State.acquiringClock
+        var device = DeviceTimeline()
+        var framesWritten: Int64 = 0
         while !stopFlag.isSet {
             let latency = try output.latency()
-            let heardAt = LocalTime(nanoseconds: clock.nanosecondsNow() + latency + delay)
+            let now = clock.nanosecondsNow()
+            let jumps = device.jumps
+            device.report(latency: latency, now: now, framesWritten: framesWritten)
+            let deviceMoved = device.jumps != jumps
+            let next = device.nextFrameHeard(at: now, framesWritten: framesWritten) ?? now + latency
+            let heardAt = LocalTime(nanoseconds: next + delay)
             buffer.removeAll(keepingCapacity: true)
             let state = engine.withLock { box in
+                if deviceMoved { box.engine.deviceTimelineChanged() }
                 box.engine.render(frames: configuration.chunkFrames, heardAt: heardAt, into: &buffer)
                 return box.engine.state
             }
@@ -105,10 +113,10 @@ public final class Follower: @unchecked Sendable {
                 lastState = state
             }
             try output.write(buffer)
-            let now = clock.nanosecondsNow()
+            framesWritten += Int64(buffer.count / 2)
             if now >= nextStatus {
                 nextStatus = now + Int64(configuration.statusInterval * 1e9)
-                log.info(status(latency: latency))
+                log.info(status(latency: next - now) + ", device jumps \(device.jumps)")
             }
         }
     }

@@ -18,7 +18,7 @@ struct PeerTests {
         for (name, sink) in [("a", "roomA"), ("b", "roomB")] {
             try h.tutti(name, ["follower", "--coordinator", clock, "--unicast", "--sink", sink, "--status-interval", "1"])
         }
-        #expect(Harness.wait(timeout: 5) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") })
+        #expect(Harness.wait(timeout: 10) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") })
         Thread.sleep(forTimeInterval: 1.5)
         let recorder = try rig.record("capture")
         Thread.sleep(forTimeInterval: 6)
@@ -43,7 +43,7 @@ struct PeerTests {
         let clock = "127.0.0.1:\(Harness.freePort())"
         try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
         try h.tutti("a", ["follower", "--coordinator", clock, "--unicast", "--sink", "roomA"])
-        #expect(Harness.wait(timeout: 5) { h.log("a").contains("state: playing") })
+        #expect(Harness.wait(timeout: 10) { h.log("a").contains("state: playing") })
         try h.start("pactl", ["pactl", "list", "sink-inputs"])
         Thread.sleep(forTimeInterval: 1)
         let listing = (try? String(contentsOfFile: h.path("pactl.out"), encoding: .utf8)) ?? ""

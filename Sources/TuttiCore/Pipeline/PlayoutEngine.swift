@@ -162,6 +162,13 @@ public final class PlayoutEngine {
         concealedInARow = 0
     }
 
+    /// The device's timeline moved (it restarted, underran, or began to play): settle again,
+    /// stepping out the error it left rather than slewing it away slowly.
+    public func deviceTimelineChanged() {
+        settlingUntil = nil
+        errorFilter.reset()
+    }
+
     // MARK: - Rendering
 
     /// Appends `frames` stereo frames to `out`: the frames that must be heard from local
