@@ -20,7 +20,7 @@ public final class PulseOutput: AudioOutput {
                                   channels: UInt8(AudioFormat.channels))
         let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * AudioFormat.channels * MemoryLayout<Float>.size)
         var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
-                                  prebuf: UInt32.max, minreq: UInt32.max, fragsize: UInt32.max)
+                                  prebuf: 0, minreq: UInt32.max, fragsize: UInt32.max)
         var err: Int32 = 0
         guard let s = pa_simple_new(nil, clientName, PA_STREAM_PLAYBACK, sink, streamName, &spec, nil, &attr, &err) else {
             throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: String(cString: pa_strerror(err)))

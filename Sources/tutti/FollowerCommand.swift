@@ -35,7 +35,7 @@ struct FollowerCommand: ParsableCommand {
     var outputDelayMs: Double = 0
 
     @Option(help: "Sound server buffer to keep filled (ms).")
-    var bufferMs: Int = 40
+    var bufferMs: Int = 60
 
     @Option(help: "Seconds between status lines.")
     var statusInterval: Double = 5

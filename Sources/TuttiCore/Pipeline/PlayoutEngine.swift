@@ -23,6 +23,9 @@ public final class PlayoutEngine {
         public var settlingTime: Int64 = 1_000_000_000
         /// While settling, errors beyond this are stepped out (nanoseconds).
         public var stepThreshold: Int64 = 100_000
+        /// At any time, errors beyond this are stepped out: slewing them at the servo's
+        /// ±500 ppm would leave the room audibly apart for seconds (an echo).
+        public var lateStepThreshold: Int64 = 1_500_000
         public init() {}
     }
 
@@ -201,7 +204,9 @@ public final class PlayoutEngine {
         if errorFilter.count == 0, let raw = timingError(position: position, heard: heard) { _ = errorFilter.add(raw) }
         var error = errorFilter.median
         if settlingUntil == nil { settlingUntil = heardAt + configuration.settlingTime }
-        if let until = settlingUntil, heardAt < until, errorFilter.count >= 3, abs(error) > configuration.stepThreshold {
+        let settling = settlingUntil.map { heardAt < $0 } ?? false
+        let threshold = settling ? configuration.stepThreshold : configuration.lateStepThreshold
+        if errorFilter.count >= 3, abs(error) > threshold {
             // Step: skip ahead when late, repeat a little when early. The filter's history
             // described the old position, so it starts again.
             position = max(Double(queue.start), position + AudioFormat.exactFrames(forNanoseconds: error))
