@@ -32,10 +32,23 @@ public final class ChildProcess: @unchecked Sendable {
             env = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
         }
         defer { env.forEach { free($0) } }
+        // The child starts with default signal handling and nothing blocked, whatever this
+        // process ignores or blocks (tutti itself ignores SIGINT/SIGTERM to catch them).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, sig) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var child: pid_t = 0
         let rc = environment == nil
-            ? posix_spawnp(&child, arguments[0], &actions, nil, argv, environ)
-            : posix_spawnp(&child, arguments[0], &actions, nil, argv, env)
+            ? posix_spawnp(&child, arguments[0], &actions, &attributes, argv, environ)
+            : posix_spawnp(&child, arguments[0], &actions, &attributes, argv, env)
         guard rc == 0 else { throw ChildProcessError.cannotStart(arguments[0], String(cString: strerror(rc))) }
         pid = child
     }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import TuttiNode
+
+@Suite("Track sources and files")
+struct NodeTests {
+    func scratch() throws -> String {
+        let dir = NSTemporaryDirectory() + "tutti-node-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir + "/b/inner", withIntermediateDirectories: true)
+        return dir
+    }
+
+    @Test func foldersArePlayedSortedAndRecursively() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for name in ["b/inner/3.mp3", "b/2.MP3", "a10.mp3", "a2.mp3", "notes.txt", "cover.jpg"] {
+            FileManager.default.createFile(atPath: dir + "/" + name, contents: Data([0]))
+        }
+        let tracks = try TrackSource.expand([dir]).map { String($0.dropFirst(dir.count + 1)) }
+        #expect(tracks == ["a2.mp3", "a10.mp3", "b/2.MP3", "b/inner/3.mp3"])
+    }
+
+    @Test func playlistsResolveRelativeToThemselves() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try "#EXTM3U\n#EXTINF:1,One\nb/one.mp3\n/abs/two.mp3\n".write(toFile: dir + "/list.m3u8", atomically: true, encoding: .utf8)
+        #expect(try TrackSource.expand([dir + "/list.m3u8"]) == [dir + "/b/one.mp3", "/abs/two.mp3"])
+    }
+
+    @Test func missingInputIsAClearError() {
+        let error = #expect(throws: SourceError.self) { try TrackSource.expand(["/no/such/folder"]) }
+        #expect(error?.description.contains("/no/such/folder") == true)
+    }
+
+    @Test func atomicWritesReplaceWholeFiles() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.sdp"
+        try AtomicFile.write(Data("first".utf8), to: path)
+        try AtomicFile.write(Data("second".utf8), to: path)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "second")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+        #expect(throws: (any Error).self) { try AtomicFile.write(Data(), to: dir + "/missing/x") }
+    }
+
+    @Test func childProcessesAreReapedAndReportTheirExit() throws {
+        let ok = try ChildProcess(["true"])
+        #expect(ok.wait(timeout: 5) == 0)
+        let fail = try ChildProcess(["false"])
+        #expect(fail.wait(timeout: 5) == 1)
+        let sleeper = try ChildProcess(["sleep", "30"])
+        sleeper.terminate(grace: 1)
+        #expect(sleeper.exitCode == 128 + SIGTERM)
+        #expect(ChildProcess.output(["echo", "hello"])?.contains("hello") == true)
+    }
+}
