@@ -31,7 +31,7 @@ let package = Package(
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

@@ -1,4 +1,5 @@
 import Foundation
+import TuttiCore
 
 /// Writes 16-bit PCM stereo 48 kHz WAV files. The header's sizes are rewritten every
 /// second and on close, so a file cut short by a crash is still readable.
@@ -21,13 +22,7 @@ public final class WAVWriter {
     deinit { close() }
 
     public func write(_ samples: [Float]) {
-        var bytes = [UInt8]()
-        bytes.reserveCapacity(samples.count * 2)
-        for s in samples {
-            let v = Int16(max(-32768, min(32767, (s * 32767).rounded())))
-            bytes.append(UInt8(truncatingIfNeeded: v))
-            bytes.append(UInt8(truncatingIfNeeded: v >> 8))
-        }
+        let bytes = PCM16.encode(samples)
         handle.write(Data(bytes))
         dataBytes &+= UInt32(bytes.count)
         sinceHeader += samples.count / 2

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiCodecs
+import TuttiCore
 
 struct DecodeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -31,14 +32,7 @@ struct DecodeCommand: ParsableCommand {
             let decoder = try MP3Decoder(path: file)
             var pcm: [Float] = []
             while try decoder.read(into: &pcm) > 0 {
-                var bytes = [UInt8]()
-                bytes.reserveCapacity(pcm.count * 2)
-                for s in pcm {
-                    let v = Int16(max(-32768, min(32767, (s * 32767).rounded())))
-                    bytes.append(UInt8(truncatingIfNeeded: v))
-                    bytes.append(UInt8(truncatingIfNeeded: v >> 8))
-                }
-                sink.write(Data(bytes))
+                sink.write(Data(PCM16.encode(pcm)))
                 pcm.removeAll(keepingCapacity: true)
             }
         }

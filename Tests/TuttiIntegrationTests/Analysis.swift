@@ -107,4 +107,17 @@ enum Analysis {
         guard !xs.isEmpty else { return 0 }
         return (xs.reduce(0.0) { $0 + Double($1 * $1) } / Double(xs.count)).squareRoot()
     }
+
+    /// How well `received` (one channel, 48 kHz) matches the decoded demo song: the peak
+    /// normalized correlation of half a second taken a second after its first sound,
+    /// searched over the song's first seconds.
+    static func correlationWithSource(_ received: [Float], source: [Float]) -> Double? {
+        guard let onset = received.firstIndex(where: { abs($0) > 0.01 }) else { return nil }
+        let start = onset + 48_000
+        let window = 24_000
+        guard start + window + 48_000 < received.count else { return nil }
+        var padded = [Float](repeating: 0, count: 48_000) + source
+        padded += [Float](repeating: 0, count: max(0, start + window + 96_000 - padded.count))
+        return lag(Array(received[(start - 48_000)...]), padded, start: 48_000, length: window, maxLag: 47_000)?.correlation
+    }
 }

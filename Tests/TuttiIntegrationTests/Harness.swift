@@ -15,6 +15,14 @@ final class Harness {
     }
     static let demoSong = packageRoot + "/assets/demo/tutti-demo.mp3"
 
+    /// The demo song's left channel, decoded (its first six seconds).
+    static func demoSongLeft() throws -> [Float] {
+        let decoder = try MP3Decoder(path: demoSong)
+        var pcm: [Float] = []
+        while try decoder.read(into: &pcm) > 0, pcm.count < 48_000 * 2 * 6 {}
+        return stride(from: 0, to: pcm.count, by: 2).map { pcm[$0] }
+    }
+
     let directory: String
     private var children: [ChildProcess] = []
     var environment: [String: String] = [:]
