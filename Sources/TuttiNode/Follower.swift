@@ -94,6 +94,11 @@ public final class Follower: @unchecked Sendable {
         var lastState = PlayoutEngine.State.acquiringClock
         var device = DeviceTimeline()
         var framesWritten: Int64 = 0
+        // TUTTI_TRACE=PATH: one CSV line per render, for studying the timing loop.
+        let trace = ProcessInfo.processInfo.environment["TUTTI_TRACE"].flatMap { path -> FileHandle? in
+            FileManager.default.createFile(atPath: path, contents: Data("local_ns,latency_ns,frames_written,heard_at_ns,error_ns,ratio,offset_ns,drift\n".utf8))
+            return FileHandle(forWritingAtPath: path).map { $0.seekToEndOfFile(); return $0 }
+        }
         while !stopFlag.isSet {
             let latency = try output.latency()
             let now = clock.nanosecondsNow()
@@ -107,6 +112,14 @@ public final class Follower: @unchecked Sendable {
                 if deviceMoved { box.engine.deviceTimelineChanged() }
                 box.engine.render(frames: configuration.chunkFrames, heardAt: heardAt, into: &buffer)
                 return box.engine.state
+            }
+            if let trace {
+                let line = engine.withLock { box -> String in
+                    let s = box.engine.statistics
+                    let e = box.engine.clockEstimate
+                    return "\(now),\(latency),\(framesWritten),\(heardAt.nanoseconds),\(s.lastError),\(s.ratio),\(e?.offset ?? 0),\(e?.drift ?? 0)\n"
+                }
+                trace.write(Data(line.utf8))
             }
             if state != lastState {
                 log.info("state: \(state.rawValue)")
