@@ -1,22 +1,23 @@
 /// When the frames written to a sound device will be heard, from the device's own
 /// latency reports, smoothed.
 ///
-/// A device consumes frames at a steady rate, so frame `n` (counting every frame written)
-/// is heard at `anchor + n / 48 kHz` local time, where the anchor moves only as slowly as
-/// the device's crystal drifts from the local clock. Each latency report implies an anchor
-/// (`now + latency − n / 48 kHz`); the reports themselves wander (PulseAudio's interpolated
-/// latency wanders by ±0.4 ms over seconds on a null sink whose true timing is exact), so
-/// the anchor is a least-squares line through the last `window` of implied anchors. A
+/// A device consumes frames at its own rate, so frame `n` (counting every frame written)
+/// is heard at `anchor + n / 48 kHz` local time, where the anchor moves as the device's
+/// crystal runs against the local clock. Each latency report implies an anchor
+/// (`now + latency − n / 48 kHz`). The anchor is a least-squares line through the last few
+/// seconds of implied anchors: its slope is the device's rate against the local clock,
+/// which is not constant (PulseAudio's null sink on our build machine ran 100 to 250 ppm
+/// fast, varying over tens of seconds), and the fit smooths each report's jitter. A
 /// sustained jump (an underrun, a stall, a device restart) re-anchors at once.
 public struct DeviceTimeline: Sendable {
     public struct Configuration: Sendable {
         /// How much history the anchor line is fitted to.
-        public var window: Int64 = 60_000_000_000
+        public var window: Int64 = 3_000_000_000
         /// Fit a slope (the device's crystal against the local clock) only over this much
         /// history: over less, the reports' wander would pass for drift.
-        public var minimumSlopeSpan: Int64 = 30_000_000_000
+        public var minimumSlopeSpan: Int64 = 1_000_000_000
         /// Keep one implied anchor per this interval.
-        public var spacing: Int64 = 50_000_000
+        public var spacing: Int64 = 20_000_000
         /// Implied anchors this far from the line, several in a row, mean a jump.
         public var jumpThreshold: Int64 = 3_000_000
         public var jumpCount = 5
@@ -76,7 +77,7 @@ public struct DeviceTimeline: Sendable {
         let span = Double((points.last?.time ?? 0) - first.time) / 1e9
         // A slope only once there is history enough to tell drift from wander.
         let slope = span * 1e9 >= Double(configuration.minimumSlopeSpan) && sxx > 0
-            ? min(max(sxy / sxx, -300_000), 300_000) : 0  // ns/s, within ±300 ppm
+            ? min(max(sxy / sxx, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
         return base + Int64((my - slope * mx).rounded())
     }
 

@@ -57,6 +57,11 @@ public final class PlayoutEngine {
     private var lastFrameCount = 960
     private var concealedInARow = 0
     private var lastRenderAt: LocalTime?
+    /// The coordinator time the previous render's first frame is heard at, and its length.
+    private var lastHeard: (time: CoordinatorTime, frames: Int)?
+    /// Coordinator time per device frame, over nominal: the clock drift and the device's own
+    /// rate together, measured from successive renders and smoothed.
+    private var deviceRatio = 1.0
     /// Local time until which playback is settling; nil when not playing.
     private var settlingUntil: LocalTime?
     public private(set) var statistics = PlayoutStatistics()
@@ -184,6 +189,11 @@ public final class PlayoutEngine {
         }
         var remaining = frames
         var heard = estimate.coordinatorTime(at: heardAt)
+        if let last = lastHeard {
+            let measured = Double(heard - last.time) / Double(AudioFormat.nanoseconds(forFrames: Int64(last.frames)))
+            if abs(measured - 1) < 0.001 { deviceRatio += (measured - deviceRatio) * 0.05 }  // jumps are not rates
+        }
+        lastHeard = (heard, frames)
         if let position = cursor, let raw = timingError(position: position, heard: heard),
            abs(errorFilter.add(raw)) > configuration.hardResyncThreshold, errorFilter.count >= 3 {
             statistics.resyncs += 1
@@ -216,9 +226,9 @@ public final class PlayoutEngine {
             error = 0
         }
         statistics.lastError = error
-        // Feed forward the clock drift (the device runs on the local clock, the stream on
-        // the coordinator's); the servo corrects what remains (a sound card's own crystal).
-        let ratio = (1 + estimate.drift) * servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1))
+        // Feed forward how fast coordinator time passes per device frame (clock drift and
+        // the device's rate); the servo corrects what remains.
+        let ratio = deviceRatio * servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1))
         statistics.ratio = ratio
         let needed = Int64((position + ratio * Double(remaining)).rounded(.up)) + 2
         fill(until: needed)
