@@ -10,6 +10,8 @@ public final class DemoHouse: @unchecked Sendable {
     private let stopFlag = StopFlag()
     private let children = Mutex<[ChildProcess]>([])
     private var cleanups: [() -> Void] = []
+    /// The PulseAudio server the demo started, if it had to; stopped last.
+    private var server: ChildProcess?
 
     public init(song: String, clockPort: UInt16, log: Log) {
         self.song = song
@@ -68,10 +70,9 @@ public final class DemoHouse: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
             setenv("XDG_RUNTIME_DIR", runtime, 1)
             setenv("PULSE_SERVER", "unix:\(runtime)/pulse/native", 1)
-            let pulse = try spawn("pulseaudio", [ "-n", "--daemonize=no", "--exit-idle-time=-1",
+            server = try ChildProcess(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1",
                                                    "--use-pid-file=no", "--disable-shm=no",
-                                                   "-L", "module-native-protocol-unix", "-L", "module-always-sink"])
-            _ = pulse
+                                       "-L", "module-native-protocol-unix", "-L", "module-always-sink"])
             for _ in 0..<50 where !pactl(["info"]) { Thread.sleep(forTimeInterval: 0.1) }
             guard pactl(["info"]) else { throw DemoError.noPulse }
             cleanups.append { try? FileManager.default.removeItem(atPath: runtime) }
@@ -107,6 +108,7 @@ public final class DemoHouse: @unchecked Sendable {
         let procs = children.withLock { list in defer { list.removeAll() }; return list }
         for p in procs.reversed() { p.terminate() }
         for c in cleanups.reversed() { c() }
+        server?.terminate()
     }
 
     private func pactl(_ args: [String]) -> Bool { pactlOutput(args) != nil }
