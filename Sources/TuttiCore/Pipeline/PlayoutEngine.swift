@@ -20,7 +20,7 @@ public final class PlayoutEngine {
         public var timelineTolerance: Int64 = 1_000_000
         /// For this long after playback starts, errors are stepped out at once (the sound
         /// server's first latency reports are rough) rather than slewed.
-        public var settlingTime: Int64 = 1_000_000_000
+        public var settlingTime: Int64 = 3_000_000_000
         /// While settling, errors beyond this are stepped out (nanoseconds).
         public var stepThreshold: Int64 = 100_000
         /// At any time, errors beyond this are stepped out: slewing them at the servo's
