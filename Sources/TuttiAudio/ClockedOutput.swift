@@ -39,7 +39,14 @@ public final class ClockedOutput: AudioOutput {
         var start = playedUntil ?? now
         if start < now {  // underrun: the device played silence meanwhile
             let gap = Int(AudioFormat.frames(forNanoseconds: now - start))
-            writer?.write([Float](repeating: 0, count: gap * 2))
+            // Fill the file's timeline with silence, in bounded pieces (a suspended machine
+            // can come back hours later).
+            var left = gap
+            while left > 0 {
+                let piece = min(left, AudioFormat.sampleRate)
+                writer?.write([Float](repeating: 0, count: piece * 2))
+                left -= piece
+            }
             start += AudioFormat.nanoseconds(forFrames: Int64(gap))
         }
         writer?.write(samples)
