@@ -4,6 +4,10 @@ import TuttiCodecs
 import TuttiCore
 import TuttiNode
 
+/// Every integration test runs one at a time: they start real processes that play in real
+/// time, and on a two-core machine they would otherwise compete for the CPU.
+@Suite(.serialized) enum IntegrationTests {}
+
 /// Runs the real `tutti` binary and real peers (PulseAudio, GStreamer) for integration
 /// tests, in a scratch folder, and stops everything it started.
 final class Harness {
