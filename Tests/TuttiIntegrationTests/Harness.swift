@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiCodecs
 import TuttiCore
+import TuttiNet
 import TuttiNode
 
 /// Every integration test runs one at a time: they start real processes that play in real
@@ -64,25 +65,15 @@ final class Harness {
 
     /// A UDP port that was free a moment ago.
     static func freePort() -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var sa = sockaddr_in()
-        sa.sin_family = sa_family_t(AF_INET)
-        sa.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
-        _ = withUnsafeMutablePointer(to: &sa) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
-        return UInt16(bigEndian: sa.sin_port)
+        let socket = try! UDPSocket()
+        try! socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        return try! socket.localAddress().port
     }
 
     /// Sends raw datagrams, for bad-input tests.
     static func sendGarbage(to port: UInt16, count: Int, seed: UInt64) {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var sa = sockaddr_in()
-        sa.sin_family = sa_family_t(AF_INET)
-        sa.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-        sa.sin_port = port.bigEndian
+        guard let socket = try? UDPSocket() else { return }
+        let target = SocketAddress(address: 0x7F00_0001, port: port)
         var state = seed
         for i in 0..<count {
             var bytes: [UInt8] = (0..<(1 + i % 300)).map { _ in
@@ -91,13 +82,7 @@ final class Harness {
             }
             if i % 3 == 0 { bytes[0] = 0x90 }  // looks like RTP with an extension
             if i % 5 == 0 { bytes = Array("TUTC".utf8) + bytes }  // looks like a control message
-            _ = bytes.withUnsafeBytes { b in
-                withUnsafePointer(to: &sa) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(fd, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                    }
-                }
-            }
+            try? socket.send(bytes, to: target)
         }
     }
 

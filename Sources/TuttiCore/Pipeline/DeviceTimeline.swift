@@ -28,6 +28,8 @@ public struct DeviceTimeline: Sendable {
     private var points: [(time: Int64, anchor: Int64)] = []
     private var outliers = 0
     private var lastKept: Int64?
+    /// The fitted line, refitted only when the points change (not on every report).
+    private var line: (reference: Int64, anchor: Double, slope: Double)?
     public private(set) var jumps = 0
 
     public init(configuration: Configuration = Configuration()) {
@@ -41,9 +43,7 @@ public struct DeviceTimeline: Sendable {
         if let predicted = anchor(at: now), abs(implied - predicted) > configuration.jumpThreshold {
             outliers += 1
             if outliers >= configuration.jumpCount {
-                points.removeAll()
-                lastKept = nil
-                outliers = 0
+                reset()
                 jumps += 1
             } else {
                 return
@@ -55,30 +55,37 @@ public struct DeviceTimeline: Sendable {
         lastKept = now
         points.append((now, implied))
         while let first = points.first, now - first.time > configuration.window { points.removeFirst() }
+        refit()
     }
 
     /// The anchor (local time at which frame 0 is heard) at local time `now`; nil before any report.
     public func anchor(at now: Int64) -> Int64? {
-        guard let first = points.first else { return nil }
+        guard let line else { return nil }
+        return Int64((line.anchor + line.slope * Double(now - line.reference) / 1e9).rounded())
+    }
+
+    /// Least squares through the points, with x in seconds from the newest point.
+    private mutating func refit() {
+        guard let first = points.first, let last = points.last else { line = nil; return }
         let n = Double(points.count)
         let base = first.anchor
         var sx = 0.0, sy = 0.0
         for p in points {
-            sx += Double(p.time - now) / 1e9
+            sx += Double(p.time - last.time) / 1e9
             sy += Double(p.anchor - base)
         }
         let mx = sx / n, my = sy / n
         var sxx = 0.0, sxy = 0.0
         for p in points {
-            let x = Double(p.time - now) / 1e9 - mx
+            let x = Double(p.time - last.time) / 1e9 - mx
             sxx += x * x
             sxy += x * (Double(p.anchor - base) - my)
         }
-        let span = Double((points.last?.time ?? 0) - first.time) / 1e9
+        let span = Double(last.time - first.time) / 1e9
         // A slope only once there is history enough to tell drift from wander.
         let slope = span * 1e9 >= Double(configuration.minimumSlopeSpan) && sxx > 0
             ? min(max(sxy / sxx, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
-        return base + Int64((my - slope * mx).rounded())
+        line = (last.time, Double(base) + my - slope * mx, slope)
     }
 
     /// The local time at which the next frame written will be heard.
@@ -90,5 +97,6 @@ public struct DeviceTimeline: Sendable {
         points.removeAll()
         lastKept = nil
         outliers = 0
+        line = nil
     }
 }

@@ -207,11 +207,11 @@ public final class PlayoutEngine {
             heard = heard + AudioFormat.nanoseconds(forFrames: Int64(pad))
             if cursor == nil || remaining == 0 { return }
         }
-        guard var position = cursor, timingError(position: position, heard: heard) != nil else {
+        guard var position = cursor, let raw = timingError(position: position, heard: heard) else {
             return silence(remaining, into: &out)
         }
         // The filter saw this render's raw error above (or starts now, after a start).
-        if errorFilter.count == 0, let raw = timingError(position: position, heard: heard) { _ = errorFilter.add(raw) }
+        if errorFilter.count == 0 { _ = errorFilter.add(raw) }
         var error = errorFilter.median
         if settlingUntil == nil { settlingUntil = heardAt + configuration.settlingTime }
         let settling = settlingUntil.map { heardAt < $0 } ?? false
