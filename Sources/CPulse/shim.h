@@ -1,4 +1,1 @@
-#include <pulse/simple.h>
-#include <pulse/error.h>
-#include <pulse/sample.h>
-#include <pulse/proplist.h>
+#include <pulse/pulseaudio.h>

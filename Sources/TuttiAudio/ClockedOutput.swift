@@ -4,15 +4,19 @@ import TuttiCore
 /// An output that consumes samples in real time like a sound card, without one: the
 /// null output, or a WAV file whose frame `k` is "heard" at local time `start + k / 48 kHz`.
 ///
-/// Underruns are filled with silence in the file, so the file stays on the local timeline;
-/// its first frame's local time is written to `PATH.start` (nanoseconds, CLOCK_MONOTONIC).
+/// Its timeline is exact: frame `n` is heard at `start + n / 48 kHz`. When the writer falls
+/// behind, the time that passed counts as frames written (silence, in the file), so every
+/// later frame keeps its place; the first frame's local time is written to `PATH.start`
+/// (nanoseconds, CLOCK_MONOTONIC).
 public final class ClockedOutput: AudioOutput {
     private let clock: any MonotonicClock
     private let buffer: Int64
     private let writer: WAVWriter?
-    /// Local time at which the last frame written so far finishes playing.
-    private var playedUntil: Int64?
+    /// Local time at which frame 0 is heard; nil before the first write.
+    private var start: Int64?
+    public private(set) var framesWritten: Int64 = 0
     public let name: String
+    public let interrupted = false
 
     public init(clock: any MonotonicClock, bufferMilliseconds: Int = 40, wavPath: String? = nil) throws(AudioError) {
         self.clock = clock
@@ -26,39 +30,50 @@ public final class ClockedOutput: AudioOutput {
         }
     }
 
-    public func latency() throws -> Int64 {
-        guard let playedUntil else { return 0 }
-        return max(0, playedUntil - clock.nanosecondsNow())
+    /// Local time at which the last frame written so far finishes playing.
+    private var playedUntil: Int64? {
+        start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) }
+    }
+
+    public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
+        guard let playedUntil else { return true }
+        let now = clock.nanosecondsNow()
+        let wake = playedUntil - buffer
+        if wake > now { Thread.sleep(forTimeInterval: Double(min(wake - now, timeout)) / 1e9) }
+        return wake - now <= timeout
+    }
+
+    /// Exact, so every call has a report.
+    public func takeTiming() -> DeviceTiming? {
+        let now = clock.nanosecondsNow()
+        catchUp(now: now)
+        return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now),
+                            measuredAt: LocalTime(nanoseconds: now))
     }
 
     public func write(_ samples: [Float]) throws {
         let now = clock.nanosecondsNow()
-        if playedUntil == nil, let writer {
-            try? String(now).write(toFile: writer.path + ".start", atomically: true, encoding: .utf8)
+        if start == nil {
+            start = now
+            if let writer { try? String(now).write(toFile: writer.path + ".start", atomically: true, encoding: .utf8) }
         }
-        var start = playedUntil ?? now
-        if start < now {  // underrun: the device played silence meanwhile
-            let gap = Int(AudioFormat.frames(forNanoseconds: now - start))
-            // Fill the file's timeline with silence, in bounded pieces (a suspended machine
-            // can come back hours later).
-            var left = gap
-            while left > 0 {
-                let piece = min(left, AudioFormat.sampleRate)
-                writer?.write([Float](repeating: 0, count: piece * 2))
-                left -= piece
-            }
-            start += AudioFormat.nanoseconds(forFrames: Int64(gap))
-        }
+        catchUp(now: now)
         writer?.write(samples)
-        let end = start + AudioFormat.nanoseconds(forFrames: Int64(samples.count / 2))
-        playedUntil = end
-        let wake = end - buffer
-        let wait = wake - clock.nanosecondsNow()
-        if wait > 0 { Thread.sleep(forTimeInterval: Double(wait) / 1e9) }
+        framesWritten += Int64(samples.count / 2)
     }
 
-    public func flush() throws {
-        playedUntil = nil
+    /// A writer that fell behind: the device played silence meanwhile, which counts as written.
+    private func catchUp(now: Int64) {
+        guard let playedUntil, playedUntil < now else { return }
+        var gap = Int(AudioFormat.frames(forNanoseconds: now - playedUntil))
+        framesWritten += Int64(gap)
+        // Fill the file's timeline with silence, in bounded pieces (a suspended machine
+        // can come back hours later).
+        while gap > 0, let writer {
+            let piece = min(gap, AudioFormat.sampleRate)
+            writer.write([Float](repeating: 0, count: piece * 2))
+            gap -= piece
+        }
     }
 
     public func close() { writer?.close() }

@@ -2,52 +2,230 @@ import CPulse
 import Glibc
 import TuttiCore
 
-/// Plays through a PulseAudio sink (48 kHz stereo float), reporting the server's latency.
+/// Plays through a PulseAudio sink (48 kHz stereo float) with the asynchronous API, and
+/// reports the server's raw timing: which frame of the stream the sink is at, and when it
+/// is heard.
 ///
-/// The stream carries `media.role=music`, so PulseAudio's role policies (such as
-/// module-role-cork) apply to it.
-public final class PulseOutput: AudioOutput {
-    private let stream: OpaquePointer
+/// The client library's own latency interpolation (its "smoother") is not used: it lags and
+/// overshoots by hundreds of microseconds for seconds at a time. Instead each timing query
+/// is answered with the server's read index, sink latency and the moment it took them; the
+/// follower's `DeviceTimeline` does the smoothing. The stream has prebuffering off, so its
+/// read index keeps pace with time even when it runs dry (frame indices stay on the
+/// device's timeline), and it carries `media.role=music`, so PulseAudio's role policies
+/// (module-role-cork) apply to it: a cork request marks the output `interrupted` while the
+/// server mutes it.
+public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public let name: String
+    private let clock: any MonotonicClock
+    private let mainloop: OpaquePointer
+    private let context: OpaquePointer
+    private var stream: OpaquePointer?
+    private static let bytesPerFrame = AudioFormat.channels * MemoryLayout<Float>.size
+
+    // Guarded by the mainloop's lock (callbacks run with it held).
+    private var written: Int64 = 0
+    private var latest: DeviceTiming?
+    private var taken = true
+    private var requestedAt: Int64?
+    private var corked = false
+    /// How often to ask the server for timing (nanoseconds).
+    private let timingInterval: Int64 = 10_000_000
+    public private(set) var underruns = 0
 
     /// - Parameters:
     ///   - sink: the sink to play to, or nil for the server's default.
-    ///   - bufferMilliseconds: the target buffer (tlength) the server keeps filled.
-    public init(sink: String?, clientName: String = "tutti", streamName: String = "tutti follower",
-                bufferMilliseconds: Int = 50) throws(AudioError) {
-        setenv("PULSE_PROP_media.role", "music", 1)
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
-                                  channels: UInt8(AudioFormat.channels))
-        let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * AudioFormat.channels * MemoryLayout<Float>.size)
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
-                                  prebuf: 0, minreq: UInt32.max, fragsize: UInt32.max)
-        var err: Int32 = 0
-        guard let s = pa_simple_new(nil, clientName, PA_STREAM_PLAYBACK, sink, streamName, &spec, nil, &attr, &err) else {
-            throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: String(cString: pa_strerror(err)))
-        }
-        stream = s
+    ///   - bufferMilliseconds: the audio the server keeps queued (tlength).
+    public init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
+                streamName: String = "tutti follower", bufferMilliseconds: Int = 60) throws(AudioError) {
+        self.clock = clock
         name = "pulse:\(sink ?? "default")"
+        guard let loop = pa_threaded_mainloop_new() else {
+            throw .pulse(operation: "create a main loop", message: "out of memory")
+        }
+        mainloop = loop
+        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(loop), clientName) else {
+            pa_threaded_mainloop_free(loop)
+            throw .pulse(operation: "create a context", message: "out of memory")
+        }
+        context = ctx
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_context_set_state_callback(ctx, { _, user in PulseOutput.from(user).signal() }, me)
+        pa_threaded_mainloop_lock(loop)
+        defer { pa_threaded_mainloop_unlock(loop) }
+        guard pa_threaded_mainloop_start(loop) >= 0 else {
+            throw .pulse(operation: "start the main loop", message: "cannot start its thread")
+        }
+        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0 else {
+            throw .pulse(operation: "connect", message: errorText())
+        }
+        while true {
+            let state = pa_context_get_state(ctx)
+            if state == PA_CONTEXT_READY { break }
+            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
+                throw .pulse(operation: "connect", message: errorText())
+            }
+            pa_threaded_mainloop_wait(loop)
+        }
+        // A tick every 50 ms wakes waiters, so that a timeout is noticed even when the
+        // server goes quiet (the main loop frees the event).
+        _ = pa_context_rttime_new(ctx, pa_rtclock_now() + 50_000, { _, event, _, user in
+            let me = PulseOutput.from(user)
+            me.signal()
+            pa_context_rttime_restart(me.context, event, pa_rtclock_now() + 50_000)
+        }, me)
+        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds)
     }
 
-    deinit { pa_simple_free(stream) }
+    deinit {
+        pa_threaded_mainloop_stop(mainloop)
+        if let stream {
+            pa_stream_disconnect(stream)
+            pa_stream_unref(stream)
+        }
+        pa_context_disconnect(context)
+        pa_context_unref(context)
+        pa_threaded_mainloop_free(mainloop)
+    }
 
-    public func latency() throws -> Int64 {
-        var err: Int32 = 0
-        let usec = pa_simple_get_latency(stream, &err)
-        if usec == UInt64.max { throw AudioError.pulse(operation: "get latency", message: String(cString: pa_strerror(err))) }
-        return Int64(usec) * 1000
+    /// Creates and connects the playback stream; called with the lock held.
+    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int) throws(AudioError) {
+        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
+                                  channels: UInt8(AudioFormat.channels))
+        let properties = pa_proplist_new()
+        defer { pa_proplist_free(properties) }
+        pa_proplist_sets(properties, "media.role", "music")
+        guard let s = pa_stream_new_with_proplist(context, streamName, &spec, nil, properties) else {
+            throw .pulse(operation: "create a stream", message: errorText())
+        }
+        stream = s
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        pa_stream_set_state_callback(s, { _, user in PulseOutput.from(user).signal() }, me)
+        pa_stream_set_write_callback(s, { _, _, user in PulseOutput.from(user).signal() }, me)
+        pa_stream_set_underflow_callback(s, { _, user in PulseOutput.from(user).underruns += 1 }, me)
+        pa_stream_set_event_callback(s, { _, event, _, user in
+            guard let event else { return }
+            let name = String(cString: event)
+            if name == PA_STREAM_EVENT_REQUEST_CORK { PulseOutput.from(user).corked = true }
+            if name == PA_STREAM_EVENT_REQUEST_UNCORK { PulseOutput.from(user).corked = false }
+        }, me)
+        let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * Self.bytesPerFrame)
+        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
+                                  prebuf: 0, minreq: UInt32.max, fragsize: UInt32.max)
+        guard pa_stream_connect_playback(s, sink, &attr, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
+            throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
+        }
+        while true {
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_READY { break }
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+                throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
+            }
+            pa_threaded_mainloop_wait(mainloop)
+        }
+        requestTiming()
+    }
+
+    public var framesWritten: Int64 { locked { written } }
+
+    public var interrupted: Bool { locked { corked } }
+
+    public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
+        let deadline = clock.nanosecondsNow() + timeout
+        return try locked { () throws(AudioError) -> Bool in
+            guard let stream else { return false }
+            while true {
+                try checkStream()
+                if pa_stream_writable_size(stream) >= frames * Self.bytesPerFrame { return true }
+                if clock.nanosecondsNow() >= deadline { return false }
+                pa_threaded_mainloop_wait(mainloop)  // woken by requests, timing, state or the ticker
+            }
+        }
+    }
+
+    public func takeTiming() -> DeviceTiming? {
+        locked {
+            guard !taken else { return nil }
+            taken = true
+            return latest
+        }
     }
 
     public func write(_ samples: [Float]) throws {
-        var err: Int32 = 0
-        let rc = samples.withUnsafeBytes { pa_simple_write(stream, $0.baseAddress, $0.count, &err) }
-        if rc < 0 { throw AudioError.pulse(operation: "write", message: String(cString: pa_strerror(err))) }
+        try locked { () throws(AudioError) in
+            guard let stream else { return }
+            try checkStream()
+            let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
+            if rc < 0 { throw .pulse(operation: "write", message: errorText()) }
+            written += Int64(samples.count / AudioFormat.channels)
+            if requestedAt == nil, clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
+                requestTiming()
+            }
+        }
     }
 
-    public func flush() throws {
-        var err: Int32 = 0
-        if pa_simple_flush(stream, &err) < 0 {
-            throw AudioError.pulse(operation: "flush", message: String(cString: pa_strerror(err)))
+    // MARK: - Timing
+
+    /// Asks the server for the stream's timing; the answer arrives in `timingArrived`.
+    private func requestTiming() {
+        guard let stream else { return }
+        requestedAt = clock.nanosecondsNow()
+        let op = pa_stream_update_timing_info(stream, { s, success, user in
+            PulseOutput.from(user).timingArrived(s, success: success != 0)
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if let op { pa_operation_unref(op) } else { requestedAt = nil }
+    }
+
+    /// The server sampled its read index and the sink's latency just before it stamped its
+    /// answer (wall-clock time); on this host that stamp converts to the monotonic clock.
+    /// Where it cannot be trusted, the middle of the round trip stands in for it.
+    private func timingArrived(_ s: OpaquePointer?, success: Bool) {
+        let now = clock.nanosecondsNow()
+        let wallMinusMonotonic = Self.wallClock() - now
+        defer { requestedAt = nil; signal() }
+        guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee,
+              info.read_index_corrupt == 0 else { return }
+        var sampled = sent + (now - sent) / 2
+        if info.synchronized_clocks != 0 {
+            let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000
+                - wallMinusMonotonic
+            if stamp >= sent - 1_000, stamp <= now + 1_000 { sampled = stamp }
         }
+        latest = DeviceTiming(
+            frame: info.read_index / Int64(Self.bytesPerFrame),
+            heardAt: LocalTime(nanoseconds: sampled + Int64(info.sink_usec) * 1_000),
+            measuredAt: LocalTime(nanoseconds: now), uncertainty: now - sent)
+        taken = false
+    }
+
+    // MARK: - Plumbing
+
+    private static func from(_ user: UnsafeMutableRawPointer?) -> PulseOutput {
+        Unmanaged<PulseOutput>.fromOpaque(user!).takeUnretainedValue()
+    }
+
+    private static func wallClock() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
+    private func signal() { pa_threaded_mainloop_signal(mainloop, 0) }
+
+    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
+        pa_threaded_mainloop_lock(mainloop)
+        defer { pa_threaded_mainloop_unlock(mainloop) }
+        return try body()
+    }
+
+    private func checkStream() throws(AudioError) {
+        guard let stream else { return }
+        let state = pa_stream_get_state(stream)
+        if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
+            throw .pulse(operation: "play", message: "the stream ended: \(errorText())")
+        }
+    }
+
+    private func errorText() -> String {
+        String(cString: pa_strerror(pa_context_errno(context)))
     }
 }

@@ -93,43 +93,35 @@ public final class Follower: @unchecked Sendable {
         var nextStatus = clock.nanosecondsNow() + Int64(configuration.statusInterval * 1e9)
         var lastState = PlayoutEngine.State.acquiringClock
         var device = DeviceTimeline()
-        var framesWritten: Int64 = 0
-        // TUTTI_TRACE=PATH: one CSV line per render, for studying the timing loop.
-        let trace = ProcessInfo.processInfo.environment["TUTTI_TRACE"].flatMap { path -> FileHandle? in
-            FileManager.default.createFile(atPath: path, contents: Data("local_ns,latency_ns,frames_written,heard_at_ns,error_ns,ratio,offset_ns,drift\n".utf8))
-            return FileHandle(forWritingAtPath: path).map { $0.seekToEndOfFile(); return $0 }
-        }
+        let trace = TimingTrace(path: ProcessInfo.processInfo.environment["TUTTI_TRACE"])
         while !stopFlag.isSet {
-            let latency = try output.latency()
+            guard try output.awaitDemand(frames: configuration.chunkFrames, timeout: 200_000_000) else { continue }
             let now = clock.nanosecondsNow()
             let jumps = device.jumps
-            device.report(latency: latency, now: now, framesWritten: framesWritten)
-            let deviceMoved = device.jumps != jumps
-            let next = device.nextFrameHeard(at: now, framesWritten: framesWritten) ?? now + latency
-            let heardAt = LocalTime(nanoseconds: next + delay)
+            let timing = output.takeTiming()
+            if let timing { device.report(timing) }
+            let written = output.framesWritten
+            let heard = device.heardAt(frame: written, now: now)
             buffer.removeAll(keepingCapacity: true)
             let state = engine.withLock { box in
-                if deviceMoved { box.engine.deviceTimelineChanged() }
-                box.engine.render(frames: configuration.chunkFrames, heardAt: heardAt, into: &buffer)
-                return box.engine.state
-            }
-            if let trace {
-                let line = engine.withLock { box -> String in
-                    let s = box.engine.statistics
-                    let e = box.engine.clockEstimate
-                    return "\(now),\(latency),\(framesWritten),\(heardAt.nanoseconds),\(s.lastError),\(s.ratio),\(e?.offset ?? 0),\(e?.drift ?? 0)\n"
+                if device.jumps != jumps { box.engine.deviceTimelineChanged() }
+                if let heard {
+                    box.engine.render(frames: configuration.chunkFrames, heardAt: heard + delay, into: &buffer)
+                } else {
+                    buffer.append(contentsOf: repeatElement(0, count: configuration.chunkFrames * 2))
                 }
-                trace.write(Data(line.utf8))
+                trace?.record(now: now, timing: timing, written: written, heard: heard, engine: box.engine)
+                return box.engine.state
             }
             if state != lastState {
                 log.info("state: \(state.rawValue)")
                 lastState = state
             }
             try output.write(buffer)
-            framesWritten += Int64(buffer.count / 2)
             if now >= nextStatus {
                 nextStatus = now + Int64(configuration.statusInterval * 1e9)
-                log.info(status(latency: next - now) + ", device jumps \(device.jumps)")
+                let latency = heard.map { $0.nanoseconds - now } ?? 0
+                log.info(status(latency: latency) + String(format: ", device %+.1f ppm, jumps %d", device.rateOffsetPPM, device.jumps))
             }
         }
     }

@@ -71,7 +71,7 @@ struct FollowerCommand: ParsableCommand {
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case let .pulse(sink):
-            device = try PulseOutput(sink: sink, bufferMilliseconds: bufferMs)
+            device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs)
         case let .wav(path):
             clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
             device = clocked!

@@ -1,16 +1,23 @@
-/// A sound device, or something that behaves like one: it consumes samples in real time.
+/// A sound device, or something that behaves like one: it consumes frames in real time.
 ///
-/// The follower's playout loop asks `latency` how long until a sample written now is
-/// heard, renders exactly the samples due then, and writes them; `write` blocks while the
-/// device's buffer is full, which paces the loop.
+/// The follower's playout loop waits for the device to want more (`awaitDemand`), learns
+/// from its timing reports (`takeTiming`) when the next frame written (`framesWritten`) will be heard,
+/// renders exactly the frames due then, and writes them. Frame indices count every frame
+/// written since the output opened; a device that runs dry keeps counting time, so late
+/// frames are dropped rather than shifting everything after them.
 public protocol AudioOutput: AnyObject {
-    /// Nanoseconds from now until the next frame written is audible (device latency,
-    /// including everything already buffered).
-    func latency() throws -> Int64
-    /// Writes interleaved stereo float frames; blocks while the device buffer is full.
-    func write(_ samples: [Float]) throws
-    /// Discards everything buffered and not yet played.
-    func flush() throws
     /// A human-readable name, for logs.
     var name: String { get }
+    /// Waits up to `timeout` nanoseconds until the device can take `frames` more frames;
+    /// false if it could not take them by then. Throws when the device has failed.
+    func awaitDemand(frames: Int, timeout: Int64) throws -> Bool
+    /// The newest timing report not taken yet, if any.
+    func takeTiming() -> DeviceTiming?
+    /// The index of the next frame `write` appends.
+    var framesWritten: Int64 { get }
+    /// Writes interleaved stereo float frames.
+    func write(_ samples: [Float]) throws
+    /// Whether the sound server asked this stream to pause for another one (a phone call:
+    /// PulseAudio's role-based corking).
+    var interrupted: Bool { get }
 }

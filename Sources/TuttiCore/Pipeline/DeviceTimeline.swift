@@ -1,34 +1,44 @@
-/// When the frames written to a sound device will be heard, from the device's own
-/// latency reports, smoothed.
+/// When the frames written to a sound device will be heard, from the device's own timing
+/// reports, smoothed.
 ///
-/// A device consumes frames at its own rate, so frame `n` (counting every frame written)
-/// is heard at `anchor + n / 48 kHz` local time, where the anchor moves as the device's
-/// crystal runs against the local clock. Each latency report implies an anchor
-/// (`now + latency − n / 48 kHz`). The anchor is a least-squares line through the last few
-/// seconds of implied anchors: its slope is the device's rate against the local clock,
-/// which is not constant (PulseAudio's null sink on our build machine ran 100 to 250 ppm
-/// fast, varying over tens of seconds), and the fit smooths each report's jitter. A
-/// sustained jump (an underrun, a stall, a device restart) re-anchors at once.
+/// A device consumes frames at its own rate, so frame `n` is heard at `anchor + n / 48 kHz`
+/// local time, where the anchor moves as the device's clock runs against the local one.
+/// Each report implies an anchor (`DeviceTiming.anchor`). The timeline keeps the quickest
+/// report of every `spacing` interval and fits a line through the last few seconds of them,
+/// weighting each by how quick it was: a slow query was answered late, and its anchor is
+/// late by about as much. The line's slope is the device's rate against the local clock (a
+/// sound card's crystal; PulseAudio's null sink, which rounds each block to whole
+/// microseconds, runs up to a few hundred ppm off, by an amount that changes whenever its
+/// block size does). A sustained jump (the stream moved, the device restarted) starts a new line.
 public struct DeviceTimeline: Sendable {
     public struct Configuration: Sendable {
         /// How much history the anchor line is fitted to.
-        public var window: Int64 = 3_000_000_000
-        /// Fit a slope (the device's crystal against the local clock) only over this much
-        /// history: over less, the reports' wander would pass for drift.
+        public var window: Int64 = 5_000_000_000
+        /// Fit a slope only over this much history: over less, the reports' wander would pass for drift.
         public var minimumSlopeSpan: Int64 = 1_000_000_000
-        /// Keep one implied anchor per this interval.
-        public var spacing: Int64 = 20_000_000
+        /// Keep the quickest report of each interval this long.
+        public var spacing: Int64 = 50_000_000
+        /// A report whose round trip exceeds the quickest kept by this much counts half.
+        public var roundTripTolerance: Int64 = 20_000
         /// Implied anchors this far from the line, several in a row, mean a jump.
         public var jumpThreshold: Int64 = 3_000_000
         public var jumpCount = 5
         public init() {}
     }
 
+    private struct Point {
+        var time: Int64
+        var anchor: Int64
+        var uncertainty: Int64
+    }
+
     public let configuration: Configuration
-    private var points: [(time: Int64, anchor: Int64)] = []
+    private var points: [Point] = []
+    /// The quickest report of the interval in progress, kept once the interval closes.
+    private var pending: Point?
+    private var pendingSince: Int64 = 0
     private var outliers = 0
-    private var lastKept: Int64?
-    /// The fitted line, refitted only when the points change (not on every report).
+    /// The fitted line, refitted only when the points change.
     private var line: (reference: Int64, anchor: Double, slope: Double)?
     public private(set) var jumps = 0
 
@@ -36,26 +46,24 @@ public struct DeviceTimeline: Sendable {
         self.configuration = configuration
     }
 
-    /// Records a latency report: at local time `now`, a frame written now (after
-    /// `framesWritten` frames) is heard `latency` nanoseconds later.
-    public mutating func report(latency: Int64, now: Int64, framesWritten: Int64) {
-        let implied = now + latency - AudioFormat.nanoseconds(forFrames: framesWritten)
-        if let predicted = anchor(at: now), abs(implied - predicted) > configuration.jumpThreshold {
+    /// Records a timing report.
+    public mutating func report(_ timing: DeviceTiming) {
+        let now = timing.measuredAt.nanoseconds
+        let point = Point(time: now, anchor: timing.anchor.nanoseconds, uncertainty: max(0, timing.uncertainty))
+        if let predicted = anchor(at: now), abs(point.anchor - predicted) > configuration.jumpThreshold {
             outliers += 1
-            if outliers >= configuration.jumpCount {
-                reset()
-                jumps += 1
-            } else {
-                return
-            }
-        } else {
-            outliers = 0
+            guard outliers >= configuration.jumpCount else { return }
+            reset()
+            jumps += 1
         }
-        if let last = lastKept, now - last < configuration.spacing, points.count > 4 { return }
-        lastKept = now
-        points.append((now, implied))
-        while let first = points.first, now - first.time > configuration.window { points.removeFirst() }
-        refit()
+        outliers = 0
+        if let p = pending, now - pendingSince >= configuration.spacing {
+            keep(p)
+            pending = nil
+        }
+        if pending == nil { pendingSince = now }
+        if pending == nil || point.uncertainty < pending!.uncertainty { pending = point }
+        if line == nil { keep(pending!); pending = nil }  // the first report anchors at once
     }
 
     /// The anchor (local time at which frame 0 is heard) at local time `now`; nil before any report.
@@ -64,39 +72,49 @@ public struct DeviceTimeline: Sendable {
         return Int64((line.anchor + line.slope * Double(now - line.reference) / 1e9).rounded())
     }
 
-    /// Least squares through the points, with x in seconds from the newest point.
-    private mutating func refit() {
-        guard let first = points.first, let last = points.last else { line = nil; return }
-        let n = Double(points.count)
-        let base = first.anchor
-        var sx = 0.0, sy = 0.0
-        for p in points {
-            sx += Double(p.time - last.time) / 1e9
-            sy += Double(p.anchor - base)
-        }
-        let mx = sx / n, my = sy / n
-        var sxx = 0.0, sxy = 0.0
-        for p in points {
-            let x = Double(p.time - last.time) / 1e9 - mx
-            sxx += x * x
-            sxy += x * (Double(p.anchor - base) - my)
-        }
-        let span = Double(last.time - first.time) / 1e9
-        // A slope only once there is history enough to tell drift from wander.
-        let slope = span * 1e9 >= Double(configuration.minimumSlopeSpan) && sxx > 0
-            ? min(max(sxy / sxx, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
-        line = (last.time, Double(base) + my - slope * mx, slope)
+    /// The local time at which frame `frame` will be heard, as the line predicts at `now`.
+    public func heardAt(frame: Int64, now: Int64) -> LocalTime? {
+        anchor(at: now).map { LocalTime(nanoseconds: $0 + AudioFormat.nanoseconds(forFrames: frame)) }
     }
 
-    /// The local time at which the next frame written will be heard.
-    public func nextFrameHeard(at now: Int64, framesWritten: Int64) -> Int64? {
-        anchor(at: now).map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) }
-    }
+    /// The device's rate against the local clock, in parts per million (positive: slow).
+    public var rateOffsetPPM: Double { (line?.slope ?? 0) / 1_000 }
 
     public mutating func reset() {
-        points.removeAll()
-        lastKept = nil
+        points.removeAll(keepingCapacity: true)
+        pending = nil
         outliers = 0
         line = nil
+    }
+
+    private mutating func keep(_ point: Point) {
+        points.append(point)
+        let horizon = point.time - configuration.window
+        if let stale = points.firstIndex(where: { $0.time >= horizon }), stale > 0 {
+            points.removeFirst(stale)
+        }
+        refit()
+    }
+
+    /// Weighted least squares through the points, with x in seconds from the newest point.
+    private mutating func refit() {
+        guard let first = points.first, let last = points.last else { line = nil; return }
+        let quickest = points.lazy.map(\.uncertainty).min() ?? 0
+        let tolerance = Double(max(configuration.roundTripTolerance, 1))
+        var sw = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
+        for p in points {
+            let extra = Double(p.uncertainty - quickest) / tolerance
+            let w = 1 / (1 + extra * extra)
+            let x = Double(p.time - last.time) / 1e9
+            let y = Double(p.anchor - first.anchor)
+            sw += w; sx += w * x; sy += w * y
+            sxx += w * x * x; sxy += w * x * y
+        }
+        let mx = sx / sw, my = sy / sw
+        let varX = sxx / sw - mx * mx
+        // A slope only once there is history enough to tell drift from wander.
+        let slope = last.time - first.time >= configuration.minimumSlopeSpan && varX > 1e-9
+            ? min(max((sxy / sw - mx * my) / varX, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
+        line = (last.time, Double(first.anchor) + my - slope * mx, slope)
     }
 }
