@@ -182,8 +182,10 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         let now = clock.nanosecondsNow()
         let wallMinusMonotonic = Self.wallClock() - now
         defer { requestedAt = nil; signal() }
+        // Until the stream plays, its read index and the sink's latency describe a start
+        // still to come, and can be milliseconds off.
         guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee,
-              info.read_index_corrupt == 0 else { return }
+              info.read_index_corrupt == 0, info.playing != 0 else { return }
         var sampled = sent + (now - sent) / 2
         if info.synchronized_clocks != 0 {
             let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000

@@ -30,4 +30,11 @@ public struct SystemClock: MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
+
+    /// CLOCK_REALTIME, for converting the kernel's wall-clock stamps.
+    static func wallNanoseconds() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
 }

@@ -5,6 +5,8 @@ import Glibc
 public final class UDPSocket: @unchecked Sendable {
     public let descriptor: Int32
     private var buffer = [UInt8](repeating: 0, count: 65_536)
+    private var control = [UInt8](repeating: 0, count: 128)
+    private var stamped = false
 
     public init() throws(SystemError) {
         descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0))
@@ -72,8 +74,21 @@ public final class UDPSocket: @unchecked Sendable {
         })
     }
 
+    /// Asks the kernel to stamp each datagram as it arrives (SO_TIMESTAMPNS), so that a
+    /// receive time does not include the wait for this thread to wake. False where the
+    /// kernel cannot (Linux before 5.1); `Datagram.receivedAt` is then the time of reading.
+    @discardableResult
+    public func enableReceiveTimestamps() -> Bool {
+        var one: Int32 = 1
+        stamped = setsockopt(descriptor, SOL_SOCKET, Self.timestampOption, &one, 4) == 0
+        return stamped
+    }
+
+    /// SO_TIMESTAMPNS_NEW: a 64-bit seconds and nanoseconds pair on every architecture.
+    private static let timestampOption: Int32 = 64
+
     /// Waits up to `timeoutMilliseconds` for a datagram; nil on timeout or interruption.
-    public func receive(timeoutMilliseconds: Int32) throws(SystemError) -> (bytes: [UInt8], from: SocketAddress)? {
+    public func receive(timeoutMilliseconds: Int32) throws(SystemError) -> Datagram? {
         var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         let ready = poll(&pfd, 1, timeoutMilliseconds)
         if ready < 0 {
@@ -82,18 +97,67 @@ public final class UDPSocket: @unchecked Sendable {
         }
         if ready == 0 { return nil }
         var sa = sockaddr_in()
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        var controlLength = 0
         let n = buffer.withUnsafeMutableBytes { b in
-            withUnsafeMutablePointer(to: &sa) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(descriptor, b.baseAddress, b.count, 0, $0, &len)
+            control.withUnsafeMutableBytes { c in
+                withUnsafeMutablePointer(to: &sa) { name in
+                    var iov = iovec(iov_base: b.baseAddress, iov_len: b.count)
+                    return withUnsafeMutablePointer(to: &iov) { iovp in
+                        var msg = msghdr()
+                        msg.msg_name = UnsafeMutableRawPointer(name)
+                        msg.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                        msg.msg_iov = iovp
+                        msg.msg_iovlen = 1
+                        msg.msg_control = c.baseAddress
+                        msg.msg_controllen = c.count
+                        let r = recvmsg(descriptor, &msg, 0)
+                        controlLength = Int(msg.msg_controllen)
+                        return r
+                    }
                 }
             }
         }
+        let monotonic = SystemClock().nanosecondsNow()
         if n < 0 {
             if Glibc.errno == EINTR || Glibc.errno == EAGAIN { return nil }
-            throw SystemError(call: "recvfrom", errno: Glibc.errno)
+            throw SystemError(call: "recvmsg", errno: Glibc.errno)
         }
-        return (Array(buffer[0..<n]), SocketAddress(sa))
+        var receivedAt = monotonic
+        if stamped, let wall = kernelStamp(controlLength: controlLength) {
+            // The kernel stamps wall-clock time; both clocks advance together between steps.
+            receivedAt = wall - (SystemClock.wallNanoseconds() - monotonic)
+            if receivedAt > monotonic || monotonic - receivedAt > 1_000_000_000 { receivedAt = monotonic }
+        }
+        return Datagram(bytes: Array(buffer[0..<n]), from: SocketAddress(sa), receivedAt: receivedAt)
     }
+
+    /// The SCM_TIMESTAMPNS control message's time, in wall-clock nanoseconds.
+    private func kernelStamp(controlLength: Int) -> Int64? {
+        let header = MemoryLayout<cmsghdr>.size
+        let align = MemoryLayout<Int>.size
+        let dataOffset = (header + align - 1) & ~(align - 1)
+        return control.withUnsafeBytes { c -> Int64? in
+            var offset = 0
+            while offset + dataOffset <= controlLength {
+                let h = c.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
+                let length = Int(h.cmsg_len)
+                guard length >= dataOffset, offset + length <= controlLength else { return nil }
+                if h.cmsg_level == SOL_SOCKET, h.cmsg_type == Self.timestampOption, length >= dataOffset + 16 {
+                    let seconds = c.loadUnaligned(fromByteOffset: offset + dataOffset, as: Int64.self)
+                    let nanoseconds = c.loadUnaligned(fromByteOffset: offset + dataOffset + 8, as: Int64.self)
+                    return seconds * 1_000_000_000 + nanoseconds
+                }
+                offset += (length + align - 1) & ~(align - 1)
+            }
+            return nil
+        }
+    }
+}
+
+/// A received datagram: its bytes, its sender, and when it arrived (CLOCK_MONOTONIC
+/// nanoseconds, from the kernel's stamp where enabled).
+public struct Datagram: Sendable, Equatable {
+    public var bytes: [UInt8]
+    public var from: SocketAddress
+    public var receivedAt: Int64
 }

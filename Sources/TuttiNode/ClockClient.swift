@@ -60,9 +60,9 @@ final class ClockClient: @unchecked Sendable {
                 exchanges += 1
             }
             let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 100_000_000) / 1_000_000)
-            guard let (bytes, _) = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
-            let t4 = clock.nanosecondsNow()
-            guard let message = try? ControlMessage.decode(bytes) else { continue }
+            guard let datagram = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
+            let t4 = datagram.receivedAt
+            guard let message = try? ControlMessage.decode(datagram.bytes) else { continue }
             if case let .timeResponse(originate, receive, transmit) = message {
                 let sample = ClockSample(
                     t1: LocalTime(nanoseconds: Int64(bitPattern: originate)), t2: receive.coordinatorTime,

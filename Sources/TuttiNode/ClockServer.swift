@@ -22,15 +22,15 @@ final class ClockServer: @unchecked Sendable {
 
     func run() {
         while !stopFlag.isSet {
-            let received: (bytes: [UInt8], from: SocketAddress)?
+            let received: Datagram?
             do {
                 received = try socket.receive(timeoutMilliseconds: 200)
             } catch {
                 log.error("clock socket: \(error)")
                 return
             }
-            guard let (bytes, from) = received else { continue }
-            let t2 = clock.nanosecondsNow()
+            guard let received else { continue }
+            let (bytes, from, t2) = (received.bytes, received.from, received.receivedAt)
             let message: ControlMessage
             do {
                 message = try ControlMessage.decode(bytes)

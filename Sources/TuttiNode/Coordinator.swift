@@ -39,6 +39,7 @@ public final class Coordinator: @unchecked Sendable {
         self.configuration = configuration
         clockSocket = try UDPSocket()
         try clockSocket.bind(configuration.clockListen, reuse: true)
+        clockSocket.enableReceiveTimestamps()
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag)

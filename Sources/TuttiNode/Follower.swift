@@ -49,6 +49,7 @@ public final class Follower: @unchecked Sendable {
         }
         clockSocket = try UDPSocket()
         try clockSocket.bind(SocketAddress(address: 0, port: 0))
+        clockSocket.enableReceiveTimestamps()
     }
 
     public func stop() { stopFlag.set() }
@@ -76,9 +77,9 @@ public final class Follower: @unchecked Sendable {
     private func receiveLoop() {
         while !stopFlag.isSet {
             do {
-                guard let (bytes, _) = try rtpSocket.receive(timeoutMilliseconds: 200) else { continue }
-                let now = LocalTime(nanoseconds: clock.nanosecondsNow())
-                engine.withLock { $0.engine.receive(bytes, at: now) }
+                guard let datagram = try rtpSocket.receive(timeoutMilliseconds: 200) else { continue }
+                let arrived = LocalTime(nanoseconds: datagram.receivedAt)
+                engine.withLock { $0.engine.receive(datagram.bytes, at: arrived) }
             } catch {
                 log.error("receive: \(error)")
                 Thread.sleep(forTimeInterval: 0.1)

@@ -1,3 +1,4 @@
+import Glibc
 import Testing
 import TuttiCore
 @testable import TuttiNet
@@ -25,6 +26,23 @@ struct NetTests {
         #expect(got.bytes == [1, 2, 3])
         #expect(got.from == (try b.localAddress()))
         #expect(try a.receive(timeoutMilliseconds: 10) == nil)
+    }
+
+    /// Kernel receive stamps: the datagram's arrival, not the moment this thread read it.
+    @Test func kernelStampsTheArrivalTime() throws {
+        let a = try UDPSocket()
+        try a.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        #expect(a.enableReceiveTimestamps())
+        let b = try UDPSocket()
+        let clock = SystemClock()
+        let sent = clock.nanosecondsNow()
+        try b.send([9], to: try a.localAddress())
+        usleep(50_000)  // the datagram waits 50 ms before anyone reads it
+        let got = try #require(try a.receive(timeoutMilliseconds: 1000))
+        let read = clock.nanosecondsNow()
+        #expect(got.bytes == [9])
+        #expect(got.receivedAt >= sent - 1_000_000 && got.receivedAt < sent + 20_000_000, "stamped \((got.receivedAt - sent) / 1000) µs after sending")
+        #expect(read - got.receivedAt >= 40_000_000)
     }
 
     @Test func bindingATakenPortIsATypedError() throws {

@@ -19,9 +19,10 @@ public struct DeviceTimeline: Sendable {
         /// Keep the quickest report of each interval this long.
         public var spacing: Int64 = 50_000_000
         /// A report whose round trip exceeds the quickest kept by this much counts half.
-        public var roundTripTolerance: Int64 = 20_000
-        /// Implied anchors this far from the line, several in a row, mean a jump.
-        public var jumpThreshold: Int64 = 3_000_000
+        public var roundTripTolerance: Int64 = 50_000
+        /// A report whose anchor is further than this (plus its own round trip) from the
+        /// line is an outlier and is not kept; several in a row mean a jump.
+        public var jumpThreshold: Int64 = 500_000
         public var jumpCount = 5
         public init() {}
     }
@@ -50,7 +51,8 @@ public struct DeviceTimeline: Sendable {
     public mutating func report(_ timing: DeviceTiming) {
         let now = timing.measuredAt.nanoseconds
         let point = Point(time: now, anchor: timing.anchor.nanoseconds, uncertainty: max(0, timing.uncertainty))
-        if let predicted = anchor(at: now), abs(point.anchor - predicted) > configuration.jumpThreshold {
+        if let predicted = anchor(at: now),
+           abs(point.anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
             outliers += 1
             guard outliers >= configuration.jumpCount else { return }
             reset()
