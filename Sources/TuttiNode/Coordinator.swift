@@ -32,6 +32,8 @@ public final class Coordinator: @unchecked Sendable {
     private let clockServer: ClockServer
     private let ssrc = UInt32.random(in: 1...UInt32.max)
     private let log = Log("coordinator")
+    /// How far a live source's arrivals may part from the timeline before it is realigned.
+    private let liveTolerance: Int64 = 20_000_000
     /// Packets sent to at least one destination.
     public let packetsSent = Atomic<Int>(0)
 
@@ -104,12 +106,31 @@ public final class Coordinator: @unchecked Sendable {
                 pcm += [Float](repeating: 0, count: frameSize * 2 - (pcm.count - offset))
             }
             let now = clock.nanosecondsNow()
+            // A live source's newest frame arrived just now, so the next packet's first frame
+            // arrived as many frames ago as are buffered: it plays `latency` after that.
+            let buffered = AudioFormat.nanoseconds(forFrames: Int64((pcm.count - offset) / 2))
+            let arrival = source.isLive ? now - buffered : now
+            let codecDelay = AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead))
             if packetizer == nil {
                 packetizer = StreamPacketizer(
                     ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
                     initialTimestamp: UInt32.random(in: 0...UInt32.max),
-                    origin: CoordinatorTime(nanoseconds: now + lead), codecDelay: Int64(encoder.lookahead))
+                    origin: CoordinatorTime(nanoseconds: arrival + lead), codecDelay: Int64(encoder.lookahead))
                 writeSDP(packetizer!)
+            } else if source.isLive {
+                let planned = packetizer!.nextPresentationTime.nanoseconds + codecDelay - lead
+                if abs(planned - arrival) > liveTolerance {
+                    // The source's clock and ours parted (or it stalled): follow the source.
+                    log.info("live source \(planned > arrival ? "ran ahead of" : "fell behind") the timeline by \(abs(planned - arrival) / 1_000_000) ms; realigning")
+                    packetizer!.restart(at: CoordinatorTime(nanoseconds: arrival + lead - codecDelay))
+                    writeSDP(packetizer!)
+                }
+                if packetizer!.nextPresentationTime.nanoseconds < now + lead / 2 {
+                    // Stale input (a backlog in the pipe at start): too late to send.
+                    offset += frameSize * 2
+                    packetizer!.skip(frames: frameSize)
+                    continue
+                }
             } else if now > packetizer!.nextPresentationTime.nanoseconds - lead + 50_000_000 {
                 log.warning("source fell behind real time by \((now - (packetizer!.nextPresentationTime.nanoseconds - lead)) / 1_000_000) ms; restarting the timeline")
                 packetizer!.restart(at: CoordinatorTime(nanoseconds: now + lead))

@@ -52,6 +52,12 @@ public struct StreamPacketizer: Sendable {
         return packet
     }
 
+    /// Moves the timeline past `frames` frames without sending them (stale live input): the
+    /// next packet's timestamp jumps ahead, its sequence number does not.
+    public mutating func skip(frames: Int) {
+        framesSinceOrigin += Int64(frames)
+    }
+
     /// Cuts the timeline: the next packet plays at `origin`, under a new epoch.
     public mutating func restart(at origin: CoordinatorTime) {
         // Stream timestamps keep moving forward; only their mapping to time changes.
