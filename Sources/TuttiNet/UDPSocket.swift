@@ -76,7 +76,9 @@ public final class UDPSocket: @unchecked Sendable {
 
     /// Asks the kernel to stamp each datagram as it arrives (SO_TIMESTAMPNS), so that a
     /// receive time does not include the wait for this thread to wake. False where the
-    /// kernel cannot (Linux before 5.1); `Datagram.receivedAt` is then the time of reading.
+    /// kernel cannot (Linux before 5.1); `Datagram.receivedAt` is then the time of reading,
+    /// as it is for the first datagrams after the first socket on the host asks (the kernel
+    /// turns stamping on in deferred work).
     @discardableResult
     public func enableReceiveTimestamps() -> Bool {
         var one: Int32 = 1

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TuttiCore
 
@@ -44,5 +45,28 @@ struct RateServoTests {
         out.removeAll()
         q.interpolate(from: 105.25, step: 1, count: 1, into: &out)
         #expect(out == [5.25, -5.25])
+    }
+
+    /// The fixed-point resampler against plain arithmetic, at a servo's ratio over a chunk.
+    @Test(arguments: [0.9995, 1.0, 1.000_3, 1.0005])
+    func interpolationMatchesAReference(step: Double) {
+        var q = SampleQueue(start: 1_000)
+        _ = q.append { out in
+            for i in 0..<1_000 { out += [Float(sin(Double(i) * 0.05)), Float(cos(Double(i) * 0.07))] }
+            return 1_000
+        }
+        var out: [Float] = []
+        let from = 1_010.37
+        q.interpolate(from: from, step: step, count: 480, into: &out)
+        #expect(out.count == 960)
+        var worst: Float = 0
+        for i in 0..<480 {
+            let p = from - 1_000 + step * Double(i)
+            let k = Int(p), f = p - Double(k)
+            let l = sin(Double(k) * 0.05) * (1 - f) + sin(Double(k + 1) * 0.05) * f
+            let r = cos(Double(k) * 0.07) * (1 - f) + cos(Double(k + 1) * 0.07) * f
+            worst = max(worst, abs(out[2 * i] - Float(l)), abs(out[2 * i + 1] - Float(r)))
+        }
+        #expect(worst < 1e-5)
     }
 }

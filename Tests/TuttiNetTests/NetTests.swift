@@ -34,6 +34,9 @@ struct NetTests {
         try a.bind(SocketAddress(address: 0x7F00_0001, port: 0))
         #expect(a.enableReceiveTimestamps())
         let b = try UDPSocket()
+        // The kernel turns stamping on lazily (deferred work) the first time any socket asks;
+        // until then it stamps at reading time. Wait for it the way a long-running process does.
+        usleep(100_000)
         let clock = SystemClock()
         let sent = clock.nanosecondsNow()
         try b.send([9], to: try a.localAddress())

@@ -41,19 +41,33 @@ public struct SampleQueue: Sendable {
     }
 
     /// Writes `count` frames read from position `from` advancing by `step` per frame.
-    /// Requires `from >= start` and `from + step * count + 1 < end`.
+    /// Requires `from >= start` and `from + step * count + 1 < end`. This is the follower's
+    /// hot path, hence the raw pointers: it runs for every frame played.
     public func interpolate(from: Double, step: Double, count: Int, into out: inout [Float]) {
-        let base = Double(start)
-        samples.withUnsafeBufferPointer { s in
-            for i in 0..<count {
-                let pos = from - base + step * Double(i)
-                let index = Int(pos)
-                let frac = Float(pos - Double(index))
-                let j = head + index * 2
-                let l0 = s[j], r0 = s[j + 1]
-                let l1 = s[j + 2], r1 = s[j + 3]
-                out.append(l0 + (l1 - l0) * frac)
-                out.append(r0 + (r1 - r0) * frac)
+        guard count > 0 else { return }
+        let first = out.count
+        let last = from - Double(start) + step * Double(count - 1)
+        precondition(from >= Double(start) && head + Int(last) * 2 + 3 < samples.count, "reading outside the queue")
+        out.append(contentsOf: repeatElement(0, count: count * 2))
+        samples.withUnsafeBufferPointer { source in
+            out.withUnsafeMutableBufferPointer { target in
+                // Frames as pairs of lanes (left, right), and positions in 32.32 fixed point:
+                // integer steps are cheaper than splitting a Double into index and fraction.
+                let s = UnsafeRawPointer(source.baseAddress! + head)
+                let t = UnsafeMutableRawPointer(target.baseAddress! + first)
+                let frameBytes = MemoryLayout<SIMD2<Float>>.stride
+                let scale = 4_294_967_296.0
+                var pos = Int64((from - Double(start)) * scale)
+                let delta = Int64((step * scale).rounded())
+                let unit: Float = 1 / 4_294_967_296
+                for i in 0..<count {
+                    let j = Int(truncatingIfNeeded: pos >> 32) &* frameBytes
+                    let frac = Float(pos & 0xFFFF_FFFF) * unit
+                    let a = s.loadUnaligned(fromByteOffset: j, as: SIMD2<Float>.self)
+                    let b = s.loadUnaligned(fromByteOffset: j &+ frameBytes, as: SIMD2<Float>.self)
+                    t.storeBytes(of: a + (b - a) * frac, toByteOffset: i &* frameBytes, as: SIMD2<Float>.self)
+                    pos &+= delta
+                }
             }
         }
     }
