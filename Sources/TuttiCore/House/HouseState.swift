@@ -1,0 +1,21 @@
+/// Everything the coordinator saves, so that a restart (or a crash) loses nothing: the
+/// queue and loop mode, where the current track was, the rooms' settings, the feedback.
+public struct HouseState: Codable, Equatable, Sendable {
+    public static let currentVersion = 1
+    public var version = HouseState.currentVersion
+    public var queue: PlayQueue
+    /// The media position the house was at (frames); it resumes there, paused.
+    public var position: Int64
+    public var epoch: UInt32
+    public var rooms: [String: RoomSettings]
+    public var feedback: FeedbackLog
+
+    public init(queue: PlayQueue = PlayQueue(), position: Int64 = 0, epoch: UInt32 = 0,
+                rooms: [String: RoomSettings] = [:], feedback: FeedbackLog = FeedbackLog()) {
+        self.queue = queue
+        self.position = position
+        self.epoch = epoch
+        self.rooms = rooms
+        self.feedback = feedback
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+
+/// The rooms of the house: who has joined (from their reports), their settings, and the
+/// group volume. Pure: times come in as arguments (coordinator time, nanoseconds).
+public struct RoomRegistry: Sendable {
+    public struct Room: Equatable, Sendable {
+        /// The follower's configured name.
+        public var key: String
+        public var settings: RoomSettings
+        public var report: RoomReport?
+        /// Where its reports come from (for settings and timeline messages).
+        public var address: String?
+        public var lastSeen: Int64?
+        public var connected: Bool
+    }
+
+    public enum Event: Equatable, Sendable {
+        case joined(key: String)
+        case left(key: String)
+    }
+
+    /// A room that has not reported for this long has left.
+    public var timeout: Int64 = 5_000_000_000
+    public private(set) var rooms: [String: Room] = [:]
+
+    public init(saved: [String: RoomSettings] = [:]) {
+        for (key, settings) in saved {
+            rooms[key] = Room(key: key, settings: settings, report: nil, address: nil, lastSeen: nil, connected: false)
+        }
+    }
+
+    /// Every room's settings, for saving.
+    public var savedSettings: [String: RoomSettings] { rooms.mapValues(\.settings) }
+
+    /// Rooms by name, connected first.
+    public var list: [Room] {
+        rooms.values.sorted { ($0.connected ? 0 : 1, $0.settings.name.lowercased()) < ($1.connected ? 0 : 1, $1.settings.name.lowercased()) }
+    }
+
+    public var connected: [Room] { list.filter(\.connected) }
+
+    // MARK: - Presence
+
+    public mutating func report(_ report: RoomReport, from address: String, now: Int64) -> [Event] {
+        let key = report.name
+        var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key)), report: nil,
+                                      address: nil, lastSeen: nil, connected: false)
+        let joined = !room.connected
+        room.report = report
+        room.address = address
+        room.lastSeen = now
+        room.connected = true
+        rooms[key] = room
+        return joined ? [.joined(key: key)] : []
+    }
+
+    public mutating func expire(now: Int64) -> [Event] {
+        var events: [Event] = []
+        for (key, room) in rooms where room.connected {
+            if let seen = room.lastSeen, now - seen > timeout {
+                rooms[key]?.connected = false
+                events.append(.left(key: key))
+            }
+        }
+        return events.sorted { "\($0)" < "\($1)" }
+    }
+
+    /// Rooms whose follower has not applied their current settings yet.
+    public var undelivered: [Room] {
+        connected.filter { $0.report?.settingsVersion != $0.settings.version }
+    }
+
+    /// How far ahead of a command's effect every room must hear of it: the largest output
+    /// latency reported, plus a margin for the network.
+    public func commandLead(margin: Int64 = 15_000_000, minimum: Int64 = 40_000_000, maximum: Int64 = 1_000_000_000) -> Int64 {
+        let worst = connected.compactMap { $0.report?.outputLatencyMilliseconds }.max() ?? 0
+        return min(max(Int64(worst * 1e6) + margin, minimum), maximum)
+    }
+
+    // MARK: - Finding
+
+    /// The key of the room called `name` (its shown name, or its key), in any case.
+    public func find(_ name: String) throws(RoomError) -> String {
+        let wanted = name.lowercased()
+        if let room = rooms.values.first(where: { $0.settings.name.lowercased() == wanted }) { return room.key }
+        if let room = rooms.values.first(where: { $0.key.lowercased() == wanted }) { return room.key }
+        throw .noSuchRoom(name, known: list.map(\.settings.name))
+    }
+
+    private func uniqueName(_ base: String) -> String {
+        var name = base
+        var n = 2
+        while rooms.values.contains(where: { $0.settings.name.lowercased() == name.lowercased() }) {
+            name = "\(base) \(n)"
+            n += 1
+        }
+        return name
+    }
+
+    // MARK: - Settings
+
+    public mutating func setVolume(_ name: String, to volume: Double) throws(RoomError) {
+        try Self.check("volume", volume * 100, 0...100)
+        try update(name) { $0.volume = volume }
+    }
+
+    public mutating func setMuted(_ name: String, _ muted: Bool) throws(RoomError) {
+        try update(name) { $0.muted = muted }
+    }
+
+    public mutating func setOutputDelay(_ name: String, milliseconds: Double) throws(RoomError) {
+        try Self.check("output delay (ms)", milliseconds, 0...2000)
+        try update(name) { $0.outputDelayMilliseconds = milliseconds }
+    }
+
+    public mutating func rename(_ name: String, to newName: String) throws(RoomError) {
+        let trimmed = newName.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= 64 else { throw .badName(newName) }
+        let key = try find(name)
+        if let other = rooms.values.first(where: { $0.key != key && $0.settings.name.lowercased() == trimmed.lowercased() }) {
+            throw .nameTaken(other.settings.name)
+        }
+        try update(key) { $0.name = trimmed }
+    }
+
+    /// Forgets a room and its settings (it joins again, as new, if its follower reports).
+    public mutating func remove(_ name: String) throws(RoomError) {
+        rooms[try find(name)] = nil
+    }
+
+    /// The group's volume: the average of the connected rooms' (of all rooms when none is).
+    public var groupVolume: Double {
+        let pool = connected.isEmpty ? Array(rooms.values) : connected
+        guard !pool.isEmpty else { return 1 }
+        return pool.map(\.settings.volume).reduce(0, +) / Double(pool.count)
+    }
+
+    /// Whether every connected room is muted.
+    public var groupMuted: Bool { !connected.isEmpty && connected.allSatisfy(\.settings.muted) }
+
+    /// Sets the group volume keeping the rooms' proportions: every room's volume is scaled by
+    /// the same factor (rooms all at zero rise together).
+    public mutating func setGroupVolume(_ volume: Double) throws(RoomError) {
+        try Self.check("volume", volume * 100, 0...100)
+        let current = groupVolume
+        let targets = connected.isEmpty ? Array(rooms.keys) : connected.map(\.key)
+        for key in targets {
+            let old = rooms[key]!.settings.volume
+            let new = current > 0 ? min(1, old * volume / current) : volume
+            try update(key) { $0.volume = new }
+        }
+    }
+
+    public mutating func setGroupMuted(_ muted: Bool) {
+        for key in (connected.isEmpty ? Array(rooms.keys) : connected.map(\.key)) {
+            try? update(key) { $0.muted = muted }
+        }
+    }
+
+    private mutating func update(_ name: String, _ change: (inout RoomSettings) -> Void) throws(RoomError) {
+        let key = rooms[name] != nil ? name : try find(name)
+        var settings = rooms[key]!.settings
+        let before = settings
+        change(&settings)
+        guard settings != before else { return }
+        settings.version &+= 1
+        rooms[key]!.settings = settings
+    }
+
+    private static func check(_ what: String, _ value: Double, _ range: ClosedRange<Double>) throws(RoomError) {
+        guard value.isFinite, range.contains(value) else { throw .outOfRange(what: what, value: value, range: range) }
+    }
+}

@@ -1,0 +1,104 @@
+/// A room's settings: kept (and saved) by the coordinator, applied by the room's follower.
+public struct RoomSettings: Codable, Equatable, Sendable {
+    /// The name people see; the follower's own name stays the room's key.
+    public var name: String
+    /// 0 to 1, on a perceptual scale (the follower applies it as a cubic gain).
+    public var volume: Double
+    public var muted: Bool
+    /// Extra delay of the room's device after its sound server (HDMI, Bluetooth).
+    public var outputDelayMilliseconds: Double
+    /// Bumped on every change; a follower reports the version it has applied.
+    public var version: UInt32
+
+    public init(name: String, volume: Double = 1, muted: Bool = false, outputDelayMilliseconds: Double = 0, version: UInt32 = 1) {
+        self.name = name
+        self.volume = volume
+        self.muted = muted
+        self.outputDelayMilliseconds = outputDelayMilliseconds
+        self.version = version
+    }
+
+    /// The linear gain for a volume: cubic, so that equal steps sound like equal steps.
+    public static func gain(volume: Double, muted: Bool) -> Float {
+        muted ? 0 : Float(pow3(min(max(volume, 0), 1)))
+    }
+
+    private static func pow3(_ x: Double) -> Double { x * x * x }
+}
+
+/// What a follower says about itself, about once a second, on the clock port.
+public struct RoomReport: Codable, Equatable, Sendable {
+    /// The follower's configured name (`--name`): the room's key.
+    public var name: String
+    /// acquiring-clock, waiting or playing.
+    public var state: String
+    /// The sound server asked this room to pause for another stream (a phone call).
+    public var interrupted: Bool
+    public var clockOffsetMicroseconds: Double
+    public var clockUncertaintyMicroseconds: Double
+    public var roundTripMicroseconds: Double
+    public var bufferedPackets: Int
+    /// How far ahead of being heard the room writes its audio (sound server latency plus
+    /// output delay): a command must reach it earlier than this.
+    public var outputLatencyMilliseconds: Double
+    public var packetsReceived: Int
+    public var packetsLost: Int
+    public var packetsRecovered: Int
+    public var framesConcealed: Int
+    public var packetsLate: Int
+    /// The room's current timing error against the presentation times: its skew estimate.
+    public var timingErrorMicroseconds: Double
+    /// The `RoomSettings.version` the follower has applied.
+    public var settingsVersion: UInt32
+    /// The epoch it plays, if any.
+    public var epoch: UInt32?
+
+    public init(name: String, state: String = "waiting", interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
+                clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
+                outputLatencyMilliseconds: Double = 0, packetsReceived: Int = 0, packetsLost: Int = 0,
+                packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,
+                timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil) {
+        self.name = name
+        self.state = state
+        self.interrupted = interrupted
+        self.clockOffsetMicroseconds = clockOffsetMicroseconds
+        self.clockUncertaintyMicroseconds = clockUncertaintyMicroseconds
+        self.roundTripMicroseconds = roundTripMicroseconds
+        self.bufferedPackets = bufferedPackets
+        self.outputLatencyMilliseconds = outputLatencyMilliseconds
+        self.packetsReceived = packetsReceived
+        self.packetsLost = packetsLost
+        self.packetsRecovered = packetsRecovered
+        self.framesConcealed = framesConcealed
+        self.packetsLate = packetsLate
+        self.timingErrorMicroseconds = timingErrorMicroseconds
+        self.settingsVersion = settingsVersion
+        self.epoch = epoch
+    }
+}
+
+/// Why a room command was refused.
+public enum RoomError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSuchRoom(String, known: [String])
+    case nameTaken(String)
+    case badName(String)
+    case outOfRange(what: String, value: Double, range: ClosedRange<Double>)
+
+    public var description: String {
+        switch self {
+        case let .noSuchRoom(name, known):
+            known.isEmpty ? "no room named '\(name)': no rooms have joined yet"
+                : "no room named '\(name)'; the rooms are: \(known.joined(separator: ", "))"
+        case let .nameTaken(name): "a room is already called '\(name)'"
+        case let .badName(name): "'\(name)' is not a usable room name (1 to 64 characters, not blank)"
+        case let .outOfRange(what, value, range):
+            "\(what) \(value.formatted2) is out of range (\(range.lowerBound.formatted2) to \(range.upperBound.formatted2))"
+        }
+    }
+}
+
+extension Double {
+    var formatted2: String {
+        self == rounded() ? String(Int(self)) : String((self * 100).rounded() / 100)
+    }
+}

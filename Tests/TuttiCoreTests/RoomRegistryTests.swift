@@ -1,0 +1,106 @@
+import Testing
+@testable import TuttiCore
+
+@Suite("Rooms, volumes and feedback")
+struct RoomRegistryTests {
+    static func house(_ names: [String] = ["Kitchen", "Study", "Bath"]) -> RoomRegistry {
+        var registry = RoomRegistry()
+        for name in names { _ = registry.report(RoomReport(name: name), from: "10.0.0.1:4000", now: 0) }
+        return registry
+    }
+
+    @Test func roomsJoinByReportingAndLeaveWhenSilent() {
+        var registry = RoomRegistry()
+        #expect(registry.report(RoomReport(name: "Kitchen"), from: "a", now: 0) == [.joined(key: "Kitchen")])
+        #expect(registry.report(RoomReport(name: "Kitchen"), from: "a", now: 1_000_000_000).isEmpty)
+        #expect(registry.expire(now: 5_000_000_000).isEmpty)
+        #expect(registry.expire(now: 6_500_000_000) == [.left(key: "Kitchen")])
+        #expect(registry.connected.isEmpty && registry.list.count == 1)
+        #expect(registry.report(RoomReport(name: "Kitchen"), from: "a", now: 7_000_000_000) == [.joined(key: "Kitchen")])
+    }
+
+    @Test func roomsAreFoundByShownNameOrKeyInAnyCase() throws {
+        var registry = Self.house()
+        try registry.rename("kitchen", to: "Cuisine")
+        #expect(try registry.find("CUISINE") == "Kitchen")
+        #expect(try registry.find("kitchen") == "Kitchen")
+        #expect(throws: RoomError.nameTaken("Study")) { try registry.rename("Cuisine", to: "study") }
+        #expect(throws: RoomError.badName("  ")) { try registry.rename("Cuisine", to: "  ") }
+        #expect(throws: RoomError.self) { try registry.find("Garage") }
+        #expect(RoomError.noSuchRoom("Garage", known: ["Bath", "Cuisine"]).description.contains("Bath, Cuisine"))
+    }
+
+    @Test func volumeChangesBumpTheVersionAndAreDeliveredUntilApplied() throws {
+        var registry = Self.house(["Kitchen"])
+        #expect(registry.undelivered.count == 1, "a new follower has applied nothing yet")
+        _ = registry.report(RoomReport(name: "Kitchen", settingsVersion: 1), from: "a", now: 1)
+        #expect(registry.undelivered.isEmpty)
+        try registry.setVolume("Kitchen", to: 0.4)
+        #expect(registry.rooms["Kitchen"]?.settings.version == 2)
+        #expect(registry.undelivered.map(\.key) == ["Kitchen"])
+        try registry.setVolume("Kitchen", to: 0.4)
+        #expect(registry.rooms["Kitchen"]?.settings.version == 2, "no change, no new version")
+        #expect(throws: RoomError.outOfRange(what: "volume", value: 140, range: 0...100)) { try registry.setVolume("Kitchen", to: 1.4) }
+        #expect(throws: RoomError.self) { try registry.setVolume("Kitchen", to: .nan) }
+        #expect(throws: RoomError.self) { try registry.setOutputDelay("Kitchen", milliseconds: -1) }
+    }
+
+    /// The group volume is the rooms' average; setting it scales every room alike.
+    @Test func groupVolumeKeepsTheRoomsProportions() throws {
+        var registry = Self.house()
+        try registry.setVolume("Kitchen", to: 0.2)
+        try registry.setVolume("Study", to: 0.4)
+        try registry.setVolume("Bath", to: 0.6)
+        #expect(abs(registry.groupVolume - 0.4) < 1e-9)
+        try registry.setGroupVolume(0.2)
+        let v = ["Kitchen", "Study", "Bath"].map { registry.rooms[$0]!.settings.volume }
+        #expect(abs(v[0] - 0.1) < 1e-9 && abs(v[1] - 0.2) < 1e-9 && abs(v[2] - 0.3) < 1e-9)
+        #expect(abs(registry.groupVolume - 0.2) < 1e-9)
+        try registry.setGroupVolume(0)
+        try registry.setGroupVolume(0.5)
+        #expect(registry.connected.allSatisfy { $0.settings.volume == 0.5 }, "from silence, all rise together")
+        registry.setGroupMuted(true)
+        #expect(registry.groupMuted)
+    }
+
+    @Test func commandLeadCoversTheSlowestRoom() {
+        var registry = Self.house(["A"])
+        #expect(registry.commandLead() == 40_000_000)
+        _ = registry.report(RoomReport(name: "A", outputLatencyMilliseconds: 70), from: "a", now: 0)
+        _ = registry.report(RoomReport(name: "B", outputLatencyMilliseconds: 105), from: "b", now: 0)
+        #expect(registry.commandLead() == 120_000_000)
+    }
+
+    @Test func settingsSurviveAsSaved() throws {
+        var registry = Self.house(["Kitchen"])
+        try registry.setVolume("Kitchen", to: 0.3)
+        try registry.setOutputDelay("Kitchen", milliseconds: 35)
+        let restored = RoomRegistry(saved: registry.savedSettings)
+        #expect(restored.rooms["Kitchen"]?.settings == registry.rooms["Kitchen"]?.settings)
+        #expect(restored.connected.isEmpty)
+        #expect(RoomSettings.gain(volume: 0.5, muted: false) == 0.125)
+        #expect(RoomSettings.gain(volume: 0.5, muted: true) == 0)
+    }
+
+    @Test func aNewRoomWithATakenNameIsShownApart() {
+        var registry = Self.house(["Kitchen"])
+        try? registry.rename("Kitchen", to: "Study")
+        _ = registry.report(RoomReport(name: "Study"), from: "b", now: 0)
+        #expect(registry.rooms["Study"]?.settings.name == "Study 2")
+    }
+
+    @Test func ratingsReplaceEachOtherAndBookmarksAccumulate() {
+        var log = FeedbackLog()
+        log.record(.like, path: "/a.mp3", title: "A", artist: nil, position: 5, date: 1)
+        log.record(.dislike, path: "/a.mp3", title: "A", artist: nil, position: nil, date: 2)
+        log.record(.bookmark, path: "/a.mp3", title: "A", artist: nil, position: 48_000, date: 3)
+        log.record(.bookmark, path: "/a.mp3", title: "A", artist: nil, position: 96_000, date: 4)
+        #expect(log.rating(path: "/a.mp3") == .dislike)
+        #expect(log.entries.count == 3)
+        #expect(log.entries.filter { $0.kind == .bookmark }.map(\.position) == [48_000, 96_000])
+        let removed = log.remove(id: log.entries[0].id)
+        let missing = log.remove(id: 999)
+        #expect(removed && !missing)
+        #expect(log.rating(path: "/a.mp3") == nil)
+    }
+}
