@@ -11,6 +11,8 @@ final class ClockServer: @unchecked Sendable {
     private let stopFlag: StopFlag
     let subscribers = Mutex(LeaseTable<SocketAddress>())
     let rejected = Atomic<Int>(0)
+    /// Called on this service's thread with every room report, its sender and arrival time.
+    var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
     private let log = Log("coordinator")
 
     init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag) {
@@ -58,7 +60,9 @@ final class ClockServer: @unchecked Sendable {
                 } else {
                     log.warning("subscription table full; refusing \(target)")
                 }
-            case .timeResponse, .subscribed:
+            case let .roomReport(report):
+                onReport?(report, from, t2)
+            case .timeResponse, .subscribed, .roomSettings, .epochEnd:
                 rejected.add(1, ordering: .relaxed)
             }
         }

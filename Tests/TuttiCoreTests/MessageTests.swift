@@ -8,6 +8,10 @@ struct MessageTests {
         .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5)),
         .subscribe(rtpPort: 5004, leaseSeconds: 30),
         .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
+        .roomReport(RoomReport(name: "Kitchen — 厨房", state: "playing", interrupted: true, clockOffsetMicroseconds: -3.5,
+                               outputLatencyMilliseconds: 70.2, packetsReceived: 1_000, settingsVersion: 7, epoch: 3)),
+        .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000),
+        .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
     ]
 
     @Test(arguments: messages)
@@ -25,6 +29,10 @@ struct MessageTests {
         #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0)).encode().count == 32)
         #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).encode().count == 12)
         #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).encode().count == 16)
+        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode().count == 20)
+        #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).encode().count == 20)
+        let report = ControlMessage.roomReport(RoomReport(name: String(repeating: "x", count: 64))).encode()
+        #expect(report.count < 1_000, "a report with a long name still fits one datagram")
     }
 
     @Test func rejectsForeignAndUnknown() {
@@ -34,7 +42,13 @@ struct MessageTests {
         #expect(throws: PacketError.unknownType(77)) { try ControlMessage.decode(bytes) }
         bytes[4] = 9
         #expect(throws: PacketError.badVersion(9)) { try ControlMessage.decode(bytes) }
-        #expect(throws: PacketError.badMagic) { try ControlMessage.decode([UInt8](repeating: 0, count: 2000)) }
+        #expect(throws: PacketError.oversized(2000)) { try ControlMessage.decode([UInt8](repeating: 0, count: 2000)) }
+        var settings = ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode()
+        settings[12] = 0xFF  // volume above 100 %
+        #expect(throws: PacketError.self) { try ControlMessage.decode(settings) }
+        var report = ControlMessage.roomReport(RoomReport(name: "A")).encode()
+        report[9] = UInt8(ascii: "!")
+        #expect(throws: PacketError.badPayload("room report is not valid JSON")) { try ControlMessage.decode(report) }
     }
 
     @Test func senderReportRoundTripsWithCNAME() throws {

@@ -1,4 +1,7 @@
-/// Messages on the coordinator's clock port (UDP): time exchange and unicast subscription.
+import Foundation
+
+/// Messages on the coordinator's clock port (UDP): time exchange, unicast subscription, and
+/// the rooms' control: their reports, their settings, and the end of an epoch.
 ///
 /// Every message starts with an 8-byte header: magic `TUTC`, version, type, and two
 /// reserved bytes. Times are NTP-format (see `NTPTimestamp`). Byte tables: docs/protocol.md.
@@ -12,14 +15,22 @@ public enum ControlMessage: Equatable, Sendable {
     case subscribe(rtpPort: UInt16, leaseSeconds: UInt16)
     /// Coordinator → follower: subscription accepted; `ssrc` of the stream and its payload type.
     case subscribed(ssrc: UInt32, payloadType: UInt8)
+    /// Follower → coordinator, about once a second: who it is and how it plays (JSON).
+    case roomReport(RoomReport)
+    /// Coordinator → follower: apply these settings (volume 0 to 1, cubic), labelled `version`.
+    case roomSettings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32)
+    /// Coordinator → follower: epoch `epoch` ends at `at` (coordinator time): silence from
+    /// then on (a pause, a stop, the end of the queue).
+    case epochEnd(epoch: UInt32, at: NTPTimestamp)
 
     public static let magic: [UInt8] = Array("TUTC".utf8)
     public static let version: UInt8 = 1
     /// The largest message; anything longer is not ours.
-    public static let maximumSize = 64
+    public static let maximumSize = 1_200
 
     enum Kind: UInt8 {
         case timeRequest = 1, timeResponse = 2, subscribe = 3, subscribed = 4
+        case roomReport = 5, roomSettings = 6, epochEnd = 7
     }
 
     public func encode() -> [UInt8] {
@@ -42,12 +53,31 @@ public enum ControlMessage: Equatable, Sendable {
             out += [Kind.subscribed.rawValue, 0, 0]
             out.appendBigEndian(ssrc)
             out += [pt, 0, 0, 0]
+        case let .roomReport(report):
+            out += [Kind.roomReport.rawValue, 0, 0]
+            out += (try? Self.json.encode(report)).map { Array($0) } ?? []
+        case let .roomSettings(version, volume, muted, delay):
+            out += [Kind.roomSettings.rawValue, 0, 0]
+            out.appendBigEndian(version)
+            out.appendBigEndian(UInt16((min(max(volume, 0), 1) * 10_000).rounded()))
+            out += [muted ? 1 : 0, 0]
+            out.appendBigEndian(delay)
+        case let .epochEnd(epoch, at):
+            out += [Kind.epochEnd.rawValue, 0, 0]
+            out.appendBigEndian(epoch)
+            out.appendBigEndian(at.rawValue)
         }
         return out
     }
 
+    private static let json: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
     public static func decode(_ bytes: [UInt8]) throws(PacketError) -> ControlMessage {
-        guard bytes.count <= maximumSize else { throw .badMagic }
+        guard bytes.count <= maximumSize else { throw .oversized(bytes.count) }
         var r = ByteReader(bytes)
         try r.need(8)
         guard Array(bytes[0..<4]) == magic else { throw .badMagic }
@@ -74,6 +104,22 @@ public enum ControlMessage: Equatable, Sendable {
             let pt = try r.u8()
             try r.skip(3)
             return .subscribed(ssrc: ssrc, payloadType: pt)
+        case .roomReport:
+            guard let report = try? JSONDecoder().decode(RoomReport.self, from: Data(bytes[8...])) else {
+                throw .badPayload("room report is not valid JSON")
+            }
+            return .roomReport(report)
+        case .roomSettings:
+            let version = try r.u32()
+            let volume = Double(try r.u16()) / 10_000
+            let muted = try r.u8()
+            try r.skip(1)
+            let delay = try r.u32()
+            guard volume <= 1, muted <= 1 else { throw .badPayload("room settings out of range") }
+            return .roomSettings(version: version, volume: volume, muted: muted == 1, outputDelayMicroseconds: delay)
+        case .epochEnd:
+            let epoch = try r.u32()
+            return .epochEnd(epoch: epoch, at: NTPTimestamp(rawValue: try r.u64()))
         }
     }
 }

@@ -8,6 +8,8 @@ public enum PacketError: Error, Equatable, Sendable, CustomStringConvertible {
     case badPadding
     case unexpectedPayloadType(UInt8)
     case missingPresentationTime
+    case badPayload(String)
+    case oversized(Int)
 
     public var description: String {
         switch self {
@@ -19,6 +21,8 @@ public enum PacketError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badPadding: "RTP padding longer than the packet"
         case let .unexpectedPayloadType(pt): "unexpected RTP payload type \(pt)"
         case .missingPresentationTime: "RTP packet has no presentation-time extension"
+        case let .badPayload(why): "malformed message: \(why)"
+        case let .oversized(n): "message of \(n) bytes is longer than any tutti message"
         }
     }
 }
