@@ -70,3 +70,24 @@ struct RateServoTests {
         #expect(worst < 1e-5)
     }
 }
+
+@Suite("Gain stage")
+struct GainStageTests {
+    @Test func glidesToTheTargetWithoutAJumpAndLeavesUnityAlone() {
+        var stage = GainStage(rampFrames: 100)
+        var ones = [Float](repeating: 1, count: 400)
+        stage.apply(to: &ones)
+        #expect(ones.allSatisfy { $0 == 1 })
+        stage.target = 0
+        var out = [Float](repeating: 1, count: 600)
+        stage.apply(to: &out)
+        let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+        #expect(left[0] < 1 && left[0] > 0.98)
+        #expect(left[101] == 0 && left[299] == 0)
+        #expect(zip(left, left.dropFirst()).allSatisfy { $0 - $1 <= 0.0101 }, "never steeper than the ramp")
+        stage.target = 0.5
+        var up = [Float](repeating: 1, count: 200)
+        stage.apply(to: &up)
+        #expect(up[198] == 0.5 && stage.gain == 0.5)
+    }
+}

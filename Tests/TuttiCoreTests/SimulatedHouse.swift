@@ -34,6 +34,7 @@ final class SimulatedHouse {
             self.spec = spec
             var config = PlayoutEngine.Configuration()
             config.payloadType = 96
+            config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
             engine = PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config)
             network = InMemoryNetwork(loss: spec.loss, baseDelay: 500_000, jitter: spec.jitter, seed: seed)
             clockNetwork = InMemoryNetwork(loss: spec.loss, baseDelay: 200_000, jitter: spec.jitter / 10, seed: seed + 100)
@@ -50,8 +51,32 @@ final class SimulatedHouse {
     var packetizer: StreamPacketizer
     var members: [Member] = []
     var now: Int64 = 0
-    /// The coordinator cuts its timeline (as for a seek) at these true times.
+    /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
     var restarts: [Int64] = []
+
+    /// Transport commands, as the coordinator carries them out: effective `cutLead` after
+    /// the command, announced by an epoch end (sent three times, over the lossy clock link).
+    enum Command {
+        /// Pause; resume so long after the cut (the new epoch starts then).
+        case pause(resumeAfter: Int64?)
+        /// Seek to a media position.
+        case seek(to: Int64)
+    }
+    var commands: [(at: Int64, command: Command)] = []
+    let cutLead: Int64 = 85_000_000
+    /// The media position of the next frame sent; what IndexCodec samples carry.
+    var mediaPosition: Int64 = 0
+    private var sending = true
+    private var resumeAt: Int64?
+    /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
+    private(set) var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] = [(0, 2_000_000_000, 0)]
+    private(set) var cuts: [(epoch: UInt32, at: Int64)] = []
+
+    /// The media position heard at true time `time` on the epoch running then.
+    func position(at time: Int64) -> Double {
+        let start = epochStarts.last { $0.at <= time } ?? epochStarts[0]
+        return Double(start.position) + Double(time - start.at) * 48_000 / 1e9
+    }
 
     init(_ specs: [FollowerSpec]) {
         packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
@@ -70,17 +95,51 @@ final class SimulatedHouse {
             if let cut = restarts.first, now >= cut {
                 restarts.removeFirst()
                 packetizer.restart(at: CoordinatorTime(nanoseconds: now + lead))
+                epochStarts.append((packetizer.epoch, now + lead, mediaPosition))
+            }
+            if let (at, command) = commands.first, now >= at {
+                commands.removeFirst()
+                carryOut(command)
+            }
+            if let start = resumeAt, now >= start - cutLead {
+                resumeAt = nil
+                newEpoch(at: start, position: mediaPosition)
+                sending = true
             }
             // Coordinator: send every packet due (lead ahead of presentation).
-            while packetizer.nextPresentationTime.nanoseconds - lead <= now {
-                let first = packetizer.framesSinceOrigin
-                let packet = packetizer.packetize(IndexCodec.payload(first: first, frames: frames), frames: frames)
+            while sending, packetizer.nextPresentationTime.nanoseconds - lead <= now {
+                let packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
+                mediaPosition += Int64(frames)
                 for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
             }
             for m in members where now >= m.spec.joinAt {
                 advance(m)
             }
         }
+    }
+
+    private func carryOut(_ command: Command) {
+        let cut = now + cutLead
+        let heard = Int64(position(at: cut).rounded())
+        cuts.append((packetizer.epoch, cut))
+        let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut)).encode()
+        for m in members where now >= m.spec.joinAt {
+            for k in 0..<3 { m.clockNetwork.send(message, to: 0, at: now + Int64(k) * 10_000_000) }
+        }
+        switch command {
+        case let .pause(resumeAfter):
+            sending = false
+            mediaPosition = heard
+            resumeAt = resumeAfter.map { cut + $0 }
+        case let .seek(target):
+            mediaPosition = target
+            newEpoch(at: cut, position: target)
+        }
+    }
+
+    private func newEpoch(at time: Int64, position: Int64) {
+        packetizer.restart(at: CoordinatorTime(nanoseconds: time))
+        epochStarts.append((packetizer.epoch, time, position))
     }
 
     private func advance(_ m: Member) {
@@ -100,6 +159,8 @@ final class SimulatedHouse {
             case let .timeResponse(t1, t2, t3)?:
                 m.engine.addClockSample(ClockSample(t1: LocalTime(nanoseconds: Int64(bitPattern: t1)), t2: t2.coordinatorTime,
                                                     t3: t3.coordinatorTime, t4: LocalTime(nanoseconds: m.local(d.deliverAt))))
+            case let .epochEnd(epoch, at)?:
+                m.engine.endEpoch(epoch, at: at.coordinatorTime)
             default: break
             }
         }

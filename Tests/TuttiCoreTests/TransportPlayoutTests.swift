@@ -1,0 +1,117 @@
+import Testing
+import TuttiTesting
+@testable import TuttiCore
+
+/// Pause, resume and seek as followers hear them: the old epoch stops at its cut, to the
+/// sample, in every room; the new one starts at its instant from the right position.
+@Suite("Playout across pauses and seeks")
+struct TransportPlayoutTests {
+    static func followers() -> [SimulatedHouse.FollowerSpec] {
+        [.init(clockOffset: 4_000_000_000, drift: 150e-6, deviceLatency: 70_000_000, loss: 0.02, jitter: 3_000_000),
+         .init(clockOffset: -2_000_000_000, drift: -150e-6, deviceLatency: 60_000_000, loss: 0.02, jitter: 3_000_000)]
+    }
+
+    /// The worst gap (ns) between when a frame was heard and when its position was due,
+    /// over frames heard in [from, to).
+    static func worst(_ m: SimulatedHouse.Member, _ house: SimulatedHouse, from: Int64, to: Int64) -> Double {
+        m.heard.filter { $0.time >= from && $0.time < to }
+            .map { abs(($0.position - house.position(at: $0.time)) / 48_000 * 1e9) }.max() ?? 0
+    }
+
+    @Test func pauseSilencesEveryRoomAtTheCutAndResumeContinuesFromThere() throws {
+        let house = SimulatedHouse(Self.followers())
+        house.commands = [(5_000_000_000, .pause(resumeAfter: 1_000_000_000))]
+        house.run(until: 8_000_000_000)
+        let cut = try #require(house.cuts.first).at
+        let resume = cut + 1_000_000_000
+        for m in house.members {
+            let last = try #require(m.heard.last { $0.time < resume })
+            #expect(abs(cut - last.time) < 100_000, "sound stops at the cut, \((cut - last.time) / 1000) µs early")
+            #expect(!m.heard.contains { $0.time >= cut && $0.time < resume - 50_000 }, "silence while paused")
+            let back = try #require(m.heard.first { $0.time >= resume - 50_000 })
+            #expect(abs(back.time - resume) < 100_000, "back \((back.time - resume) / 1000) µs after the resume instant")
+            #expect(abs(back.position - house.position(at: cut)) < 5, "resumes from the paused sample")
+            #expect(Self.worst(m, house, from: resume + 500_000_000, to: 8_000_000_000) < 50_000)
+            #expect(m.engine.statistics.resyncs == 0)
+        }
+    }
+
+    @Test func seekSwitchesEveryRoomAtTheSameSample() throws {
+        let house = SimulatedHouse(Self.followers())
+        house.commands = [(5_000_000_000, .seek(to: 30 * 48_000))]
+        house.run(until: 7_000_000_000)
+        let cut = try #require(house.cuts.first).at
+        for m in house.members {
+            #expect(!m.heard.contains { $0.time >= cut + 30_000 && $0.position < Double(30 * 48_000) }, "nothing of before the seek after the cut")
+            let after = try #require(m.heard.first { $0.time >= cut })
+            #expect(abs(after.time - cut) < 100_000)
+            #expect(abs(after.position - Double(30 * 48_000)) < 5)
+            #expect(Self.worst(m, house, from: 4_000_000_000, to: cut - 1_000_000) < 50_000)
+            #expect(Self.worst(m, house, from: cut + 300_000_000, to: 7_000_000_000) < 50_000)
+        }
+    }
+}
+
+/// The fades, on a decoder whose every sample is 1.
+@Suite("Fades at cuts and starts")
+struct FadeTests {
+    final class Ones: FrameDecoder {
+        func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
+            output.append(contentsOf: repeatElement(1, count: 960 * 2))
+            return 960
+        }
+        func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int { 0 }
+        func conceal(frames: Int, into output: inout [Float]) throws -> Int {
+            output.append(contentsOf: repeatElement(1, count: frames * 2))
+            return frames
+        }
+        func reset() {}
+    }
+
+    static func packet(_ k: Int, epoch: UInt32, start: Int64) -> RTPPacket {
+        RTPPacket(sequenceNumber: SequenceNumber(UInt16(k)), timestamp: StreamTimestamp(UInt32(k * 960)), ssrc: 5,
+                  presentationTime: CoordinatorTime(nanoseconds: start + Int64(k) * 20_000_000), epoch: epoch, payload: [1])
+    }
+
+    @Test func soundFadesInAtItsStartAndOutBeforeItsEnd() {
+        let engine = PlayoutEngine(decoder: Ones())
+        let zero = LocalTime(nanoseconds: 1_000_000_000)
+        engine.addClockSample(ClockSample(t1: zero, t2: CoordinatorTime(nanoseconds: 1_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 1_000_000_000), t4: zero))
+        let start: Int64 = 1_100_000_000
+        for k in 0..<50 { engine.receive(Self.packet(k, epoch: 1, start: start), at: zero) }
+        let end = CoordinatorTime(nanoseconds: start + 500_000_000)
+        engine.endEpoch(1, at: end)
+        var out: [Float] = []
+        var heard = zero + 50_000_000
+        while heard.nanoseconds < 1_800_000_000 {
+            engine.render(frames: 480, heardAt: heard, into: &out)
+            heard = heard + 10_000_000
+        }
+        let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+        func at(_ ns: Int64) -> Float { left[Int(AudioFormat.frames(forNanoseconds: ns - 1_050_000_000))] }
+        #expect(at(1_099_000_000) == 0, "silent before the start")
+        #expect(at(1_100_000_000 + 2_500_000) > 0.4 && at(1_100_000_000 + 2_500_000) < 0.6, "half way up 2.5 ms in")
+        #expect(at(1_300_000_000) == 1)
+        #expect(at(end.nanoseconds - 2_500_000) > 0.4 && at(end.nanoseconds - 2_500_000) < 0.6, "half way down 2.5 ms before the end")
+        #expect(at(end.nanoseconds + 1_000) == 0 && at(1_700_000_000) == 0, "silent after the end")
+        // The ramps are monotonic: no click.
+        let ramp = Array(left[Int(AudioFormat.frames(forNanoseconds: 1_550_000_000 - 1_050_000_000 - 6_000_000))...])
+        #expect(zip(ramp, ramp.dropFirst()).allSatisfy { $0 >= $1 })
+    }
+
+    @Test func packetsOfAnEndedEpochAfterItsEndAndOfOlderEpochsAreDropped() {
+        let engine = PlayoutEngine(decoder: Ones())
+        let zero = LocalTime(nanoseconds: 1_000_000_000)
+        engine.addClockSample(ClockSample(t1: zero, t2: CoordinatorTime(nanoseconds: 1_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 1_000_000_000), t4: zero))
+        engine.receive(Self.packet(0, epoch: 3, start: 1_100_000_000), at: zero)
+        engine.endEpoch(3, at: CoordinatorTime(nanoseconds: 1_150_000_000))
+        engine.receive(Self.packet(5, epoch: 3, start: 1_100_000_000), at: zero)
+        #expect(engine.statistics.late == 1)
+        engine.receive(Self.packet(1, epoch: 2, start: 1_100_000_000), at: zero)
+        #expect(engine.statistics.late == 2, "an older epoch is stale")
+        engine.receive(Self.packet(1, epoch: 4, start: 1_300_000_000), at: zero)
+        #expect(engine.statistics.packetsReceived == 2)
+    }
+}
