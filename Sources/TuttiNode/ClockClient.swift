@@ -2,26 +2,36 @@ import Foundation
 import TuttiCore
 import TuttiNet
 
-/// Keeps a follower's clock locked to the coordinator's: a burst of time exchanges at
-/// start, then periodic ones; renews the unicast subscription when asked to; backs off
-/// and says so while the coordinator does not answer.
+/// A follower's side of the clock port: keeps its clock locked to the coordinator's (a
+/// burst of time exchanges at start, then periodic ones), renews the unicast subscription
+/// when asked to, reports the room once a second, and hands on the coordinator's room
+/// settings and epoch ends. Backs off, and says so, while the coordinator does not answer.
 final class ClockClient: @unchecked Sendable {
+    /// What the client hands on, and asks for.
+    struct Handlers: Sendable {
+        var sample: @Sendable (ClockSample) -> Void
+        var settings: @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
+        var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
+        var report: @Sendable () -> RoomReport
+    }
+
     private let socket: UDPSocket
     private let coordinator: SocketAddress
     private let clock: SystemClock
     private let stopFlag: StopFlag
     private let unicastPort: UInt16?
-    private let onSample: @Sendable (ClockSample) -> Void
+    private let handlers: Handlers
+    private let reportInterval: Int64 = 1_000_000_000
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
-         unicastPort: UInt16?, onSample: @escaping @Sendable (ClockSample) -> Void) {
+         unicastPort: UInt16?, handlers: Handlers) {
         self.socket = socket
         self.coordinator = coordinator
         self.clock = clock
         self.stopFlag = stopFlag
         self.unicastPort = unicastPort
-        self.onSample = onSample
+        self.handlers = handlers
     }
 
     func run() {
@@ -30,6 +40,7 @@ final class ClockClient: @unchecked Sendable {
         var backoff: Int64 = 500_000_000
         var nextRequest: Int64 = 0
         var nextSubscribe: Int64 = 0
+        var nextReport: Int64 = 0
         var complained = false
         var firstRequest: Int64?
         while !stopFlag.isSet {
@@ -37,6 +48,10 @@ final class ClockClient: @unchecked Sendable {
             if let port = unicastPort, now >= nextSubscribe {
                 try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).encode(), to: coordinator)
                 nextSubscribe = now + 5_000_000_000
+            }
+            if now >= nextReport, lastAnswer != nil {
+                try? socket.send(ControlMessage.roomReport(handlers.report()).encode(), to: coordinator)
+                nextReport = now + reportInterval
             }
             if now >= nextRequest {
                 if firstRequest == nil { firstRequest = now }
@@ -59,10 +74,20 @@ final class ClockClient: @unchecked Sendable {
                 }
                 exchanges += 1
             }
-            let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 100_000_000) / 1_000_000)
+            let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 50_000_000) / 1_000_000)
             guard let datagram = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
             let t4 = datagram.receivedAt
             guard let message = try? ControlMessage.decode(datagram.bytes) else { continue }
+            switch message {
+            case let .roomSettings(version, volume, muted, delay):
+                handlers.settings(version, volume, muted, delay)
+                nextReport = min(nextReport, clock.nanosecondsNow() + 20_000_000)  // confirm soon
+                continue
+            case let .epochEnd(epoch, at):
+                handlers.epochEnd(epoch, at.coordinatorTime)
+                continue
+            default: break
+            }
             if case let .timeResponse(originate, receive, transmit) = message {
                 let sample = ClockSample(
                     t1: LocalTime(nanoseconds: Int64(bitPattern: originate)), t2: receive.coordinatorTime,
@@ -72,7 +97,7 @@ final class ClockClient: @unchecked Sendable {
                 complained = false
                 backoff = 500_000_000
                 lastAnswer = t4
-                onSample(sample)
+                handlers.sample(sample)
             }
         }
     }

@@ -18,8 +18,11 @@ public final class Follower: @unchecked Sendable {
         public var unicast = false
         /// The house latency this follower expects; sizes its jitter buffer.
         public var latencyMilliseconds = 150
-        /// Extra delay of the device after PulseAudio (HDMI, Bluetooth), milliseconds.
+        /// Extra delay of the device after PulseAudio (HDMI, Bluetooth), milliseconds, until
+        /// the coordinator's room settings say otherwise.
         public var outputDelayMilliseconds = 0.0
+        /// The room's name: its key on the coordinator.
+        public var name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "room"
         /// Frames rendered per write to the output.
         public var chunkFrames = 480
         public var statusInterval: Double = 5
@@ -38,7 +41,8 @@ public final class Follower: @unchecked Sendable {
         self.configuration = configuration
         var engineConfig = PlayoutEngine.Configuration()
         engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
-        engine = SharedEngine(PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig))
+        engine = SharedEngine(PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig),
+                              outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6))
         rtpSocket = try UDPSocket()
         rtpSocket.setReceiveBuffer(bytes: 1 << 20)
         if let group = configuration.multicastGroup, !configuration.unicast {
@@ -58,11 +62,23 @@ public final class Follower: @unchecked Sendable {
     public func run(output: AudioOutput) throws {
         let unicastPort = configuration.unicast ? try rtpSocket.localAddress().port : nil
         let engine = self.engine
-        let clientClock = ClockClient(
-            socket: clockSocket, coordinator: configuration.coordinator, clock: clock, stopFlag: stopFlag,
-            unicastPort: unicastPort) { sample in
-            engine.withLock { $0.engine.addClockSample(sample) }
-        }
+        let name = configuration.name
+        let log = self.log
+        let handlers = ClockClient.Handlers(
+            sample: { sample in engine.withLock { $0.engine.addClockSample(sample) } },
+            settings: { version, volume, muted, delay in
+                engine.withLock { box in
+                    guard box.room.settingsVersion != version else { return }
+                    box.room = RoomControl(settingsVersion: version, gain: RoomSettings.gain(volume: volume, muted: muted),
+                                           outputDelay: Int64(delay) * 1_000, interrupted: box.room.interrupted)
+                }
+                log.info(String(format: "room settings %u: volume %.0f%%%@, output delay %.1f ms", version, volume * 100,
+                                muted ? " (muted)" : "", Double(delay) / 1_000))
+            },
+            epochEnd: { epoch, at in engine.withLock { $0.engine.endEpoch(epoch, at: at) } },
+            report: { engine.withLock { $0.report(name: name) } })
+        let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
+                                      stopFlag: stopFlag, unicastPort: unicastPort, handlers: handlers)
         let clockThread = Thread { clientClock.run() }
         clockThread.name = "tutti-clock"
         clockThread.start()
@@ -70,7 +86,7 @@ public final class Follower: @unchecked Sendable {
         receiveThread.name = "tutti-receive"
         receiveThread.start()
         defer { stopFlag.set() }
-        log.info("following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name)")
+        log.info("room '\(name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name)")
         try playoutLoop(output)
     }
 
@@ -90,10 +106,12 @@ public final class Follower: @unchecked Sendable {
     private func playoutLoop(_ output: AudioOutput) throws {
         var buffer: [Float] = []
         buffer.reserveCapacity(configuration.chunkFrames * 2)
-        let delay = Int64(configuration.outputDelayMilliseconds * 1e6)
         var nextStatus = clock.nanosecondsNow() + Int64(configuration.statusInterval * 1e9)
         var lastState = PlayoutEngine.State.acquiringClock
         var device = DeviceTimeline()
+        var gain = GainStage()
+        var delay = Int64(configuration.outputDelayMilliseconds * 1e6)
+        var interrupted = false
         let trace = TimingTrace(path: ProcessInfo.processInfo.environment["TUTTI_TRACE"])
         while !stopFlag.isSet {
             guard try output.awaitDemand(frames: configuration.chunkFrames, timeout: 200_000_000) else { continue }
@@ -103,17 +121,29 @@ public final class Follower: @unchecked Sendable {
             if let timing { device.report(timing) }
             let written = output.framesWritten
             let heard = device.heardAt(frame: written, now: now)
+            if output.interrupted != interrupted {
+                interrupted.toggle()
+                log.info(interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)" : "interruption over")
+            }
             buffer.removeAll(keepingCapacity: true)
             let state = engine.withLock { box in
+                box.room.interrupted = interrupted
+                if box.room.outputDelay != delay {
+                    delay = box.room.outputDelay
+                    box.engine.deviceTimelineChanged()
+                }
+                gain.target = interrupted ? 0 : box.room.gain
                 if device.jumps != jumps { box.engine.deviceTimelineChanged() }
                 if let heard {
                     box.engine.render(frames: configuration.chunkFrames, heardAt: heard + delay, into: &buffer)
+                    box.outputLatency = heard.nanoseconds + delay - now
                 } else {
                     buffer.append(contentsOf: repeatElement(0, count: configuration.chunkFrames * 2))
                 }
                 trace?.record(now: now, timing: timing, written: written, heard: heard, engine: box.engine)
                 return box.engine.state
             }
+            gain.apply(to: &buffer)
             if state != lastState {
                 log.info("state: \(state.rawValue)")
                 lastState = state
@@ -138,17 +168,52 @@ public final class Follower: @unchecked Sendable {
     }
 }
 
-/// The playout engine behind a lock: the receive, clock and playout threads share it.
+/// The playout engine and the room's control state behind a lock: the receive, clock and
+/// playout threads share them.
 final class SharedEngine: @unchecked Sendable {
     private let lock = NSLock()
-    private let engine: PlayoutEngine
-    init(_ engine: PlayoutEngine) { self.engine = engine }
+    private let box: Box
+
+    init(_ engine: PlayoutEngine, outputDelay: Int64) {
+        box = Box(engine: engine, room: RoomControl(settingsVersion: 0, gain: 1, outputDelay: outputDelay, interrupted: false))
+    }
 
     func withLock<T>(_ body: (Box) throws -> T) rethrows -> T {
         lock.lock()
         defer { lock.unlock() }
-        return try body(Box(engine: engine))
+        return try body(box)
     }
 
-    struct Box { let engine: PlayoutEngine }
+    final class Box {
+        let engine: PlayoutEngine
+        var room: RoomControl
+        /// How far ahead of being heard the last frames were written (ns).
+        var outputLatency: Int64 = 0
+        init(engine: PlayoutEngine, room: RoomControl) {
+            self.engine = engine
+            self.room = room
+        }
+
+        func report(name: String) -> RoomReport {
+            let s = engine.statistics
+            let e = engine.clockEstimate
+            return RoomReport(
+                name: name, state: engine.state.rawValue, interrupted: room.interrupted,
+                clockOffsetMicroseconds: Double(e?.offset ?? 0) / 1e3, clockUncertaintyMicroseconds: Double(e?.uncertainty ?? 0) / 1e3,
+                roundTripMicroseconds: Double(e?.minimumRoundTrip ?? 0) / 1e3, bufferedPackets: s.buffered,
+                outputLatencyMilliseconds: Double(outputLatency) / 1e6, packetsReceived: s.packetsReceived,
+                packetsLost: s.lost, packetsRecovered: s.recoveredByFEC, framesConcealed: s.concealedFrames,
+                packetsLate: s.late, timingErrorMicroseconds: Double(s.lastError) / 1e3,
+                settingsVersion: room.settingsVersion, epoch: engine.playingEpoch,
+                outputDelayMilliseconds: Double(room.outputDelay) / 1e6)
+        }
+    }
+}
+
+/// What the coordinator has set for this room, as applied here.
+struct RoomControl {
+    var settingsVersion: UInt32
+    var gain: Float
+    var outputDelay: Int64
+    var interrupted: Bool
 }

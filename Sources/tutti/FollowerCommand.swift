@@ -13,6 +13,9 @@ struct FollowerCommand: ParsableCommand {
     @Option(help: "The coordinator's clock service, HOST[:PORT].")
     var coordinator: String
 
+    @Option(help: "This room's name, as the house shows it (default: the host name).")
+    var name: String?
+
     @Flag(help: "Ask the coordinator to send the stream by unicast (when multicast does not reach this host).")
     var unicast = false
 
@@ -46,6 +49,9 @@ struct FollowerCommand: ParsableCommand {
         if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
         if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
         _ = try parseOutput()
+        if let name, name.trimmingCharacters(in: .whitespaces).isEmpty || name.count > 64 {
+            throw ValidationError("--name must be 1 to 64 characters")
+        }
     }
 
     enum OutputSpec { case pulse(String?), wav(String), null }
@@ -67,6 +73,7 @@ struct FollowerCommand: ParsableCommand {
         config.latencyMilliseconds = latencyMs
         config.outputDelayMilliseconds = outputDelayMs
         config.statusInterval = statusInterval
+        if let name { config.name = name }
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {

@@ -43,8 +43,9 @@ public struct RoomRegistry: Sendable {
 
     public mutating func report(_ report: RoomReport, from address: String, now: Int64) -> [Event] {
         let key = report.name
-        var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key)), report: nil,
-                                      address: nil, lastSeen: nil, connected: false)
+        // A room new to the house keeps the output delay its follower was started with.
+        var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key), outputDelayMilliseconds: report.outputDelayMilliseconds),
+                                      report: nil, address: nil, lastSeen: nil, connected: false)
         let joined = !room.connected
         room.report = report
         room.address = address

@@ -52,12 +52,15 @@ public struct RoomReport: Codable, Equatable, Sendable {
     public var settingsVersion: UInt32
     /// The epoch it plays, if any.
     public var epoch: UInt32?
+    /// The output delay it applies now (its `--output-delay-ms` until told otherwise).
+    public var outputDelayMilliseconds: Double
 
     public init(name: String, state: String = "waiting", interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
                 outputLatencyMilliseconds: Double = 0, packetsReceived: Int = 0, packetsLost: Int = 0,
                 packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,
-                timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil) {
+                timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
+                outputDelayMilliseconds: Double = 0) {
         self.name = name
         self.state = state
         self.interrupted = interrupted
@@ -74,6 +77,7 @@ public struct RoomReport: Codable, Equatable, Sendable {
         self.timingErrorMicroseconds = timingErrorMicroseconds
         self.settingsVersion = settingsVersion
         self.epoch = epoch
+        self.outputDelayMilliseconds = outputDelayMilliseconds
     }
 }
 
