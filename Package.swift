@@ -9,6 +9,9 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -26,8 +29,15 @@ let package = Package(
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
         // UDP sockets (audio, clock) and the system-call fence.
         .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
+        // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
+        .target(name: "TuttiControl", dependencies: [
+            "TuttiCore",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         // Composition: coordinator, follower.
-        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet"]),
+        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl"]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
         .executableTarget(name: "tutti", dependencies: [
@@ -40,6 +50,7 @@ let package = Package(
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs"]),
+        .testTarget(name: "TuttiControlTests", dependencies: ["TuttiControl", "TuttiCore", "TuttiNet"]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import CMpg123
+import Glibc
 import TuttiCore
 
 /// Decodes an MP3 file with libmpg123 into 48 kHz interleaved stereo float, whatever the
@@ -35,6 +36,22 @@ public final class MP3Decoder {
             mpg123_close(handle)
             mpg123_delete(handle)
         }
+    }
+
+    /// The track's length in frames, from its header (exact with a Xing/LAME header, an
+    /// estimate without); nil when unknown.
+    public var length: Int64? {
+        guard let handle else { return nil }
+        let n = mpg123_length(handle)
+        return n > 0 ? Int64(n) : nil
+    }
+
+    /// Moves to frame `frame` (sample-accurate), so that the next `read` starts there.
+    public func seek(toFrame frame: Int64) throws(CodecError) {
+        guard let handle else { return }
+        let rc = mpg123_seek(handle, off_t(frame), SEEK_SET)
+        if rc < 0 { throw .decodeFailed(path: path, reason: "cannot seek to frame \(frame): \(String(cString: mpg123_strerror(handle)))") }
+        framesDecoded = Int64(rc)
     }
 
     /// Appends the next decoded frames to `output`; returns how many, 0 at the end of the file.

@@ -57,6 +57,11 @@ public final class OpusFrameEncoder {
         return Array(packet[0..<Int(n)])
     }
 
+    /// Forgets all state: the next frame starts a new, independent stretch (a new epoch).
+    public func reset() {
+        _ = tutti_opus_encoder_reset(encoder)
+    }
+
     static func check(_ op: String, _ rc: Int32) throws(CodecError) {
         if rc != OPUS_OK { throw .opus(operation: op, code: rc, message: message(rc)) }
     }

@@ -21,17 +21,22 @@ public final class Coordinator: @unchecked Sendable {
         /// Where the clock (and subscription) service listens.
         public var clockListen = SocketAddress(address: 0, port: 5005)
         public var sdpPath: String?
+        /// Where the control API listens (files mode).
+        public var controlHost = "0.0.0.0"
+        public var controlPort = 8485
+        /// Where the house's state and token are kept.
+        public var stateDirectory = StateStore.defaultDirectory()
         public init() {}
     }
 
     public let configuration: Configuration
-    private let clock = SystemClock()
-    private let stopFlag = StopFlag()
-    private let clockSocket: UDPSocket
-    private let sendSocket: UDPSocket
-    private let clockServer: ClockServer
-    private let ssrc = UInt32.random(in: 1...UInt32.max)
-    private let log = Log("coordinator")
+    let clock = SystemClock()
+    let stopFlag = StopFlag()
+    let clockSocket: UDPSocket
+    let sendSocket: UDPSocket
+    let clockServer: ClockServer
+    let ssrc = UInt32.random(in: 1...UInt32.max)
+    let log = Log("coordinator")
     /// How far a live source's arrivals may part from the timeline before it is realigned.
     private let liveTolerance: Int64 = 20_000_000
     /// Packets sent to at least one destination.
@@ -66,7 +71,7 @@ public final class Coordinator: @unchecked Sendable {
         sleep(until: clock.nanosecondsNow() + drain)
     }
 
-    private var destinationSummary: String {
+    var destinationSummary: String {
         var parts: [String] = []
         if let m = configuration.multicast { parts.append("multicast \(m)") }
         parts += configuration.unicast.map { "unicast \($0)" }
@@ -74,7 +79,7 @@ public final class Coordinator: @unchecked Sendable {
         return parts.joined(separator: ", ")
     }
 
-    private func destinations(now: Int64) -> [SocketAddress] {
+    func destinations(now: Int64) -> [SocketAddress] {
         var list = configuration.unicast
         if let m = configuration.multicast { list.append(m) }
         list += clockServer.subscribers.withLock { $0.active(now: now) }
@@ -164,7 +169,7 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    private func writeSDP(_ packetizer: StreamPacketizer) {
+    func writeSDP(_ packetizer: StreamPacketizer) {
         guard let path = configuration.sdpPath else { return }
         let target = configuration.multicast ?? configuration.unicast.first
         let sdp = SessionDescription(
@@ -180,28 +185,11 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    private func sleep(until deadline: Int64) {
+    func sleep(until deadline: Int64) {
         while !stopFlag.isSet {
             let wait = deadline - clock.nanosecondsNow()
             if wait <= 0 { return }
             Thread.sleep(forTimeInterval: Double(min(wait, 200_000_000)) / 1e9)
-        }
-    }
-}
-
-/// Writes files atomically: a temporary file beside the target, fsync, rename.
-public enum AtomicFile {
-    public static func write(_ data: Data, to path: String) throws {
-        let temporary = path + ".tmp-\(getpid())"
-        guard FileManager.default.createFile(atPath: temporary, contents: data),
-              let handle = FileHandle(forWritingAtPath: temporary) else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary])
-        }
-        try handle.synchronize()
-        try handle.close()
-        if rename(temporary, path) != 0 {
-            unlink(temporary)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }
     }
 }

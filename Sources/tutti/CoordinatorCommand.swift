@@ -8,14 +8,20 @@ struct CoordinatorCommand: ParsableCommand {
         commandName: "coordinator",
         abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
 
-    @Argument(help: "MP3 files, folders (played sorted, recursively) or M3U/M3U8 playlists.")
+    @Argument(help: "MP3 files, folders (played sorted, recursively) or M3U/M3U8 playlists: they replace the queue and play. Without them the saved queue waits, paused where it was.")
     var inputs: [String] = []
 
     @Option(name: .customLong("pcm"), help: "Read raw PCM (s16le, 48 kHz, stereo) from PATH, or - for standard input, instead of files.")
     var pcmPath: String?
 
-    @Flag(help: "Start again from the first track after the last one.")
+    @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
     var loop = false
+
+    @Option(help: "Where the control API (HTTP, WebSocket, web pages) listens, HOST:PORT.")
+    var controlListen: String = "0.0.0.0:8485"
+
+    @Option(help: "Folder for the house's saved state and control token (default: $TUTTI_STATE_DIR, else ~/.local/state/tutti).")
+    var stateDir: String?
 
     @Option(help: "Opus frame duration in milliseconds (2.5, 5, 10, 20, 40, 60).")
     var frameMs: Double = 20
@@ -41,8 +47,17 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "Write an SDP description of the stream to PATH (for GStreamer, ffmpeg).")
     var sdp: String?
 
+    /// HOST:PORT for a listener; port 0 takes any free port.
+    static func listenAddress(_ text: String) throws -> (host: String, port: Int) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, let port = Int(parts[1]), (0...65_535).contains(port) else {
+            throw ValidationError("'\(text)' is not HOST:PORT (for example 0.0.0.0:8485)")
+        }
+        return (String(parts[0]), port)
+    }
+
     func validate() throws {
-        if inputs.isEmpty && pcmPath == nil { throw ValidationError("nothing to play: name MP3 files, folders or playlists, or --pcm PATH") }
+        _ = try Self.listenAddress(controlListen)
         if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
@@ -61,17 +76,22 @@ struct CoordinatorCommand: ParsableCommand {
         config.unicast = try unicast.map { try SocketAddress(parsing: $0, defaultPort: 5004) }
         config.clockListen = try SocketAddress(parsing: clockListen, defaultPort: 5005)
         config.sdpPath = sdp
-        let source: AudioSource
-        if let pcmPath {
-            source = try RawPCMSource(path: pcmPath)
-        } else {
-            let tracks = try TrackSource.expand(inputs)
-            guard !tracks.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
-            source = PlaylistSource(tracks: tracks, loop: loop)
-        }
+        let control = try Self.listenAddress(controlListen)
+        config.controlHost = control.host
+        config.controlPort = control.port
+        if let stateDir { config.stateDirectory = stateDir }
         let coordinator = try Coordinator(configuration: config)
         let signals = onTerminationSignal { coordinator.stop() }
         defer { _ = signals }
-        try coordinator.run(source: source)
+        if let pcmPath {
+            try coordinator.run(source: try RawPCMSource(path: pcmPath))
+            return
+        }
+        var tracks: [String]?
+        if !inputs.isEmpty {
+            tracks = try TrackSource.expand(inputs)
+            guard !tracks!.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
+        }
+        try coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once)))
     }
 }

@@ -55,6 +55,28 @@ struct CodecTests {
         #expect(right > 0.3)
     }
 
+    /// Seeking lands on the very sample a straight decode reaches there; the length is the file's.
+    @Test(arguments: [48_000, 44_100])
+    func seeksToTheSampleAndKnowsItsLength(rate: Int) throws {
+        let base = "\(Self.scratch)/noise-\(rate)"
+        try Self.run(["sox", "-n", "-r", "\(rate)", "-c", "2", "-b", "16", base + ".wav", "synth", "3", "pinknoise", "gain", "-6"])
+        try Self.run(["lame", "--quiet", "-b", "192", base + ".wav", base + ".mp3"])
+        let whole = try MP3Decoder(path: base + ".mp3")
+        var all: [Float] = []
+        while try whole.read(into: &all) > 0 {}
+        let length = try #require(whole.length)
+        #expect(abs(length - Int64(all.count / 2)) <= 1, "length \(length), decoded \(all.count / 2)")
+        for target in [Int64(1), 47_999, 100_003] {
+            let seeker = try MP3Decoder(path: base + ".mp3")
+            try seeker.seek(toFrame: target)
+            var part: [Float] = []
+            while part.count < 2_000, try seeker.read(into: &part) > 0 {}
+            let expected = Array(all[Int(target) * 2..<Int(target) * 2 + 1_000])
+            let worst = zip(part.prefix(1_000), expected).map { abs($0 - $1) }.max() ?? 1
+            #expect(worst < (rate == 48_000 ? 1e-6 : 0.02), "seek to \(target): off by \(worst)")
+        }
+    }
+
     @Test func corruptFileIsAClearErrorNamingIt() throws {
         let path = "\(Self.scratch)/garbage.mp3"
         var random = SystemRandomNumberGenerator()

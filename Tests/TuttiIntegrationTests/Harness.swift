@@ -35,6 +35,8 @@ final class Harness {
     init(_ name: String) throws {
         directory = NSTemporaryDirectory() + "tutti-it-\(name)-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Each test's coordinators keep their state and token here, not in the user's folder.
+        environment["TUTTI_STATE_DIR"] = path("state")
     }
 
     deinit {
@@ -54,9 +56,30 @@ final class Harness {
         return child
     }
 
+    /// Runs `tutti ARGS`. A coordinator gets a free control port unless the test names one
+    /// (its log says which: `control API on http://...`).
     @discardableResult
     func tutti(_ name: String, _ args: [String]) throws -> ChildProcess {
-        try start(name, [Harness.binary] + args)
+        var args = args
+        if args.first == "coordinator", !args.contains("--control-listen") { args += ["--control-listen", "127.0.0.1:0"] }
+        return try start(name, [Harness.binary] + args)
+    }
+
+    /// The control API's base URL from a coordinator's log, once it is listening.
+    func controlURL(_ name: String = "coordinator") -> String? {
+        var url: String?
+        _ = Harness.wait(timeout: 10) {
+            guard let range = log(name).range(of: #"control API on (http://[0-9.:a-z]+)/api/v1"#, options: .regularExpression) else { return false }
+            let line = String(log(name)[range])
+            url = line.replacingOccurrences(of: "control API on ", with: "").replacingOccurrences(of: "/api/v1", with: "")
+            return true
+        }
+        return url
+    }
+
+    /// The control token of this harness's coordinators.
+    var token: String? {
+        (try? String(contentsOfFile: path("state/token"), encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     func log(_ name: String) -> String {

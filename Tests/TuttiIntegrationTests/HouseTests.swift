@@ -101,7 +101,7 @@ struct HouseTests {
     }
 
     @Test(arguments: [
-        ["coordinator"],
+        ["coordinator", "--control-listen", "nowhere"],
         ["coordinator", Harness.demoSong, "--frame-ms", "7"],
         ["coordinator", Harness.demoSong, "--latency-ms", "-5"],
         ["coordinator", "/no/such/file.mp3", "--multicast", "off", "--clock-listen", "127.0.0.1:0"],

@@ -10,4 +10,5 @@ int tutti_opus_set_complexity(OpusEncoder *enc, int complexity);
 int tutti_opus_set_signal_music(OpusEncoder *enc);
 int tutti_opus_get_lookahead(OpusEncoder *enc, int *samples);
 int tutti_opus_decoder_reset(OpusDecoder *dec);
+int tutti_opus_encoder_reset(OpusEncoder *enc);
 #endif

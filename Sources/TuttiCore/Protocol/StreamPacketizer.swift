@@ -58,11 +58,12 @@ public struct StreamPacketizer: Sendable {
         framesSinceOrigin += Int64(frames)
     }
 
-    /// Cuts the timeline: the next packet plays at `origin`, under a new epoch.
-    public mutating func restart(at origin: CoordinatorTime) {
+    /// Cuts the timeline: the next packet plays at `origin`, under a new epoch (the next
+    /// one, or the one given).
+    public mutating func restart(at origin: CoordinatorTime, epoch: UInt32? = nil) {
         // Stream timestamps keep moving forward; only their mapping to time changes.
         self.origin = origin - AudioFormat.nanoseconds(forFrames: framesSinceOrigin - codecDelay)
-        epoch &+= 1
+        self.epoch = epoch ?? self.epoch &+ 1
     }
 
     /// A sender report for the current position: the next timestamp and when it is presented.

@@ -1,0 +1,141 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import ServiceLifecycle
+import TuttiCore
+
+/// The coordinator's control API: HTTP + JSON under `/api/v1`, the WebSocket event stream
+/// at `/api/v1/events`, and the web pages. Reads are open; changes need the house token
+/// (`Authorization: Bearer TOKEN`). Every endpoint is in docs/api.md.
+public final class ControlServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host = "0.0.0.0"
+        public var port = 8485
+        /// Web pages served as they are: path → (content type, bytes).
+        public var pages: [String: Page] = [:]
+        public init() {}
+    }
+
+    public struct Page: Sendable {
+        public var contentType: String
+        public var body: [UInt8]
+        public init(contentType: String, body: [UInt8]) {
+            self.contentType = contentType
+            self.body = body
+        }
+    }
+
+    let service: any ControlService
+    let configuration: Configuration
+    private let group = ShutdownTrigger()
+
+    public init(service: any ControlService, configuration: Configuration) {
+        self.service = service
+        self.configuration = configuration
+    }
+
+    /// Serves until `stop()`; calls `onStarted` with the bound port once listening.
+    public func run(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
+        var logger = Logger(label: "tutti.control")
+        logger.logLevel = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1" ? .debug : .warning
+        let app = Application(
+            router: makeRouter(),
+            server: .http1WebSocketUpgrade(webSocketRouter: makeEventRouter()),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti"),
+            onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
+            logger: logger)
+        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+        group.set(services)
+        try await services.run()
+    }
+
+    /// Stops serving: open connections finish, the listener closes.
+    public func stop() async {
+        await group.trigger()
+    }
+
+    // MARK: - Routes
+
+    func makeRouter() -> Router<ControlContext> {
+        let router = Router(context: ControlContext.self)
+        router.add(middleware: ErrorMiddleware())
+        let service = self.service
+        for (path, page) in configuration.pages {
+            router.get(RouterPath(path)) { _, _ in
+                Response(status: .ok, headers: [.contentType: page.contentType, .cacheControl: "no-cache"],
+                         body: .init(byteBuffer: ByteBuffer(bytes: page.body)))
+            }
+        }
+        let api = router.group("api/v1")
+        api.get("status") { _, _ in service.status() }
+        api.get("now-playing") { _, _ in service.nowPlaying() }
+        api.get("queue") { _, _ in service.queue() }
+        api.get("rooms") { _, _ in service.rooms() }
+        api.get("feedback") { _, _ in service.feedback() }
+        api.get("artwork/:id") { _, context -> Response in
+            let id = try context.parameters.require("id", as: Int.self)
+            guard let art = service.artwork(itemID: id) else { throw ControlError.notFound("queue item \(id) has no artwork") }
+            return Response(status: .ok, headers: [.contentType: art.mimeType, .cacheControl: "max-age=3600"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
+        }
+        TransportRoutes.add(to: api, service: service)
+        MutationRoutes.add(to: api, service: service)
+        return router
+    }
+
+    func makeEventRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let service = self.service
+        router.ws("/api/v1/events") { inbound, outbound, _ in
+            let events = service.subscribe()
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    for try await _ in inbound {}  // until the client goes away
+                }
+                tasks.addTask {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = .sortedKeys
+                    for await event in events {
+                        try await outbound.write(.text(String(decoding: try encoder.encode(event), as: UTF8.self)))
+                    }
+                }
+                try await tasks.next()
+                tasks.cancelAll()
+            }
+        }
+        return router
+    }
+}
+
+/// The request context: bodies are small JSON documents, so anything over 64 KiB is refused.
+public struct ControlContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+    }
+    public var maxUploadSize: Int { 64 * 1024 }
+}
+
+/// Holds the running service group so that `stop()` can reach it.
+final class ShutdownTrigger: @unchecked Sendable {
+    private let lock = NSLock()
+    private var group: ServiceGroup?
+    private var pending = false
+
+    func set(_ group: ServiceGroup) {
+        let stopNow = lock.withLock { () -> Bool in
+            self.group = group
+            return pending
+        }
+        if stopNow { Task { await group.triggerGracefulShutdown() } }
+    }
+
+    func trigger() async {
+        let group = lock.withLock { () -> ServiceGroup? in
+            pending = true
+            return self.group
+        }
+        await group?.triggerGracefulShutdown()
+    }
+}

@@ -1,0 +1,74 @@
+import TuttiCore
+
+/// What the control API serves: the coordinator's house implements it. Calls return at
+/// once (the house changes its state and schedules the sound); a refused call throws a
+/// `ControlError` and changes nothing.
+public protocol ControlService: Sendable {
+    func status() -> Status
+    func nowPlaying() -> NowPlaying
+    func queue() -> QueueView
+    func rooms() -> [RoomView]
+    func feedback() -> [FeedbackEntry]
+    /// The artwork of a queue item: its MIME type and bytes.
+    func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])?
+
+    func transport(_ command: TransportCommand) throws(ControlError) -> NowPlaying
+    func add(paths: [String], placement: PlayQueue.Placement) throws(ControlError) -> [QueueEntry]
+    func remove(itemID: Int) throws(ControlError)
+    func move(itemID: Int, to index: Int) throws(ControlError)
+    func clearQueue()
+    func setLoopMode(_ mode: LoopMode)
+    /// Group volume (0 to 1) and mute; either may be nil.
+    func setGroup(volume: Double?, muted: Bool?) throws(ControlError)
+    func updateRoom(_ name: String, _ update: RoomUpdate) throws(ControlError) -> RoomView
+    func removeRoom(_ name: String) throws(ControlError)
+    func recordFeedback(_ kind: FeedbackKind) throws(ControlError) -> FeedbackEntry
+    func removeFeedback(id: Int) throws(ControlError)
+
+    /// A stream of events from now on, ended when the subscriber goes away.
+    func subscribe() -> AsyncStream<Event>
+    /// Whether `token` may change the house.
+    func authorizes(token: String) -> Bool
+}
+
+/// A refused call: an HTTP status and a message that says what was wrong.
+public struct ControlError: Error, Equatable, Sendable, CustomStringConvertible {
+    public var status: Int
+    public var message: String
+
+    public init(status: Int, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+
+    public static func badRequest(_ message: String) -> ControlError { ControlError(status: 400, message) }
+    public static func notFound(_ message: String) -> ControlError { ControlError(status: 404, message) }
+    public static func conflict(_ message: String) -> ControlError { ControlError(status: 409, message) }
+
+    public var description: String { "\(status): \(message)" }
+
+    /// The status and message for an error from the house's core logic.
+    public init(_ error: TransportError) {
+        switch error {
+        case .emptyQueue: self = .conflict(error.description)
+        case let .queue(queueError): self.init(queueError)
+        case .seekOutOfRange: self = .badRequest(error.description)
+        }
+    }
+
+    public init(_ error: QueueError) {
+        switch error {
+        case .noSuchItem: self = .notFound(error.description)
+        case .indexOutOfRange: self = .badRequest(error.description)
+        case .empty: self = .conflict(error.description)
+        }
+    }
+
+    public init(_ error: RoomError) {
+        switch error {
+        case .noSuchRoom: self = .notFound(error.description)
+        case .nameTaken: self = .conflict(error.description)
+        case .badName, .outOfRange: self = .badRequest(error.description)
+        }
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Hummingbird
+import TuttiCore
+
+extension NowPlaying: ResponseEncodable {}
+extension QueueView: ResponseEncodable {}
+extension QueueEntry: ResponseEncodable {}
+extension RoomView: ResponseEncodable {}
+extension Status: ResponseEncodable {}
+extension FeedbackEntry: ResponseEncodable {}
+
+/// An empty success.
+struct Done: ResponseEncodable {
+    var ok = true
+}
+
+/// Changes need the house token: `Authorization: Bearer TOKEN`.
+func authorize(_ request: Request, _ service: any ControlService) throws(ControlError) {
+    let header = request.headers[.authorization] ?? ""
+    let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
+    guard !token.isEmpty else {
+        throw ControlError(status: 401, "this call changes the house and needs its token: send 'Authorization: Bearer TOKEN' (tutti ctl reads it from the coordinator's state folder, --token or TUTTI_TOKEN)")
+    }
+    guard service.authorizes(token: token) else {
+        throw ControlError(status: 403, "wrong token for this house")
+    }
+}
+
+/// Decodes a JSON body, saying what was wrong with it.
+func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ControlContext) async throws -> T {
+    let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+    do {
+        return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+    } catch let error as DecodingError {
+        throw ControlError.badRequest("malformed request body: \(describe(error))")
+    }
+}
+
+func describe(_ error: DecodingError) -> String {
+    func path(_ context: DecodingError.Context) -> String {
+        let names = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+        return names.isEmpty ? "" : " at '\(names.joined(separator: "."))'"
+    }
+    switch error {
+    case let .keyNotFound(key, context): return "missing field '\(key.stringValue)'\(path(context))"
+    case let .typeMismatch(type, context): return "expected \(type)\(path(context))"
+    case let .valueNotFound(type, context): return "missing \(type)\(path(context))"
+    case let .dataCorrupted(context): return "\(context.debugDescription)\(path(context))"
+    @unknown default: return "\(error)"
+    }
+}
+
+/// Play, pause, next, seek...
+enum TransportRoutes {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService) {
+        api.post("transport/:command") { request, context -> NowPlaying in
+            try authorize(request, service)
+            let name = try context.parameters.require("command")
+            let command: TransportCommand
+            switch name {
+            case "play": command = .play
+            case "pause": command = .pause
+            case "toggle": command = .toggle
+            case "stop": command = .stop
+            case "next": command = .next
+            case "previous": command = .previous
+            case "seek":
+                let seconds = try await body(SeekRequest.self, request, context).position
+                guard seconds.isFinite, seconds >= 0 else { throw ControlError.badRequest("position must be 0 or more seconds, not \(seconds)") }
+                command = .seek(to: Int64(seconds * Double(AudioFormat.sampleRate)))
+            case "skip":
+                let seconds = try await body(SkipRequest.self, request, context).seconds
+                guard seconds.isFinite, abs(seconds) <= 86_400 else { throw ControlError.badRequest("seconds must be within a day, not \(seconds)") }
+                command = .skip(by: Int64(seconds * Double(AudioFormat.sampleRate)))
+            default:
+                throw ControlError.notFound("unknown transport command '\(name)': use play, pause, toggle, stop, next, previous, seek or skip")
+            }
+            return try service.transport(command)
+        }
+        api.post("queue/play") { request, context -> NowPlaying in
+            try authorize(request, service)
+            let index = try await body(PlayIndexRequest.self, request, context).index
+            return try service.transport(.playItem(index: index))
+        }
+    }
+}
+
+/// The queue, loop mode, volumes, rooms and feedback.
+enum MutationRoutes {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService) {
+        api.post("queue") { request, context -> [QueueEntry] in
+            try authorize(request, service)
+            let add = try await body(AddRequest.self, request, context)
+            guard !add.paths.isEmpty else { throw ControlError.badRequest("paths is empty: name files, folders or playlists") }
+            return try service.add(paths: add.paths, placement: add.placement ?? .end)
+        }
+        api.delete("queue") { request, _ -> Done in
+            try authorize(request, service)
+            service.clearQueue()
+            return Done()
+        }
+        api.delete("queue/:id") { request, context -> Done in
+            try authorize(request, service)
+            try service.remove(itemID: try context.parameters.require("id", as: Int.self))
+            return Done()
+        }
+        api.post("queue/:id/move") { request, context -> Done in
+            try authorize(request, service)
+            let id = try context.parameters.require("id", as: Int.self)
+            try service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index)
+            return Done()
+        }
+        api.put("loop") { request, context -> NowPlaying in
+            try authorize(request, service)
+            service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
+            return service.nowPlaying()
+        }
+        api.put("volume") { request, context -> NowPlaying in
+            try authorize(request, service)
+            let volume = try await body(VolumeRequest.self, request, context)
+            try service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted)
+            return service.nowPlaying()
+        }
+        api.put("rooms/:name") { request, context -> RoomView in
+            try authorize(request, service)
+            return try service.updateRoom(try context.parameters.require("name"), try await body(RoomUpdate.self, request, context))
+        }
+        api.delete("rooms/:name") { request, context -> Done in
+            try authorize(request, service)
+            try service.removeRoom(try context.parameters.require("name"))
+            return Done()
+        }
+        api.post("feedback") { request, context -> FeedbackEntry in
+            try authorize(request, service)
+            return try service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind)
+        }
+        api.delete("feedback/:id") { request, context -> Done in
+            try authorize(request, service)
+            try service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
+            return Done()
+        }
+    }
+}
+
+/// Every error becomes `{"error": "what was wrong"}` with its status.
+struct ErrorMiddleware: RouterMiddleware {
+    func handle(_ request: Request, context: ControlContext,
+                next: (Request, ControlContext) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as ControlError {
+            return Self.json(error.status, error.message)
+        } catch let error as HTTPError {
+            let message: String
+            switch error.status.code {
+            case 404: message = "no such endpoint: \(request.method) \(request.uri.path) (see docs/api.md)"
+            case 405: message = "\(request.method) is not allowed on \(request.uri.path)"
+            case 413: message = "request body too large (at most \(context.maxUploadSize) bytes)"
+            default: message = error.body ?? error.status.reasonPhrase
+            }
+            return Self.json(error.status.code, message)
+        } catch let error as DecodingError {
+            return Self.json(400, "malformed request: \(describe(error))")
+        }
+    }
+
+    static func json(_ status: Int, _ message: String) -> Response {
+        let data = (try? JSONEncoder().encode(["error": message])) ?? Data()
+        return Response(status: .init(code: status), headers: [.contentType: "application/json; charset=utf-8"],
+                        body: .init(byteBuffer: ByteBuffer(bytes: data)))
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import TuttiControl
+import TuttiCore
+import TuttiNet
+
+/// Time passing, rooms reporting, and the event stream.
+extension House {
+    public func subscribe() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        locked {
+            var hello = Event(type: .hello, at: now.nanoseconds)
+            hello.nowPlaying = nowPlayingLocked(at: now)
+            hello.queue = queueLocked()
+            hello.rooms = roomViewsLocked()
+            continuation.yield(hello)
+            subscribers[id] = continuation
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.locked { _ = self?.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    func broadcastLocked(_ event: Event) {
+        for continuation in subscribers.values { continuation.yield(event) }
+    }
+
+    /// Publishes what changed on the now-playing card since it was last published: the
+    /// state, the track, the timeline. The position moving on by itself is not a change.
+    func publishLocked(force: Bool = false) {
+        let t = now
+        let current = nowPlayingLocked(at: t)
+        let previous = published
+        var stable = current
+        var old = previous ?? current
+        stable.elapsed = 0; stable.at = 0; old.elapsed = 0; old.at = 0
+        guard force || previous == nil || stable != old else { return }
+        published = current
+        if let previous {
+            if previous.itemID != current.itemID {
+                if previous.state == .playing, let id = previous.itemID {
+                    var ended = Event(type: .trackEnded, at: t.nanoseconds)
+                    ended.itemID = id
+                    broadcastLocked(ended)
+                }
+                var changed = Event(type: .trackChanged, at: t.nanoseconds)
+                changed.itemID = current.itemID
+                changed.nowPlaying = current
+                broadcastLocked(changed)
+            }
+            if previous.state != current.state || (current.failure != nil && previous.failure != current.failure) {
+                var state = Event(type: .state, at: t.nanoseconds)
+                state.state = current.state
+                state.previousState = previous.state
+                state.reason = current.failure
+                broadcastLocked(state)
+            }
+        }
+        var event = Event(type: .nowPlaying, at: t.nanoseconds)
+        event.nowPlaying = current
+        broadcastLocked(event)
+    }
+
+    func publishQueueLocked() {
+        var event = Event(type: .queue, at: now.nanoseconds)
+        event.queue = queueLocked()
+        broadcastLocked(event)
+        publishLocked(force: true)
+    }
+
+    func publishVolumeLocked() {
+        var event = Event(type: .volume, at: now.nanoseconds)
+        event.rooms = roomViewsLocked()
+        broadcastLocked(event)
+        publishLocked(force: true)
+    }
+
+    // MARK: - Rooms
+
+    /// A room's report arrived on the clock port.
+    func received(_ report: RoomReport, from address: SocketAddress, at time: Int64) {
+        locked {
+            let before = registry.rooms[report.name]
+            messenger.remember(address, for: report.name)
+            let events = registry.report(report, from: address.description, now: time)
+            for case let .joined(key) in events {
+                log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
+                var event = Event(type: .roomJoined, at: time)
+                event.room = roomViewsLocked().first { $0.key == key }
+                broadcastLocked(event)
+                try? saveLocked()  // a new room's settings are kept
+            }
+            if let before, before.connected,
+               before.report?.state != report.state || before.report?.interrupted != report.interrupted {
+                var event = Event(type: .room, at: time)
+                event.room = roomViewsLocked().first { $0.key == report.name }
+                broadcastLocked(event)
+            }
+            deliverSettingsLocked(force: false)
+        }
+    }
+
+    /// Sends rooms the settings they have not applied yet (again every 250 ms until they do).
+    func deliverSettingsLocked(force: Bool) {
+        let t = clock.nanosecondsNow()
+        for room in registry.undelivered {
+            if !force, let last = lastDelivery[room.key], t - last < 250_000_000 { continue }
+            lastDelivery[room.key] = t
+            messenger.deliver(room.settings, to: room.key)
+        }
+    }
+
+    // MARK: - Time
+
+    /// Runs the house's clock until the stop flag is set: scheduled changes happen, rooms
+    /// that fell silent leave, epoch ends are sent again, the position is saved now and then.
+    func tick(stopFlag: StopFlag) {
+        while !stopFlag.isSet {
+            Thread.sleep(forTimeInterval: 0.02)
+            locked { tickLocked() }
+        }
+    }
+
+    func tickLocked() {
+        let t = now
+        transport.tick(now: t)
+        for case let .left(key) in registry.expire(now: t.nanoseconds) {
+            log.info("room '\(registry.rooms[key]?.settings.name ?? key)' left (silent for 5 s)")
+            var event = Event(type: .roomLeft, at: t.nanoseconds)
+            event.room = roomViewsLocked().first { $0.key == key }
+            broadcastLocked(event)
+        }
+        let due = resends.filter { $0.at <= t.nanoseconds }
+        resends.removeAll { $0.at <= t.nanoseconds }
+        for resend in due { messenger.endEpoch(resend.epoch, at: resend.end, rooms: registry.connected) }
+        deliverSettingsLocked(force: false)
+        publishLocked()
+        if transport.snapshot(at: t).state == .playing, Date().timeIntervalSince(lastSaved) > 5 {
+            try? saveLocked()
+        }
+    }
+}

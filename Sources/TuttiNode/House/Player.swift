@@ -1,0 +1,223 @@
+import Foundation
+import Synchronization
+import TuttiCodecs
+import TuttiCore
+import TuttiNet
+
+/// What the player asks of the house, from its own thread.
+protocol PlayerDelegate: AnyObject, Sendable {
+    func path(ofItem id: Int) -> String?
+    /// The decoder of `itemID` ended; its last frame is heard just before `at`.
+    func trackEnded(itemID: Int, at: CoordinatorTime)
+    /// `itemID` could not be opened or decoded at all.
+    func trackFailed(itemID: Int, reason: String)
+    /// `itemID` opened; its length in frames, if the file says.
+    func trackOpened(itemID: Int, length: Int64?)
+}
+
+/// The streaming half of the coordinator's player, on its own thread: carries out the
+/// transport's actions (start an epoch, cut it, go on with the next track), decodes,
+/// encodes, stamps presentation times and sends each packet `latency` ahead of them.
+final class Player: @unchecked Sendable {
+    struct Configuration {
+        var encoder = OpusFrameEncoder.Settings()
+        var latency: Int64 = 150_000_000
+    }
+
+    private let configuration: Configuration
+    private let clock = SystemClock()
+    private let encoder: OpusFrameEncoder
+    private let send: @Sendable ([UInt8]) -> Void
+    private let sendReport: @Sendable (RTCPSenderReport) -> Void
+    private let onEpoch: @Sendable (StreamPacketizer) -> Void
+    private let stopFlag: StopFlag
+    weak var delegate: (any PlayerDelegate)?
+    private let log = Log("coordinator")
+
+    // The inbox: actions from the house, and a condition to wake the loop.
+    private let condition = NSCondition()
+    private var inbox: [TransportAction] = []
+
+    // Streaming state (the player's thread only).
+    private var packetizer: StreamPacketizer
+    private var decoder: MP3Decoder?
+    private var itemID: Int?
+    private var pcm: [Float] = []
+    private var offset = 0
+    /// When the epoch's input frame 0 is heard, and how many input frames it has had.
+    private var epochStart = CoordinatorTime(nanoseconds: 0)
+    private var epochFrames: Int64 = 0
+    private var streaming = false
+    /// The current epoch ends here: nothing presented at or after it is sent.
+    private var cutAt: CoordinatorTime?
+    private var nextReport: Int64 = 0
+
+    init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag,
+         send: @escaping @Sendable ([UInt8]) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
+         onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) throws {
+        self.configuration = configuration
+        self.encoder = try OpusFrameEncoder(settings: configuration.encoder)
+        self.send = send
+        self.sendReport = sendReport
+        self.onEpoch = onEpoch
+        self.stopFlag = stopFlag
+        packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
+                                      initialTimestamp: UInt32.random(in: 0...UInt32.max),
+                                      origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(encoder.lookahead))
+        pcm.reserveCapacity(encoder.settings.frameSize * 8)
+    }
+
+    /// Queues actions for the player's thread.
+    func perform(_ actions: [TransportAction]) {
+        guard !actions.isEmpty else { return }
+        condition.lock()
+        inbox += actions
+        condition.signal()
+        condition.unlock()
+    }
+
+    func wake() {
+        condition.lock()
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Runs until the stop flag is set.
+    func run() {
+        var pending: RTPPacket?
+        while !stopFlag.isSet {
+            if takeActions() { pending = nil }
+            if let cut = cutAt, let p = pending, p.presentationTime! >= cut { pending = nil; streaming = false }
+            guard streaming else {
+                waitForActions(until: clock.nanosecondsNow() + 100_000_000)
+                continue
+            }
+            if pending == nil { pending = nextPacket() }
+            guard let packet = pending, let presentation = packet.presentationTime else { continue }
+            if let cut = cutAt, presentation >= cut {
+                pending = nil
+                streaming = false
+                continue
+            }
+            // Pace: send `latency` ahead of the presentation time; wake for new actions.
+            let due = presentation.nanoseconds - configuration.latency
+            if clock.nanosecondsNow() < due {
+                waitForActions(until: due)
+                continue
+            }
+            send(packet.encode())
+            pending = nil
+            let now = clock.nanosecondsNow()
+            if now >= nextReport {
+                nextReport = now + 1_000_000_000
+                sendReport(packetizer.senderReport(cname: "tutti@\(ProcessInfo.processInfo.hostName)"))
+            }
+        }
+    }
+
+    private func waitForActions(until deadline: Int64) {
+        condition.lock()
+        if inbox.isEmpty {
+            let wait = Double(max(0, min(deadline - clock.nanosecondsNow(), 200_000_000))) / 1e9
+            _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+        }
+        condition.unlock()
+    }
+
+    /// Carries out queued actions; true when the epoch changed (a packet prepared for the
+    /// old one must not go out).
+    private func takeActions() -> Bool {
+        condition.lock()
+        let actions = inbox
+        inbox.removeAll()
+        condition.unlock()
+        var changed = false
+        for action in actions {
+            switch action {
+            case let .cut(epoch, at):
+                if epoch == packetizer.epoch { cutAt = min(cutAt ?? at, at) }
+            case let .start(segment):
+                changed = true
+                startEpoch(segment)
+            case let .continueWith(id):
+                open(id, from: 0)
+            }
+        }
+        return changed
+    }
+
+    private func startEpoch(_ segment: TimelineSegment) {
+        encoder.reset()
+        pcm.removeAll(keepingCapacity: true)
+        offset = 0
+        epochStart = segment.at
+        epochFrames = 0
+        cutAt = nil
+        let codecDelay = AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead))
+        packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
+        onEpoch(packetizer)
+        streaming = true
+        open(segment.itemID, from: segment.position)
+    }
+
+    private func open(_ id: Int, from position: Int64) {
+        decoder = nil
+        itemID = id
+        guard let path = delegate?.path(ofItem: id) else {
+            delegate?.trackFailed(itemID: id, reason: "queue item \(id) is gone")
+            return
+        }
+        do {
+            let d = try MP3Decoder(path: path)
+            if position > 0 { try d.seek(toFrame: position) }
+            decoder = d
+            log.info("playing \(path)\(position > 0 ? String(format: " from %.1f s", Double(position) / 48_000) : "")")
+            delegate?.trackOpened(itemID: id, length: d.length)
+        } catch {
+            log.error("\(error); skipping to the next track")
+            delegate?.trackFailed(itemID: id, reason: "\(error)")
+        }
+    }
+
+    /// Encodes the next frame of the stream; nil when there is nothing to encode yet (the
+    /// house is deciding what comes next).
+    private func nextPacket() -> RTPPacket? {
+        let frameSize = encoder.settings.frameSize
+        while pcm.count - offset < frameSize * 2 {
+            if offset > 0 {
+                pcm.removeFirst(offset)
+                offset = 0
+            }
+            guard let decoder, let id = itemID else {
+                guard cutAt != nil, pcm.count > 0 else { return nil }  // the end: pad the last frame
+                pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count)
+                break
+            }
+            do {
+                let n = try decoder.read(into: &pcm)
+                epochFrames += Int64(n)
+                if n > 0 { continue }
+                log.debug("end of \(decoder.path)")
+            } catch {
+                log.error("\(error); going on with the next track")
+                if decoder.framesDecoded == 0 {
+                    self.decoder = nil
+                    delegate?.trackFailed(itemID: id, reason: "\(error)")
+                    return nil
+                }
+            }
+            self.decoder = nil
+            delegate?.trackEnded(itemID: id, at: epochStart + AudioFormat.nanoseconds(forFrames: epochFrames))
+            _ = takeActions()
+        }
+        do {
+            let payload = try encoder.encode(pcm, offset: offset)
+            offset += frameSize * 2
+            return packetizer.packetize(payload, frames: frameSize)
+        } catch {
+            log.error("encode: \(error)")
+            offset += frameSize * 2
+            return nil
+        }
+    }
+}

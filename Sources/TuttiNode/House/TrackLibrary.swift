@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+import TuttiCodecs
+import TuttiCore
+
+/// What the house knows about its tracks: their tags (read from the files' ID3 tags),
+/// their lengths and artwork. Tags are read once per file and kept, without their pictures;
+/// artwork is read again when asked for, and the last few are kept.
+public final class TrackLibrary: Sendable {
+    public struct Info: Sendable {
+        /// The tags, pictures left out.
+        public var tags: TrackTags
+        /// Frames, when known.
+        public var length: Int64?
+        public var hasArtwork: Bool
+    }
+
+    private let cache = Mutex<[String: Info]>([:])
+    private let pictures = Mutex<[(path: String, picture: TrackTags.Picture)]>([])
+    /// The largest tag read (pictures included); beyond it, only the start is read.
+    private let maximumTag = 16 * 1024 * 1024
+
+    public init() {}
+
+    public func info(_ path: String) -> Info {
+        if let known = cache.withLock({ $0[path] }) { return known }
+        let info = read(path)
+        cache.withLock { $0[path] = info }
+        return info
+    }
+
+    /// Records a length learned from the decoder.
+    public func setLength(_ frames: Int64, of path: String) {
+        cache.withLock { $0[path]?.length = frames }
+    }
+
+    /// The track's artwork (its front cover, else its first picture).
+    public func artwork(_ path: String) -> TrackTags.Picture? {
+        if let kept = pictures.withLock({ $0.first { $0.path == path }?.picture }) { return kept }
+        guard let picture = tags(path).artwork else { return nil }
+        pictures.withLock {
+            $0.insert((path, picture), at: 0)
+            if $0.count > 8 { $0.removeLast() }
+        }
+        return picture
+    }
+
+    private func read(_ path: String) -> Info {
+        var tags = tags(path)
+        let hasArtwork = !tags.pictures.isEmpty
+        tags.pictures = []
+        let length = (try? MP3Decoder(path: path))?.length
+        return Info(tags: tags, length: length, hasArtwork: hasArtwork)
+    }
+
+    private func tags(_ path: String) -> TrackTags {
+        var tags = TrackTags()
+        if let handle = FileHandle(forReadingAtPath: path) {
+            defer { try? handle.close() }
+            let header = [UInt8](handle.readData(ofLength: 10))
+            let length = ID3Reader.tagLength(header: header)
+            if length > 0 {
+                try? handle.seek(toOffset: 0)
+                tags = ID3Reader.read([UInt8](handle.readData(ofLength: min(length, maximumTag))))
+            }
+            if tags.title == nil, let end = try? handle.seekToEnd(), end >= 128 {
+                try? handle.seek(toOffset: end - 128)
+                tags.merge(ID3Reader.readV1([UInt8](handle.readData(ofLength: 128))))
+            }
+        }
+        return tags
+    }
+}
