@@ -41,7 +41,7 @@ let package = Package(
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 

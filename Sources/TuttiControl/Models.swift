@@ -169,18 +169,41 @@ public struct Event: Codable, Equatable, Sendable {
 
 // MARK: - Requests
 
-public struct SeekRequest: Codable, Sendable { public var position: Double }
-public struct SkipRequest: Codable, Sendable { public var seconds: Double }
-public struct PlayIndexRequest: Codable, Sendable { public var index: Int }
+public struct SeekRequest: Codable, Sendable {
+    public var position: Double
+    public init(position: Double) { self.position = position }
+}
+public struct SkipRequest: Codable, Sendable {
+    public var seconds: Double
+    public init(seconds: Double) { self.seconds = seconds }
+}
+public struct PlayIndexRequest: Codable, Sendable {
+    public var index: Int
+    public init(index: Int) { self.index = index }
+}
 public struct AddRequest: Codable, Sendable {
     public var paths: [String]
     public var placement: PlayQueue.Placement?
+    public init(paths: [String], placement: PlayQueue.Placement?) {
+        self.paths = paths
+        self.placement = placement
+    }
 }
-public struct MoveRequest: Codable, Sendable { public var index: Int }
-public struct LoopRequest: Codable, Sendable { public var mode: LoopMode }
+public struct MoveRequest: Codable, Sendable {
+    public var index: Int
+    public init(index: Int) { self.index = index }
+}
+public struct LoopRequest: Codable, Sendable {
+    public var mode: LoopMode
+    public init(mode: LoopMode) { self.mode = mode }
+}
 public struct VolumeRequest: Codable, Sendable {
     public var volume: Double?
     public var muted: Bool?
+    public init(volume: Double?, muted: Bool?) {
+        self.volume = volume
+        self.muted = muted
+    }
 }
 /// A partial update of a room: whatever is given changes.
 public struct RoomUpdate: Codable, Sendable {
@@ -188,5 +211,14 @@ public struct RoomUpdate: Codable, Sendable {
     public var volume: Double?
     public var muted: Bool?
     public var outputDelayMs: Double?
+    public init(name: String?, volume: Double?, muted: Bool?, outputDelayMs: Double?) {
+        self.name = name
+        self.volume = volume
+        self.muted = muted
+        self.outputDelayMs = outputDelayMs
+    }
 }
-public struct FeedbackRequest: Codable, Sendable { public var kind: FeedbackKind }
+public struct FeedbackRequest: Codable, Sendable {
+    public var kind: FeedbackKind
+    public init(kind: FeedbackKind) { self.kind = kind }
+}

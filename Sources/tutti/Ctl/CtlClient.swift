@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+/// Options every `tutti ctl` command shares: where the coordinator is, and its token.
+struct CtlOptions: ParsableArguments {
+    @Option(help: "The coordinator's control API, http://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485).")
+    var server: String?
+
+    @Option(help: "The house token (default: $TUTTI_TOKEN, else the token file in the coordinator's state folder).")
+    var token: String?
+
+    @Option(help: "The coordinator's state folder, to read the token from (default: as the coordinator's).")
+    var stateDir: String?
+
+    @Flag(help: "Print JSON, for scripts.")
+    var json = false
+
+    func client() throws -> CtlClient {
+        let environment = ProcessInfo.processInfo.environment
+        let url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
+        let http: HTTPClient
+        do {
+            http = try HTTPClient(url: url, defaultPort: 8485)
+        } catch {
+            throw ValidationError("--server: \(error)")
+        }
+        let token = token ?? environment["TUTTI_TOKEN"]
+            ?? StateStore.readToken(directory: stateDir ?? StateStore.defaultDirectory())
+        return CtlClient(http: http, token: token, url: url)
+    }
+}
+
+/// A refused or failed call, printed as `error: ...` with a non-zero exit.
+struct CtlFailure: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Talks to the control API: JSON in and out, errors turned into messages.
+struct CtlClient {
+    let http: HTTPClient
+    let token: String?
+    let url: String
+
+    func get<T: Decodable>(_ path: String, as type: T.Type) throws -> T {
+        try decode(T.self, from: call("GET", path))
+    }
+
+    @discardableResult
+    func send<T: Decodable>(_ method: String, _ path: String, body: (any Encodable)? = nil, as type: T.Type) throws -> T {
+        try decode(T.self, from: call(method, path, body: body))
+    }
+
+    func send(_ method: String, _ path: String, body: (any Encodable)? = nil) throws {
+        _ = try call(method, path, body: body)
+    }
+
+    func call(_ method: String, _ path: String, body: (any Encodable)? = nil) throws -> [UInt8] {
+        var headers: [String: String] = [:]
+        if method != "GET" {
+            guard let token else {
+                throw CtlFailure(description: "this command changes the house and needs its token: pass --token, set TUTTI_TOKEN, or run where the coordinator keeps its state (--state-dir)")
+            }
+            headers["Authorization"] = "Bearer \(token)"
+        }
+        let data = try body.map { [UInt8](try JSONEncoder().encode($0)) }
+        let response: HTTPClient.Response
+        do {
+            response = try http.request(method, "/api/v1" + path, headers: headers, body: data ?? (method == "GET" ? nil : []))
+        } catch {
+            throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error) (is `tutti coordinator` running? see --server)")
+        }
+        guard (200..<300).contains(response.status) else {
+            let message = (try? JSONDecoder().decode([String: String].self, from: Data(response.body)))?["error"]
+                ?? String(decoding: response.body, as: UTF8.self)
+            throw CtlFailure(description: message.isEmpty ? "the coordinator answered \(response.status)" : message)
+        }
+        return response.body
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(bytes))
+        } catch {
+            throw CtlFailure(description: "the coordinator's answer was not understood: \(error)")
+        }
+    }
+
+    /// Follows the event stream, calling `body` with each event until the server closes.
+    func follow(_ body: (Event, String) throws -> Void) throws {
+        let socket: WebSocketClient
+        do {
+            socket = try WebSocketClient(host: http.host, port: http.port, path: "/api/v1/events")
+        } catch {
+            throw CtlFailure(description: "cannot follow the coordinator at \(url): \(error)")
+        }
+        defer { socket.close() }
+        while let text = try socket.nextText() {
+            if let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) { try body(event, text) }
+        }
+    }
+}
+
+/// Prints JSON as the API sent it, pretty.
+func printJSON(_ value: some Encodable) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    print(String(decoding: try encoder.encode(value), as: UTF8.self))
+}
+
+/// `1:23`, `83`, `1:02:03`, `83.5` → seconds.
+func parseClock(_ text: String) throws -> Double {
+    let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+    guard (1...3).contains(parts.count) else { throw ValidationError("'\(text)' is not a time: use 83, 1:23 or 1:02:03") }
+    var seconds = 0.0
+    for (i, part) in parts.enumerated() {
+        guard let value = Double(part), value >= 0, value.isFinite, i == parts.count - 1 || value == value.rounded(),
+              i == 0 || value < 60 else {
+            throw ValidationError("'\(text)' is not a time: use 83, 1:23 or 1:02:03")
+        }
+        seconds = seconds * 60 + value
+    }
+    return seconds
+}
+
+/// Seconds as `m:ss` (or `h:mm:ss`).
+func clockText(_ seconds: Double) -> String {
+    let total = Int(max(0, seconds))
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
+    return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
+}

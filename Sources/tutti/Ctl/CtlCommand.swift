@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import TuttiControl
+import TuttiCore
+
+/// `tutti ctl`: the whole control API from the terminal.
+struct CtlCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl",
+        abstract: "Control the house: transport, queue, loop mode, volumes, rooms, feedback.",
+        discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder).",
+        subcommands: [
+            StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
+            Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self,
+            QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self,
+            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self,
+        ])
+}
+
+/// Runs a command that answers with the now-playing card, and shows it.
+protocol NowPlayingCommand: ParsableCommand {
+    var options: CtlOptions { get }
+    func call(_ client: CtlClient) throws -> NowPlaying
+}
+
+extension NowPlayingCommand {
+    func run() throws {
+        let np = try call(try options.client())
+        if options.json { try printJSON(np) } else { print(CtlFormat.nowPlaying(np)) }
+    }
+}
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "What is playing, and the rooms.")
+    @OptionGroup var options: CtlOptions
+    @Flag(help: "Keep following: print every change as it happens (until Ctrl-C).")
+    var follow = false
+
+    func run() throws {
+        let client = try options.client()
+        if follow {
+            try client.follow { event, raw in
+                // Unbuffered, so that a pipe sees each change as it happens.
+                if let line = options.json ? raw : CtlFormat.event(event) {
+                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                }
+            }
+            return
+        }
+        let status = try client.get("/status", as: Status.self)
+        if options.json { return try printJSON(status) }
+        print(CtlFormat.nowPlaying(status.nowPlaying))
+        print("")
+        print(CtlFormat.rooms(status.rooms))
+    }
+}
+
+enum Transport {
+    struct Play: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "Play (or resume where it paused).")
+        @OptionGroup var options: CtlOptions
+        @Argument(help: "Play the queue's track with this number instead (as `queue` lists them).")
+        var number: Int?
+        func call(_ c: CtlClient) throws -> NowPlaying {
+            if let number { return try c.send("POST", "/queue/play", body: PlayIndexRequest(index: number - 1), as: NowPlaying.self) }
+            return try c.send("POST", "/transport/play", as: NowPlaying.self)
+        }
+    }
+    struct Pause: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "Pause every room.")
+        @OptionGroup var options: CtlOptions
+        func call(_ c: CtlClient) throws -> NowPlaying { try c.send("POST", "/transport/pause", as: NowPlaying.self) }
+    }
+    struct Toggle: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "Pause if playing, else play.")
+        @OptionGroup var options: CtlOptions
+        func call(_ c: CtlClient) throws -> NowPlaying { try c.send("POST", "/transport/toggle", as: NowPlaying.self) }
+    }
+    struct Stop: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop, back to the start of the track.")
+        @OptionGroup var options: CtlOptions
+        func call(_ c: CtlClient) throws -> NowPlaying { try c.send("POST", "/transport/stop", as: NowPlaying.self) }
+    }
+    struct Next: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "The next track.")
+        @OptionGroup var options: CtlOptions
+        func call(_ c: CtlClient) throws -> NowPlaying { try c.send("POST", "/transport/next", as: NowPlaying.self) }
+    }
+    struct Previous: NowPlayingCommand {
+        static let configuration = CommandConfiguration(abstract: "The previous track (or the start of this one, when more than 3 s in).")
+        @OptionGroup var options: CtlOptions
+        func call(_ c: CtlClient) throws -> NowPlaying { try c.send("POST", "/transport/previous", as: NowPlaying.self) }
+    }
+}
+
+struct SeekCommand: NowPlayingCommand {
+    static let configuration = CommandConfiguration(commandName: "seek", abstract: "Go to a position in the track: 83, 1:23 or 1:02:03.")
+    @OptionGroup var options: CtlOptions
+    @Argument(help: "The position.") var position: String
+    func validate() throws { _ = try parseClock(position) }
+    func call(_ c: CtlClient) throws -> NowPlaying {
+        try c.send("POST", "/transport/seek", body: SeekRequest(position: try parseClock(position)), as: NowPlaying.self)
+    }
+}
+
+struct SkipCommand: NowPlayingCommand {
+    static let configuration = CommandConfiguration(commandName: "skip", abstract: "Jump forward or back: +10, -30 (seconds).")
+    @OptionGroup var options: CtlOptions
+    // Captured as they come, so that "-30" is a number, not an option.
+    @Argument(parsing: .allUnrecognized, help: "Seconds, with a sign to go back.") var seconds: [String] = []
+    func validate() throws {
+        guard seconds.count == 1, let s = Double(seconds[0]), s.isFinite else {
+            throw ValidationError("say how many seconds to skip: +10, -30")
+        }
+    }
+    func call(_ c: CtlClient) throws -> NowPlaying {
+        try c.send("POST", "/transport/skip", body: SkipRequest(seconds: Double(seconds[0])!), as: NowPlaying.self)
+    }
+}
+
+extension LoopMode: ExpressibleByArgument {}
+
+struct LoopCommand: NowPlayingCommand {
+    static let configuration = CommandConfiguration(commandName: "loop", abstract: "Loop mode: once, one, all or shuffle.")
+    @OptionGroup var options: CtlOptions
+    @Argument(help: "once (to the end, then stop), one (repeat the track), all (wrap around) or shuffle.") var mode: LoopMode
+    func call(_ c: CtlClient) throws -> NowPlaying { try c.send("PUT", "/loop", body: LoopRequest(mode: mode), as: NowPlaying.self) }
+}

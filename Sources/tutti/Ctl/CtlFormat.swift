@@ -1,0 +1,82 @@
+import Foundation
+import TuttiControl
+import TuttiCore
+
+/// Human-readable views of the API's answers.
+enum CtlFormat {
+    static func symbol(_ state: PlaybackState) -> String {
+        switch state {
+        case .playing: "▶"
+        case .paused: "⏸"
+        case .stopped: "■"
+        case .loading: "…"
+        }
+    }
+
+    static func nowPlaying(_ np: NowPlaying) -> String {
+        var lines: [String] = []
+        guard np.itemID != nil else {
+            return "\(symbol(np.state)) \(np.state.rawValue), nothing queued"
+        }
+        var title = np.title ?? np.path ?? "?"
+        if let artist = np.artist { title += " — \(artist)" }
+        if let album = np.album { title += " (\(album))" }
+        lines.append("\(symbol(np.state)) \(np.state.rawValue)  \(title)")
+        var details = "  \(clockText(np.elapsed))"
+        if let duration = np.duration { details += " / \(clockText(duration))" }
+        if let index = np.queueIndex { details += "   track \(index + 1) of \(np.queueCount)" }
+        details += "   loop: \(np.loopMode.rawValue)   volume \(Int(np.volume.rounded()))%\(np.muted ? " (muted)" : "")"
+        if let rating = np.rating { details += "   \(rating == .like ? "♥ liked" : "disliked")" }
+        lines.append(details)
+        if let line = np.lyricLine, !line.isEmpty { lines.append("  ♪ \(line)") }
+        if let failure = np.failure { lines.append("  ! \(failure)") }
+        return lines.joined(separator: "\n")
+    }
+
+    static func rooms(_ rooms: [RoomView]) -> String {
+        guard !rooms.isEmpty else { return "No rooms yet: start `tutti follower --coordinator HOST` in each room." }
+        let width = max(6, rooms.map(\.name.count).max() ?? 0)
+        return rooms.map { room in
+            var line = room.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            line += room.connected ? "  connected   " : "  away        "
+            line += String(format: "volume %3.0f%%%@", room.volume, room.muted ? " muted" : "      ")
+            if room.outputDelayMs > 0 { line += String(format: "  delay %.0f ms", room.outputDelayMs) }
+            if let r = room.report, room.connected {
+                line += String(format: "  %@%@  latency %.0f ms  clock %+.1f µs ±%.1f  skew %+.1f µs  lost %d, concealed %d frames",
+                               r.state, r.interrupted ? " (interrupted)" : "", r.outputLatencyMilliseconds,
+                               r.clockOffsetMicroseconds, r.clockUncertaintyMicroseconds, r.timingErrorMicroseconds,
+                               r.packetsLost, r.framesConcealed)
+            }
+            return line
+        }.joined(separator: "\n")
+    }
+
+    static func queue(_ queue: QueueView) -> String {
+        guard !queue.items.isEmpty else { return "The queue is empty: add with `tutti ctl queue add PATH`." }
+        var lines = queue.items.map { item in
+            let mark = item.current ? "▶" : " "
+            var text = item.title ?? (item.path as NSString).lastPathComponent
+            if let artist = item.artist { text += " — \(artist)" }
+            if let duration = item.duration { text += "  (\(clockText(duration)))" }
+            return "\(mark) \(String(format: "%3d", item.index + 1)). \(text)"
+        }
+        lines.append("loop: \(queue.loopMode.rawValue)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func event(_ event: Event) -> String? {
+        switch event.type {
+        case .hello, .nowPlaying: return event.nowPlaying.map { nowPlaying($0) }
+        case .state:
+            return "state: \(event.previousState?.rawValue ?? "?") → \(event.state?.rawValue ?? "?")\(event.reason.map { " (\($0))" } ?? "")"
+        case .trackChanged: return "track: \(event.nowPlaying?.title ?? "-")"
+        case .trackEnded: return "track ended"
+        case .queue: return "queue: \(event.queue?.items.count ?? 0) tracks, loop \(event.queue?.loopMode.rawValue ?? "?")"
+        case .volume: return "volume: " + (event.rooms ?? []).map { "\($0.name) \(Int($0.volume))%\($0.muted ? " muted" : "")" }.joined(separator: ", ")
+        case .roomJoined: return "room joined: \(event.room?.name ?? "?")"
+        case .roomLeft: return "room left: \(event.room?.name ?? "?")"
+        case .room: return event.room.map { "room \($0.name): \($0.report?.state ?? "?")\($0.report?.interrupted == true ? " (interrupted)" : "")" }
+        case .feedback: return event.feedback.map { "\($0.kind.rawValue): \($0.title ?? $0.path)" }
+        }
+    }
+}

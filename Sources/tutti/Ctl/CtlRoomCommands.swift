@@ -1,0 +1,96 @@
+import ArgumentParser
+import Foundation
+import TuttiControl
+import TuttiCore
+
+struct RoomsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "rooms", abstract: "The rooms: connected, volume, latency, clock, skew, loss.")
+    @OptionGroup var options: CtlOptions
+    func run() throws {
+        let rooms = try options.client().get("/rooms", as: [RoomView].self)
+        if options.json { try printJSON(rooms) } else { print(CtlFormat.rooms(rooms)) }
+    }
+}
+
+/// `tutti ctl room rename|remove|delay`.
+struct RoomCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "room", abstract: "Rename a room, forget it, or set its output delay.",
+        subcommands: [Rename.self, Remove.self, Delay.self])
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Give a room another name.")
+        @OptionGroup var options: CtlOptions
+        @Argument var room: String
+        @Argument var newName: String
+        func run() throws {
+            try RoomCommand.update(room, RoomUpdate(name: newName, volume: nil, muted: nil, outputDelayMs: nil), options)
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget a room and its settings.")
+        @OptionGroup var options: CtlOptions
+        @Argument var room: String
+        func run() throws {
+            try options.client().send("DELETE", "/rooms/\(percentEncoded(room))")
+            if !options.json { print("forgot \(room)") }
+        }
+    }
+
+    struct Delay: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The delay of a room's device after its sound server (HDMI, Bluetooth), in ms.")
+        @OptionGroup var options: CtlOptions
+        @Argument var room: String
+        @Argument var milliseconds: Double
+        func run() throws {
+            try RoomCommand.update(room, RoomUpdate(name: nil, volume: nil, muted: nil, outputDelayMs: milliseconds), options)
+        }
+    }
+
+    static func update(_ room: String, _ update: RoomUpdate, _ options: CtlOptions) throws {
+        let view = try options.client().send("PUT", "/rooms/\(percentEncoded(room))", body: update, as: RoomView.self)
+        if options.json { try printJSON(view) } else { print(CtlFormat.rooms([view])) }
+    }
+}
+
+/// Like, dislike and bookmark the current track.
+enum Feedback {
+    static func record(_ kind: FeedbackKind, _ options: CtlOptions) throws {
+        let entry = try options.client().send("POST", "/feedback", body: FeedbackRequest(kind: kind), as: FeedbackEntry.self)
+        if options.json { return try printJSON(entry) }
+        var text = "\(kind.rawValue)d \(entry.title ?? (entry.path as NSString).lastPathComponent)"
+        if kind == .bookmark, let position = entry.position { text = "bookmarked \(entry.title ?? entry.path) at \(clockText(Double(position) / 48_000))" }
+        print(text)
+    }
+
+    struct Like: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Like the current track.")
+        @OptionGroup var options: CtlOptions
+        func run() throws { try Feedback.record(.like, options) }
+    }
+    struct Dislike: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Dislike the current track.")
+        @OptionGroup var options: CtlOptions
+        func run() throws { try Feedback.record(.dislike, options) }
+    }
+    struct Bookmark: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Bookmark the current track at the position playing now.")
+        @OptionGroup var options: CtlOptions
+        func run() throws { try Feedback.record(.bookmark, options) }
+    }
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "feedback", abstract: "Likes, dislikes and bookmarks.")
+        @OptionGroup var options: CtlOptions
+        func run() throws {
+            let entries = try options.client().get("/feedback", as: [FeedbackEntry].self)
+            if options.json { return try printJSON(entries) }
+            if entries.isEmpty { print("no feedback yet") }
+            for e in entries {
+                let when = DateFormatter.localizedString(from: Date(timeIntervalSince1970: e.date), dateStyle: .short, timeStyle: .short)
+                let at = e.position.map { " at \(clockText(Double($0) / 48_000))" } ?? ""
+                print("\(e.id). \(e.kind.rawValue)\(at): \(e.title ?? e.path)\(e.artist.map { " — \($0)" } ?? "")  (\(when))")
+            }
+        }
+    }
+}
