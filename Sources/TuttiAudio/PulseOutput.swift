@@ -12,8 +12,9 @@ import TuttiCore
 /// follower's `DeviceTimeline` does the smoothing. The stream has prebuffering off, so its
 /// read index keeps pace with time even when it runs dry (frame indices stay on the
 /// device's timeline), and it carries `media.role=music`, so PulseAudio's role policies
-/// (module-role-cork) apply to it: a cork request marks the output `interrupted` while the
-/// server mutes it.
+/// (module-role-cork) apply to it: when the server asks it to pause for another stream (a
+/// phone call), the output drops what it has queued (nothing stale plays afterwards), corks,
+/// and reports itself `interrupted` until the server asks it to play again.
 public final class PulseOutput: AudioOutput, @unchecked Sendable {
     public let name: String
     private let clock: any MonotonicClock
@@ -28,6 +29,8 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var taken = true
     private var requestedAt: Int64?
     private var corked = false
+    /// After a flush the server's write index moved; take ours from the next timing report.
+    private var relearnWriteIndex = false
     /// How often to ask the server for timing (nanoseconds).
     private let timingInterval: Int64 = 10_000_000
     public private(set) var underruns = 0
@@ -104,9 +107,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         pa_stream_set_underflow_callback(s, { _, user in PulseOutput.from(user).underruns += 1 }, me)
         pa_stream_set_event_callback(s, { _, event, _, user in
             guard let event else { return }
-            let name = String(cString: event)
-            if name == PA_STREAM_EVENT_REQUEST_CORK { PulseOutput.from(user).corked = true }
-            if name == PA_STREAM_EVENT_REQUEST_UNCORK { PulseOutput.from(user).corked = false }
+            PulseOutput.from(user).serverAsked(String(cString: event))
         }, me)
         let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * Self.bytesPerFrame)
         var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
@@ -157,10 +158,28 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
             if rc < 0 { throw .pulse(operation: "write", message: errorText()) }
             written += Int64(samples.count / AudioFormat.channels)
-            if requestedAt == nil, clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
+            if requestedAt == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
                 requestTiming()
             }
         }
+    }
+
+    // MARK: - Interruptions
+
+    /// The server's role policy asked this stream to pause or to play again.
+    private func serverAsked(_ event: String) {
+        guard let stream else { return }
+        if event == PA_STREAM_EVENT_REQUEST_CORK, !corked {
+            corked = true
+            relearnWriteIndex = true
+            pa_operation_unref(pa_stream_flush(stream, nil, nil))
+            pa_operation_unref(pa_stream_cork(stream, 1, nil, nil))
+        } else if event == PA_STREAM_EVENT_REQUEST_UNCORK, corked {
+            corked = false
+            pa_operation_unref(pa_stream_cork(stream, 0, nil, nil))
+            requestTiming()
+        }
+        signal()
     }
 
     // MARK: - Timing
@@ -184,8 +203,12 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         defer { requestedAt = nil; signal() }
         // Until the stream plays, its read index and the sink's latency describe a start
         // still to come, and can be milliseconds off.
-        guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee,
-              info.read_index_corrupt == 0, info.playing != 0 else { return }
+        guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee else { return }
+        if relearnWriteIndex, info.write_index_corrupt == 0 {
+            written = info.write_index / Int64(Self.bytesPerFrame)
+            relearnWriteIndex = false
+        }
+        guard info.read_index_corrupt == 0, info.playing != 0, !corked else { return }
         var sampled = sent + (now - sent) / 2
         if info.synchronized_clocks != 0 {
             let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000

@@ -150,17 +150,17 @@ struct ErrorMiddleware: RouterMiddleware {
             return try await next(request, context)
         } catch let error as ControlError {
             return Self.json(error.status, error.message)
-        } catch let error as HTTPError {
+        } catch let error as DecodingError {
+            return Self.json(400, "malformed request: \(describe(error))")
+        } catch let error as any HTTPResponseError {
             let message: String
             switch error.status.code {
             case 404: message = "no such endpoint: \(request.method) \(request.uri.path) (see docs/api.md)"
             case 405: message = "\(request.method) is not allowed on \(request.uri.path)"
             case 413: message = "request body too large (at most \(context.maxUploadSize) bytes)"
-            default: message = error.body ?? error.status.reasonPhrase
+            default: message = (error as? HTTPError)?.body ?? error.status.reasonPhrase
             }
             return Self.json(error.status.code, message)
-        } catch let error as DecodingError {
-            return Self.json(400, "malformed request: \(describe(error))")
         }
     }
 

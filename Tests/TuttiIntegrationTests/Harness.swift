@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import TuttiCodecs
 import TuttiCore
@@ -30,6 +31,7 @@ final class Harness {
 
     let directory: String
     private var children: [ChildProcess] = []
+    private var named: [String: ChildProcess] = [:]
     var environment: [String: String] = [:]
 
     init(_ name: String) throws {
@@ -53,7 +55,18 @@ final class Harness {
     func start(_ name: String, _ args: [String]) throws -> ChildProcess {
         let child = try ChildProcess(args, stdoutPath: path(name + ".out"), stderrPath: path(name + ".log"), environment: environment)
         children.append(child)
+        named[name] = child
         return child
+    }
+
+    /// Stops a process this harness started, gracefully (SIGTERM, then SIGKILL).
+    func stop(_ name: String) { named[name]?.terminate(grace: 3) }
+
+    /// Kills a process this harness started at once (SIGKILL), as a crash would.
+    func kill(_ name: String) {
+        guard let child = named[name], child.isRunning else { return }
+        Glibc.kill(child.pid, SIGKILL)
+        child.wait(timeout: 3)
     }
 
     /// Runs `tutti ARGS`. A coordinator gets a free control port unless the test names one

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import TuttiCodecs
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+/// The control API of a coordinator the harness started: JSON calls, with or without the token.
+struct ControlAPI {
+    let client: HTTPClient
+    let token: String?
+
+    init(_ harness: Harness, coordinator: String = "coordinator") throws {
+        let url = try #require(harness.controlURL(coordinator), "the coordinator never said where its control API is")
+        client = try HTTPClient(url: url, defaultPort: 8485)
+        token = harness.token
+    }
+
+    /// A raw call: the status and the body as text.
+    @discardableResult
+    func call(_ method: String, _ path: String, json: String? = nil, token: String?? = nil) throws -> (status: Int, body: String) {
+        var headers: [String: String] = [:]
+        if let token = token ?? self.token { headers["Authorization"] = "Bearer \(token)" }
+        let response = try client.request(method, "/api/v1" + path, headers: headers,
+                                          body: json.map { Array($0.utf8) } ?? (method == "GET" ? nil : []))
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    func get<T: Decodable>(_ path: String, as type: T.Type) throws -> T {
+        let (status, body) = try call("GET", path)
+        #expect(status == 200, "GET \(path): \(status) \(body)")
+        return try JSONDecoder().decode(T.self, from: Data(body.utf8))
+    }
+
+    /// A change that must succeed; returns the now-playing card when the endpoint sends one.
+    @discardableResult
+    func change(_ method: String, _ path: String, _ json: String? = nil) throws -> NowPlaying? {
+        let (status, body) = try call(method, path, json: json)
+        #expect((200..<300).contains(status), "\(method) \(path): \(status) \(body)")
+        return try? JSONDecoder().decode(NowPlaying.self, from: Data(body.utf8))
+    }
+
+    var nowPlaying: NowPlaying { get throws { try get("/now-playing", as: NowPlaying.self) } }
+    var queue: QueueView { get throws { try get("/queue", as: QueueView.self) } }
+    var rooms: [RoomView] { get throws { try get("/rooms", as: [RoomView].self) } }
+}
+
+extension Harness {
+    /// Runs a command to completion: its exit code, standard output and standard error.
+    func run(_ name: String, _ args: [String], timeout: Double = 15) throws -> (code: Int32, out: String, err: String) {
+        let child = try ChildProcess(args, stdoutPath: path(name + ".out"), stderrPath: path(name + ".log"), environment: environment)
+        guard let code = child.wait(timeout: timeout) else {
+            child.terminate(grace: 0.5)
+            Issue.record("\(args.joined(separator: " ")) did not finish in \(timeout) s")
+            return (-1, "", "")
+        }
+        let out = (try? String(contentsOfFile: path(name + ".out"), encoding: .utf8)) ?? ""
+        return (code, out, log(name))
+    }
+
+    /// Runs `tutti ctl ARGS` against this harness's coordinator.
+    func ctl(_ args: [String], server: String) throws -> (code: Int32, out: String, err: String) {
+        try run("ctl-\(UInt32.random(in: 0...UInt32.max))", [Harness.binary, "ctl"] + args + ["--server", server])
+    }
+
+    /// An MP3 of pink noise: nothing in it repeats, so a stretch of it says exactly where in
+    /// the track it is (the demo song's backing track repeats bar after bar).
+    func noiseSong(seconds: Int = 40) throws -> String {
+        let wav = path("noise.wav"), mp3 = path("noise.mp3")
+        _ = try run("sox-noise", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "pinknoise", "gain", "-10"])
+        _ = try run("lame-noise", ["lame", "--quiet", "-b", "192", "--tt", "Noise", wav, mp3])
+        return mp3
+    }
+
+    /// A second MP3, different from the demo song: three seconds of a tone sweep.
+    func sweepSong(seconds: Int = 6) throws -> String {
+        let wav = path("sweep.wav"), mp3 = path("sweep.mp3")
+        _ = try run("sox", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "sine", "200-2000", "gain", "-8"])
+        _ = try run("lame", ["lame", "--quiet", "-b", "192", "--tt", "Sweep", "--ta", "The Testers", wav, mp3])
+        return mp3
+    }
+}
+
+/// A track's audio, decoded (both channels averaged), for finding positions in recordings.
+enum TrackAudio {
+    static func mono(_ path: String) throws -> [Float] {
+        let decoder = try MP3Decoder(path: path)
+        var pcm: [Float] = []
+        while try decoder.read(into: &pcm) > 0 {}
+        return stride(from: 0, to: pcm.count - 1, by: 2).map { (pcm[$0] + pcm[$0 + 1]) / 2 }
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import Testing
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+extension IntegrationTests {
+    /// The control channel against a running house: the API, `tutti ctl`, the event stream,
+    /// bad input, and the saved state.
+    @Suite("Control: transport, queue, volumes, rooms, state")
+    struct ControlTests {
+        func coordinator(_ h: Harness, _ inputs: [String] = [Harness.demoSong], _ extra: [String] = []) throws -> String {
+            let clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator"] + inputs + ["--multicast", "off", "--clock-listen", clock] + extra)
+            #expect(Harness.wait(timeout: 5) { h.log("coordinator").contains("clock service") })
+            return clock
+        }
+
+        func follower(_ h: Harness, _ name: String, clock: String, output: String) throws {
+            try h.tutti(name, ["follower", "--coordinator", clock, "--unicast", "--output", output, "--name", name, "--status-interval", "1"])
+        }
+
+        /// Pause, resume and seek with two rooms writing WAV files on this host's clock: the
+        /// sound stops within 100 ms of the command, in both rooms at the same sample; resume
+        /// goes on from the paused sample; after a seek nothing of the old position is heard.
+        @Test func pauseResumeAndSeekTakeEffectInEveryRoomTogether() throws {
+            let h = try Harness("pause")
+            let noise = try h.noiseSong()
+            let source = try TrackAudio.mono(noise)
+            let clock = try coordinator(h, [noise])
+            try follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            try follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.filter { $0.report?.state == "playing" }.count) == 2 })
+            Thread.sleep(forTimeInterval: 1.5)
+
+            let monotonic = SystemClock()
+            let pausedAt = monotonic.nanosecondsNow()
+            let paused = try #require(try api.change("POST", "/transport/pause"))
+            #expect(paused.state == .paused)
+            Thread.sleep(forTimeInterval: 1.5)
+            let resumedAt = monotonic.nanosecondsNow()
+            let resumed = try #require(try api.change("POST", "/transport/play"))
+            Thread.sleep(forTimeInterval: 2)
+            let seek = try #require(try api.change("POST", "/transport/seek", #"{"position": 25}"#))
+            Thread.sleep(forTimeInterval: 1.5)
+            for name in ["a", "b"] { h.stop(name) }
+
+            let a = try wav(h.path("a.wav")), b = try wav(h.path("b.wav"))
+            // Pause: the last sound before the resume, per room, on the monotonic clock.
+            let stopA = try #require(a.lastSound(before: resumedAt)), stopB = try #require(b.lastSound(before: resumedAt))
+            #expect(stopA - pausedAt < 100_000_000, "room A fell silent \((stopA - pausedAt) / 1_000_000) ms after the pause")
+            #expect(abs(stopA - stopB) < 100_000, "the rooms stopped \(abs(stopA - stopB) / 1000) µs apart")
+            // Resume: from the paused sample on, heard where the answer said (media position 0
+            // "heard" at trackOrigin; coordinator time is this host's monotonic clock).
+            let startA = try #require(a.firstSound(after: resumedAt))
+            #expect(startA - resumedAt < 150_000_000)
+            let resumeOrigin = try #require(resumed.trackOrigin)
+            #expect(abs(resumed.elapsed - paused.elapsed) < 0.001, "resumed at \(resumed.elapsed) s, paused at \(paused.elapsed) s")
+            let afterResume = resumeOrigin + Int64(paused.elapsed * 1e9) + 200_000_000
+            let lagAfterResume = try #require(a.lag(against: source, at: afterResume,
+                                                    sourceFrame: Int((afterResume - resumeOrigin) * 48_000 / 1_000_000_000)))
+            // Seek: from the cut on, the audio is the track at 25 s, heard where the answer said
+            // (media position 0 "heard" at trackOrigin, coordinator time = this host's clock).
+            let origin = try #require(seek.trackOrigin)
+            let probe = origin + 25_300_000_000
+            let lagAfterSeek = try #require(a.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000)))
+            #expect(abs(lagAfterSeek) < 8, "after the seek room A is \(lagAfterSeek) samples off where it should be")
+            let lagB = try #require(b.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000)))
+            #expect(abs(lagB) < 8, "after the seek room B is \(lagB) samples off where it should be")
+        }
+
+        /// Every endpoint the remote uses, and the WebSocket event stream.
+        @Test func apiAndEventStreamDriveTheHouse() throws {
+            let h = try Harness("api")
+            let sweep = try h.sweepSong()
+            _ = try coordinator(h, [Harness.demoSong, sweep])
+            let api = try ControlAPI(h)
+            let server = try #require(h.controlURL())
+            let follow = try h.start("follow", [Harness.binary, "ctl", "status", "--follow", "--json", "--server", server])
+            Thread.sleep(forTimeInterval: 0.5)
+
+            var np = try api.nowPlaying
+            #expect(np.title == "Tutti" && np.artist == "The tutti band" && np.queueCount == 2)
+            #expect(np.artworkURL == nil && np.duration.map { abs($0 - 32) < 1 } == true)
+            try api.change("PUT", "/loop", #"{"mode": "shuffle"}"#)
+            #expect(try api.queue.loopMode == .shuffle)
+            try api.change("PUT", "/loop", #"{"mode": "all"}"#)
+            np = try #require(try api.change("POST", "/transport/next"))
+            #expect(np.title == "Sweep" && np.queueIndex == 1)
+            let added = try JSONDecoder().decode([QueueEntry].self, from: Data(try api.call("POST", "/queue", json: #"{"paths": ["\#(sweep)"], "placement": "next"}"#).body.utf8))
+            #expect(added.count == 1 && added[0].index == 2)
+            try api.change("POST", "/queue/\(added[0].id)/move", #"{"index": 0}"#)
+            #expect(try api.queue.items.first?.id == added[0].id)
+            try api.change("DELETE", "/queue/\(added[0].id)")
+            #expect(try api.queue.items.count == 2)
+            try api.change("POST", "/feedback", #"{"kind": "like"}"#)
+            #expect(try api.nowPlaying.rating == .like)
+            try api.change("POST", "/feedback", #"{"kind": "bookmark"}"#)
+            #expect(try api.get("/feedback", as: [FeedbackEntry].self).count == 2)
+            try api.change("PUT", "/volume", #"{"volume": 50}"#)
+            try api.change("POST", "/transport/stop")
+            #expect(try api.nowPlaying.state == .stopped)
+            try api.change("DELETE", "/queue")
+            #expect(try api.queue.items.isEmpty)
+            Thread.sleep(forTimeInterval: 0.5)
+            follow.terminate(grace: 1)
+
+            let kinds = Set((try String(contentsOfFile: h.path("follow.out"), encoding: .utf8))
+                .split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)).type })
+            for kind: Event.Kind in [.hello, .nowPlaying, .state, .trackChanged, .queue, .volume, .feedback] {
+                #expect(kinds.contains(kind), "no \(kind.rawValue) event: \(kinds)")
+            }
+        }
+
+        /// Malformed, unknown, out of range, unauthorized, oversized: a 4xx that says what was
+        /// wrong, and the house unchanged.
+        @Test func badRequestsAreRefusedAndChangeNothing() throws {
+            let h = try Harness("bad")
+            _ = try coordinator(h)
+            let api = try ControlAPI(h)
+            Thread.sleep(forTimeInterval: 0.5)
+            let queueBefore = try api.queue
+            let epochBefore = try api.nowPlaying.epoch
+            let cases: [(String, String, String?, String??, Int, String)] = [
+                ("POST", "/transport/seek", #"{"position": "#, nil, 400, "malformed"),
+                ("POST", "/transport/seek", #"{"where": 3}"#, nil, 400, "missing field 'position'"),
+                ("POST", "/transport/seek", #"{"position": 999}"#, nil, 400, "cannot seek to 16:39.0"),
+                ("POST", "/transport/seek", #"{"position": -1}"#, nil, 400, "0 or more"),
+                ("POST", "/transport/jump", nil, nil, 404, "unknown transport command 'jump'"),
+                ("POST", "/queue/play", #"{"index": 7}"#, nil, 400, "out of range"),
+                ("POST", "/queue/12345/move", #"{"index": 0}"#, nil, 404, "no queue item with id 12345"),
+                ("DELETE", "/queue/999", nil, nil, 404, "no queue item"),
+                ("PUT", "/loop", #"{"mode": "sometimes"}"#, nil, 400, "malformed"),
+                ("PUT", "/volume", #"{"volume": 150}"#, nil, 400, "out of range"),
+                ("PUT", "/rooms/Garage", #"{"volume": 10}"#, nil, 404, "no room named 'Garage'"),
+                ("POST", "/queue", #"{"paths": ["/no/such/file.mp3"]}"#, nil, 400, "no such file"),
+                ("POST", "/transport/pause", nil, .some(nil), 401, "needs its token"),
+                ("POST", "/transport/pause", nil, .some("0123456789abcdef"), 403, "wrong token"),
+                ("GET", "/no-such-thing", nil, nil, 404, "no such endpoint"),
+                ("POST", "/queue", "{\"paths\": [\"" + String(repeating: "x", count: 70_000) + "\"]}", nil, 413, "too large"),
+            ]
+            for (method, path, json, token, status, message) in cases {
+                let response = try api.call(method, path, json: json, token: token)
+                #expect(response.status == status, "\(method) \(path): \(response.status) \(response.body)")
+                let error = (try? JSONDecoder().decode([String: String].self, from: Data(response.body.utf8)))?["error"] ?? ""
+                #expect(error.contains(message), "\(method) \(path): '\(error)' does not say '\(message)'")
+            }
+            #expect(try api.queue == queueBefore)
+            #expect(try api.nowPlaying.epoch == epochBefore)
+            #expect(h.log("coordinator").contains("Fatal") == false)
+        }
+
+        /// `tutti ctl`: human-readable, --json, and a message with a non-zero exit on error.
+        @Test func ctlDrivesTheHouseFromTheTerminal() throws {
+            let h = try Harness("ctl")
+            let clock = try coordinator(h)
+            try follower(h, "Kitchen", clock: clock, output: "null")
+            let server = try #require(h.controlURL())
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.connected) == true })
+
+            var r = try h.ctl(["status"], server: server)
+            #expect(r.code == 0 && r.out.contains("Tutti — The tutti band") && r.out.contains("Kitchen"), "\(r.out)\(r.err)")
+            r = try h.ctl(["pause"], server: server)
+            #expect(r.code == 0 && r.out.contains("paused"))
+            r = try h.ctl(["seek", "0:12"], server: server)
+            #expect(r.code == 0 && r.out.contains("0:12 / 0:32"), "\(r.out)")
+            r = try h.ctl(["skip", "-5"], server: server)
+            #expect(r.code == 0 && r.out.contains("0:07"), "\(r.out)\(r.err)")
+            r = try h.ctl(["loop", "one", "--json"], server: server)
+            #expect(r.code == 0 && (try? JSONDecoder().decode(NowPlaying.self, from: Data(r.out.utf8)))?.loopMode == .one, "\(r.out)")
+            r = try h.ctl(["volume", "Kitchen", "40"], server: server)
+            #expect(r.code == 0 && r.out.contains("volume  40%"), "\(r.out)")
+            #expect(Harness.wait(timeout: 3) { h.log("Kitchen").contains("volume 40%") }, "the follower applied it")
+            r = try h.ctl(["room", "rename", "kitchen", "Cuisine"], server: server)
+            #expect(r.code == 0 && r.out.contains("Cuisine"))
+            r = try h.ctl(["queue", "add", Harness.demoSong, "--next"], server: server)
+            #expect(r.code == 0 && r.out.contains("added 1 track"))
+            r = try h.ctl(["queue"], server: server)
+            #expect(r.code == 0 && r.out.contains("  2. Tutti"), "\(r.out)")
+            r = try h.ctl(["bookmark"], server: server)
+            #expect(r.code == 0 && r.out.contains("bookmarked Tutti at 0:07"), "\(r.out)")
+            r = try h.ctl(["play"], server: server)
+            #expect(r.code == 0 && r.out.contains("loading") || r.out.contains("playing"))
+
+            for (args, message) in [(["volume", "Garage", "10"], "no room named 'Garage'"), (["seek", "9:99"], "not a time"),
+                                    (["queue", "remove", "9"], "there is no track 9"), (["loop", "sometimes"], "sometimes"),
+                                    (["pause", "--token", "nope-nope-nope-nope"], "wrong token")] {
+                r = try h.ctl(args, server: server)
+                #expect(r.code != 0 && r.err.contains(message), "\(args): \(r.code) \(r.err)")
+            }
+            r = try h.ctl(["status"], server: "127.0.0.1:9")
+            #expect(r.code != 0 && r.err.contains("cannot reach the coordinator"))
+        }
+
+        /// SIGKILL in the middle of a burst of queue edits: after a restart every acknowledged
+        /// edit is there, and the house resumes, paused, where it was.
+        @Test func stateSurvivesAKillDuringABurstOfEdits() throws {
+            let h = try Harness("kill")
+            let clock = try coordinator(h, [], [])
+            let api = try ControlAPI(h)
+            Thread.sleep(forTimeInterval: 0.3)
+            let acknowledged = Acknowledged()
+            let writer = Thread {
+                for _ in 0..<400 {
+                    guard let (status, body) = try? api.call("POST", "/queue", json: #"{"paths": ["\#(Harness.demoSong)"]}"#),
+                          status == 200, let entries = try? JSONDecoder().decode([QueueEntry].self, from: Data(body.utf8)) else { return }
+                    acknowledged.add(entries.map(\.id))
+                }
+            }
+            writer.start()
+            #expect(Harness.wait(timeout: 10) { acknowledged.count >= 40 })
+            h.kill("coordinator")
+            Thread.sleep(forTimeInterval: 0.3)
+            let saved = acknowledged.ids
+
+            try h.tutti("coordinator2", ["coordinator", "--multicast", "off", "--clock-listen", clock])
+            let api2 = try ControlAPI(h, coordinator: "coordinator2")
+            let ids = Set(try api2.queue.items.map(\.id))
+            #expect(saved.isSubset(of: ids), "lost \(saved.subtracting(ids).count) acknowledged edits")
+            #expect(ids.count <= saved.count + 1, "at most the edit in flight is extra")
+
+            // Play a while, pause, kill, restart: paused at the same place; play goes on from there.
+            try api2.change("POST", "/transport/play")
+            Thread.sleep(forTimeInterval: 2)
+            let paused = try #require(try api2.change("POST", "/transport/pause"))
+            h.kill("coordinator2")
+            try h.tutti("coordinator3", ["coordinator", "--multicast", "off", "--clock-listen", clock])
+            let api3 = try ControlAPI(h, coordinator: "coordinator3")
+            let restored = try api3.nowPlaying
+            #expect(restored.state == .paused && abs(restored.elapsed - paused.elapsed) < 0.01, "\(restored.elapsed) vs \(paused.elapsed)")
+            let resumed = try #require(try api3.change("POST", "/transport/play"))
+            #expect(abs(resumed.elapsed - paused.elapsed) < 0.01)
+            #expect(FileManager.default.fileExists(atPath: h.path("state/state.json")))
+        }
+
+        struct Room {
+            let samples: [Float]
+            let start: Int64
+            /// The local (monotonic) time of the last frame with sound before `time`.
+            func lastSound(before time: Int64) -> Int64? {
+                let end = min(samples.count, Int((time - start) * 48_000 / 1_000_000_000))
+                guard end > 0, let i = samples[0..<end].lastIndex(where: { abs($0) > 0.002 }) else { return nil }
+                return start + Int64(i) * 1_000_000_000 / 48_000
+            }
+            func firstSound(after time: Int64) -> Int64? {
+                let from = max(0, Int((time - start) * 48_000 / 1_000_000_000))
+                guard from < samples.count, let i = samples[from...].firstIndex(where: { abs($0) > 0.002 }) else { return nil }
+                return start + Int64(i) * 1_000_000_000 / 48_000
+            }
+            /// How far (samples) the room's audio at local time `time` is from `source` at `sourceFrame`.
+            func lag(against source: [Float], at time: Int64, sourceFrame: Int, search: Int = 480) -> Double? {
+                let here = Int((time - start) * 48_000 / 1_000_000_000)
+                guard here - search >= 0, here + 4_800 + search < samples.count, sourceFrame + 4_800 + search < source.count else { return nil }
+                let window = Array(source[(sourceFrame - search)..<(sourceFrame + 4_800 + search)])
+                let mine = Array(samples[(here - search)..<(here + 4_800 + search)])
+                return Analysis.lag(Analysis.difference(window), Analysis.difference(mine), start: search, length: 4_800, maxLag: search)?.lag
+            }
+        }
+
+        func wav(_ path: String) throws -> Room {
+            let file = try #require(Analysis.readWAV(path))
+            let start = try #require(Int64(try String(contentsOfFile: path + ".start", encoding: .utf8)))
+            return Room(samples: zip(file.channels[0], file.channels[1]).map { ($0 + $1) / 2 }, start: start)
+        }
+    }
+}
+
+/// Queue item ids the API acknowledged, from the writer thread.
+final class Acknowledged: @unchecked Sendable {
+    private let lock = NSLock()
+    private var set = Set<Int>()
+    func add(_ ids: [Int]) { lock.withLock { set.formUnion(ids) } }
+    var count: Int { lock.withLock { set.count } }
+    var ids: Set<Int> { lock.withLock { set } }
+}
