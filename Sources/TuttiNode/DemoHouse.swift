@@ -6,6 +6,7 @@ import Synchronization
 public final class DemoHouse: @unchecked Sendable {
     let song: String
     let clockPort: UInt16
+    let controlPort: Int
     let log: Log
     private let stopFlag = StopFlag()
     private let children = Mutex<[ChildProcess]>([])
@@ -13,11 +14,15 @@ public final class DemoHouse: @unchecked Sendable {
     /// The PulseAudio server the demo started, if it had to; stopped last.
     private var server: ChildProcess?
 
-    public init(song: String, clockPort: UInt16, log: Log) {
+    public init(song: String, clockPort: UInt16, controlPort: Int = 8485, log: Log) {
         self.song = song
         self.clockPort = clockPort
+        self.controlPort = controlPort
         self.log = log
     }
+
+    /// The demo house keeps its state apart from a real house's.
+    public static var stateDirectory: String { StateStore.defaultDirectory() + "-demo" }
 
     /// Looks for assets/demo/tutti-demo.mp3 beside the executable, in its parents, in the
     /// working directory, then in /usr/local/share/tutti and /usr/share/tutti.
@@ -42,15 +47,17 @@ public final class DemoHouse: @unchecked Sendable {
         let sinks = try preparePulse()
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         let clock = "127.0.0.1:\(clockPort)"
-        try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock])
+        try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock,
+                       "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)
-        for (room, sink) in zip(["roomA", "roomB"], sinks) {
-            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10"]
+        for (room, sink) in zip(["Living room", "Kitchen"], sinks) {
+            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10", "--name", room]
             if let sink { args += ["--sink", sink] }
             try spawn(me, args)
             log.info("\(room) plays to \(sink ?? "the default sink")")
         }
         log.info("playing \(song) in two rooms; press Ctrl-C to stop")
+        log.info("control it from another terminal: tutti ctl status --state-dir \(Self.stateDirectory) (or pause, next, volume Kitchen 40 ...)")
         let deadline = duration.map { Date().addingTimeInterval($0) }
         while !stopFlag.isSet {
             if let deadline, Date() >= deadline { break }

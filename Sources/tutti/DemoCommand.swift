@@ -21,12 +21,15 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Clock port for the demo coordinator.")
     var clockPort: UInt16 = 15005
 
+    @Option(help: "Control API port for the demo coordinator (on 127.0.0.1).")
+    var controlPort: Int = 8485
+
     func run() throws {
         let log = Log("demo")
         guard let song = song ?? DemoHouse.findBundledSong() else {
             throw ValidationError("cannot find the bundled song assets/demo/tutti-demo.mp3; pass --song PATH")
         }
-        let house = DemoHouse(song: song, clockPort: clockPort, log: log)
+        let house = DemoHouse(song: song, clockPort: clockPort, controlPort: controlPort, log: log)
         let signals = onTerminationSignal { house.stop() }
         defer { _ = signals }
         try house.run(duration: duration)

@@ -73,13 +73,24 @@ extension Harness {
         return mp3
     }
 
-    /// A second MP3, different from the demo song: three seconds of a tone sweep.
-    func sweepSong(seconds: Int = 6) throws -> String {
-        let wav = path("sweep.wav"), mp3 = path("sweep.mp3")
+    /// A second MP3, different from the demo song: a tone sweep, tagged (with a cover when asked).
+    func sweepSong(seconds: Int = 6, artwork: Bool = false) throws -> String {
+        let wav = path("sweep.wav"), mp3 = path("sweep.mp3"), png = path("cover.png")
         _ = try run("sox", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "sine", "200-2000", "gain", "-8"])
-        _ = try run("lame", ["lame", "--quiet", "-b", "192", "--tt", "Sweep", "--ta", "The Testers", wav, mp3])
+        FileManager.default.createFile(atPath: png, contents: Data(Harness.tinyPNG))
+        _ = try run("lame", ["lame", "--quiet", "-b", "192", "--tt", "Sweep", "--ta", "The Testers"]
+                    + (artwork ? ["--ti", png] : []) + [wav, mp3])
         return mp3
     }
+
+    /// A 1×1 PNG, for cover art.
+    static let tinyPNG: [UInt8] = [
+        0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x48, 0x44, 0x52,
+        0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1F, 0x15, 0xC4,
+        0x89, 0x00, 0x00, 0x00, 0x0D, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9C, 0x63, 0xF8, 0xCF, 0xC0, 0xF0,
+        0x1F, 0x00, 0x05, 0x00, 0x01, 0xFF, 0x89, 0x99, 0x3D, 0x1D, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45,
+        0x4E, 0x44, 0xAE, 0x42, 0x60, 0x82,
+    ]
 }
 
 /// A track's audio, decoded (both channels averaged), for finding positions in recordings.

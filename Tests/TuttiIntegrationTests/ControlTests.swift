@@ -74,7 +74,7 @@ extension IntegrationTests {
         /// Every endpoint the remote uses, and the WebSocket event stream.
         @Test func apiAndEventStreamDriveTheHouse() throws {
             let h = try Harness("api")
-            let sweep = try h.sweepSong()
+            let sweep = try h.sweepSong(artwork: true)
             _ = try coordinator(h, [Harness.demoSong, sweep])
             let api = try ControlAPI(h)
             let server = try #require(h.controlURL())
@@ -88,7 +88,10 @@ extension IntegrationTests {
             #expect(try api.queue.loopMode == .shuffle)
             try api.change("PUT", "/loop", #"{"mode": "all"}"#)
             np = try #require(try api.change("POST", "/transport/next"))
-            #expect(np.title == "Sweep" && np.queueIndex == 1)
+            #expect(np.title == "Sweep" && np.artist == "The Testers" && np.queueIndex == 1)
+            let artwork = try #require(np.artworkURL, "the sweep's cover was not found")
+            let image = try api.client.request("GET", artwork)
+            #expect(image.status == 200 && image.headers["content-type"] == "image/png" && image.body == Harness.tinyPNG)
             let added = try JSONDecoder().decode([QueueEntry].self, from: Data(try api.call("POST", "/queue", json: #"{"paths": ["\#(sweep)"], "placement": "next"}"#).body.utf8))
             #expect(added.count == 1 && added[0].index == 2)
             try api.change("POST", "/queue/\(added[0].id)/move", #"{"index": 0}"#)
