@@ -1,0 +1,150 @@
+"""The benchmarks' measuring rig (docs/timing.md): a private PulseAudio server with a null
+sink `capture` and remap sinks roomA (left) and roomB (right), one recorder on
+capture.monitor whose chunks are timestamped on arrival, and a real-time PCM feeder."""
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import numpy as np
+
+RATE = 48000
+FRAME_BYTES = 4
+
+
+def now():
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+class Rig:
+    """The private PulseAudio server and every process the benchmark starts."""
+
+    def __init__(self, work):
+        self.work = work
+        self.procs = []
+        runtime = os.path.join(work, "pulse")
+        os.makedirs(runtime, exist_ok=True)
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime, HOME=runtime, PULSE_SERVER=f"unix:{runtime}/native")
+        self.start("pulseaudio", [
+            "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+            "-L", f"module-native-protocol-unix socket={runtime}/native auth-anonymous=1",
+            "-L", "module-null-sink sink_name=capture rate=48000 channels=2 channel_map=front-left,front-right",
+            "-L", "module-remap-sink sink_name=roomA master=capture channels=1 master_channel_map=front-left channel_map=mono remix=no",
+            "-L", "module-remap-sink sink_name=roomB master=capture channels=1 master_channel_map=front-right channel_map=mono remix=no",
+        ])
+        deadline = now() + 10
+        while not os.path.exists(f"{runtime}/native") and now() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+
+    def start(self, name, args, stdin=None, stdout=None):
+        log = open(os.path.join(self.work, name + ".log"), "w")
+        p = subprocess.Popen(args, env=self.env, stdin=stdin, stdout=stdout or log, stderr=log)
+        p.bench_name = name
+        self.procs.append(p)
+        return p
+
+    def stop(self, p, sig=signal.SIGTERM):
+        if p.poll() is None:
+            p.send_signal(sig)
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    def close(self):
+        for p in reversed(self.procs):
+            self.stop(p)
+
+
+class Recorder:
+    """parec on capture.monitor, raw to a pipe; every chunk timestamped on arrival."""
+
+    def __init__(self, rig):
+        self.proc = rig.start("recorder", ["parec", "-d", "capture.monitor", "--raw", "--rate=48000", "--channels=2",
+                                           "--format=s16le", "--latency-msec=10"], stdout=subprocess.PIPE)
+        self.chunks = []  # (arrival time, bytes)
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        fd = self.proc.stdout.fileno()
+        while True:
+            data = os.read(fd, 4096)
+            if not data:
+                return
+            self.chunks.append((now(), data))
+
+    def stop(self, rig):
+        rig.stop(self.proc)
+        self.thread.join(5)
+        raw = b"".join(c for _, c in self.chunks)
+        raw = raw[: len(raw) - len(raw) % FRAME_BYTES]
+        data = np.frombuffer(raw, dtype="<i2").astype(np.float64).reshape(-1, 2) / 32768.0
+        # Capture time of each chunk's last frame = its arrival; fit a line through them.
+        ends, total = [], 0
+        for t, c in self.chunks:
+            total += len(c) // FRAME_BYTES
+            ends.append((total, t))
+        frames = np.array([e[0] for e in ends], dtype=np.float64)
+        times = np.array([e[1] for e in ends])
+        # The earliest arrivals bound capture time from above: fit the lower envelope.
+        offset = np.min(times - frames / RATE)
+        self.t0 = offset  # monotonic time of frame 0 (upper bound on capture time)
+        return data
+
+
+class Feeder:
+    """Writes PCM into a pipe at real-time pace (10 ms chunks), looping the source."""
+
+    def __init__(self, pcm, target):
+        self.pcm = pcm
+        self.target = target
+        self.stopped = False
+        self.paused = False
+        self.start = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        chunk = RATE // 100 * FRAME_BYTES
+        fd = self.target() if callable(self.target) else self.target
+        self.start = now()
+        pos, k = 0, 0
+        while not self.stopped:
+            due = self.start + k * 0.01
+            wait = due - now()
+            if wait > 0:
+                time.sleep(wait)
+            k += 1
+            if self.paused:  # the source is paused: nothing flows into the pipe
+                continue
+            piece = self.pcm[pos: pos + chunk]
+            if len(piece) < chunk:
+                piece += self.pcm[: chunk - len(piece)]
+            try:
+                os.write(fd, piece)
+            except (BrokenPipeError, OSError):
+                return
+            pos = (pos + chunk) % len(self.pcm)
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join(2)
+
+
+def proc_stats(pid):
+    """CPU seconds and peak resident memory (MB) of a process."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        cpu = (int(fields[11]) + int(fields[12])) / ticks
+        hwm = 0
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) / 1024
+        return cpu, hwm
+    except OSError:
+        return float("nan"), float("nan")
