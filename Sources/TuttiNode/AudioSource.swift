@@ -11,59 +11,6 @@ public protocol AudioSource: AnyObject {
     var isLive: Bool { get }
 }
 
-/// Plays MP3 files in order (looping when asked). A file that cannot be opened or
-/// decoded is reported by name and skipped; the next one plays.
-public final class PlaylistSource: AudioSource {
-    private let tracks: [String]
-    private let loop: Bool
-    private var index = 0
-    private var decoder: MP3Decoder?
-    private var failuresInARow = 0
-    private let log = Log("coordinator")
-    public var isLive: Bool { false }
-    /// Called with the track's path whenever a new track starts.
-    public var onTrackStart: ((String) -> Void)?
-
-    public init(tracks: [String], loop: Bool) {
-        self.tracks = tracks
-        self.loop = loop
-    }
-
-    public func read(into output: inout [Float]) throws -> Int {
-        while true {
-            if decoder == nil {
-                if index >= tracks.count {
-                    guard loop, !tracks.isEmpty else { return 0 }
-                    index = 0
-                }
-                if failuresInARow >= tracks.count { throw SourceError.nothingPlayable }
-                let path = tracks[index]
-                index += 1
-                do {
-                    decoder = try MP3Decoder(path: path)
-                    log.info("playing \(path)")
-                    onTrackStart?(path)
-                } catch {
-                    log.error("\(error); skipping to the next track")
-                    failuresInARow += 1
-                    continue
-                }
-            }
-            do {
-                let n = try decoder!.read(into: &output)
-                if n > 0 {
-                    failuresInARow = 0
-                    return n
-                }
-            } catch {
-                log.error("\(error); skipping to the next track")
-                if decoder!.framesDecoded == 0 { failuresInARow += 1 }
-            }
-            decoder = nil
-        }
-    }
-}
-
 /// Raw PCM from a pipe or file: signed 16-bit little-endian, 48 kHz, stereo.
 public final class RawPCMSource: AudioSource {
     private let handle: FileHandle
