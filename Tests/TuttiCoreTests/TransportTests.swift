@@ -255,3 +255,63 @@ struct TransportTests {
         #expect(resume.position == 30 * Self.second && resume.epoch == 42 && resume.itemID == saved.currentID)
     }
 }
+
+/// Every command in every state: the invariants hold whatever the order.
+@Suite("Transport: every command in every state")
+struct TransportMatrixTests {
+    enum Start: String, CaseIterable { case stopped, paused, loading, playing, emptyQueue, lastTrackOnce }
+
+    static let commands: [TransportCommand] = [
+        .play, .pause, .toggle, .stop, .next, .previous, .seek(to: 48_000 * 10), .seek(to: 48_000 * 999),
+        .skip(by: 48_000 * 5), .skip(by: -48_000 * 5), .skip(by: 48_000 * 120), .playItem(index: 1), .playItem(index: 9),
+    ]
+
+    static func prepare(_ start: Start) -> (Transport, CoordinatorTime) {
+        var tr = start == .emptyQueue ? Transport() : TransportTests.make(3, mode: start == .lastTrackOnce ? .once : .all)
+        let t0 = TransportTests.t(0)
+        switch start {
+        case .stopped, .emptyQueue: break
+        case .paused:
+            _ = try? tr.handle(.play, now: t0)
+            _ = try? tr.handle(.pause, now: TransportTests.t(3_000))
+        case .loading: _ = try? tr.handle(.play, now: TransportTests.t(9_960))
+        case .playing: _ = try? tr.handle(.play, now: t0)
+        case .lastTrackOnce: _ = try? tr.handle(.playItem(index: 2), now: t0)
+        }
+        return (tr, TransportTests.t(10_000))
+    }
+
+    @Test(arguments: Start.allCases, commands)
+    func invariantsHold(start: Start, command: TransportCommand) {
+        var (tr, now) = Self.prepare(start)
+        let before = tr.snapshot(at: now)
+        let epochBefore = tr.epoch
+        do {
+            let actions = try tr.handle(command, now: now)
+            let after = tr.snapshot(at: now + 200_000_000)
+            // A start is a new epoch, scheduled after now; a cut belongs to the old epoch.
+            for action in actions {
+                switch action {
+                case let .start(segment):
+                    #expect(segment.epoch == tr.epoch && tr.epoch != epochBefore)
+                    #expect(segment.at > now && segment.position >= 0)
+                    #expect(tr.queue.item(id: segment.itemID) != nil)
+                case let .cut(epoch, at):
+                    #expect(epoch == epochBefore && at > now)
+                case .continueWith:
+                    Issue.record("a command never continues a track")
+                }
+            }
+            let starts = actions.filter { if case .start = $0 { return true }; return false }.count
+            #expect(starts <= 1)
+            if starts == 1 { #expect(after.state == .playing) }
+            if after.state == .playing || after.state == .loading { #expect(after.item != nil) }
+            if after.state == .stopped { #expect(after.position == 0) }
+            if let item = after.item, let duration = tr.duration(itemID: item.id) { #expect(after.position < duration) }
+        } catch {
+            // A refused command changes nothing.
+            #expect(tr.snapshot(at: now) == before)
+            #expect(tr.epoch == epochBefore)
+        }
+    }
+}
