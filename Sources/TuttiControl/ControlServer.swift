@@ -73,6 +73,15 @@ public final class ControlServer: Sendable {
         api.get("queue") { _, _ in service.queue() }
         api.get("rooms") { _, _ in service.rooms() }
         api.get("feedback") { _, _ in service.feedback() }
+        api.get("lyrics") { _, _ -> TrackLyrics in
+            guard let lyrics = service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
+            return lyrics
+        }
+        api.get("lyrics/:id") { _, context -> TrackLyrics in
+            let id = try context.parameters.require("id", as: Int.self)
+            guard let lyrics = service.lyrics(itemID: id) else { throw ControlError.notFound("no queue item with id \(id)") }
+            return lyrics
+        }
         api.get("artwork/:id") { _, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
             guard let art = service.artwork(itemID: id) else { throw ControlError.notFound("queue item \(id) has no artwork") }
@@ -91,7 +100,15 @@ public final class ControlServer: Sendable {
             let events = service.subscribe()
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
-                    for try await _ in inbound {}  // until the client goes away
+                    // Until the client goes away; it may ask the time (screens lock their clocks).
+                    for try await message in inbound.messages(maxSize: 4_096) {
+                        guard case let .text(text) = message,
+                              var exchange = try? JSONDecoder().decode(TimeExchange.self, from: Data(text.utf8)),
+                              exchange.type == "time" else { continue }
+                        exchange.t2 = service.coordinatorTime()
+                        exchange.t3 = service.coordinatorTime()
+                        try await outbound.write(.text(String(decoding: try JSONEncoder().encode(exchange), as: UTF8.self)))
+                    }
                 }
                 tasks.addTask {
                     let encoder = JSONEncoder()

@@ -9,6 +9,10 @@ public protocol ControlService: Sendable {
     func queue() -> QueueView
     func rooms() -> [RoomView]
     func feedback() -> [FeedbackEntry]
+    /// The lyrics of a queue item (nil: the track heard now), with the now-playing card.
+    func lyrics(itemID: Int?) -> TrackLyrics?
+    /// The coordinator's clock (ns), for the event stream's clock exchange.
+    func coordinatorTime() -> Int64
     /// The artwork of a queue item: its MIME type and bytes.
     func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])?
 

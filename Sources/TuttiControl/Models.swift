@@ -117,6 +117,29 @@ public struct RoomView: Codable, Equatable, Sendable {
     }
 }
 
+/// A track's lyrics (nil when it has none), with the now-playing card that times them.
+public struct TrackLyrics: Codable, Equatable, Sendable {
+    public var itemID: Int
+    public var lyrics: Lyrics?
+    public var nowPlaying: NowPlaying
+    public init(itemID: Int, lyrics: Lyrics?, nowPlaying: NowPlaying) {
+        self.itemID = itemID
+        self.lyrics = lyrics
+        self.nowPlaying = nowPlaying
+    }
+}
+
+/// The clock exchange on the event stream, for screens that keep their own clock locked to
+/// the coordinator's: a screen sends `{"type": "time", "id": n, "t1": its time}`; the answer
+/// echoes both and adds `t2` and `t3`, the coordinator times (ns) it arrived and left.
+public struct TimeExchange: Codable, Equatable, Sendable {
+    public var type = "time"
+    public var id: Double?
+    public var t1: Double
+    public var t2: Int64?
+    public var t3: Int64?
+}
+
 /// Everything at once: what `tutti ctl status` shows.
 public struct Status: Codable, Equatable, Sendable {
     public var nowPlaying: NowPlaying
@@ -160,6 +183,8 @@ public struct Event: Codable, Equatable, Sendable {
     public var room: RoomView?
     public var feedback: FeedbackEntry?
     public var itemID: Int?
+    /// With `hello` and `track-changed`: the lyrics of the track now heard (absent when none).
+    public var lyrics: Lyrics?
 
     public init(type: Kind, at: Int64) {
         self.type = type

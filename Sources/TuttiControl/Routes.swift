@@ -8,6 +8,7 @@ extension QueueEntry: ResponseEncodable {}
 extension RoomView: ResponseEncodable {}
 extension Status: ResponseEncodable {}
 extension FeedbackEntry: ResponseEncodable {}
+extension TrackLyrics: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {

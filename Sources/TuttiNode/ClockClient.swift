@@ -12,7 +12,8 @@ final class ClockClient: @unchecked Sendable {
         var sample: @Sendable (ClockSample) -> Void
         var settings: @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
         var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
-        var report: @Sendable () -> RoomReport
+        /// The room's report, once a second; nil for a client that is not a room (a screen).
+        var report: (@Sendable () -> RoomReport)?
     }
 
     private let socket: UDPSocket
@@ -49,8 +50,8 @@ final class ClockClient: @unchecked Sendable {
                 try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).encode(), to: coordinator)
                 nextSubscribe = now + 5_000_000_000
             }
-            if now >= nextReport, lastAnswer != nil {
-                try? socket.send(ControlMessage.roomReport(handlers.report()).encode(), to: coordinator)
+            if now >= nextReport, lastAnswer != nil, let report = handlers.report {
+                try? socket.send(ControlMessage.roomReport(report()).encode(), to: coordinator)
                 nextReport = now + reportInterval
             }
             if now >= nextRequest {

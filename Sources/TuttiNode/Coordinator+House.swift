@@ -22,7 +22,7 @@ extension Coordinator {
     public func runHouse(_ start: Start, onControlPort: @escaping @Sendable (Int) -> Void = { _ in }) throws {
         let store = try StateStore(directory: configuration.stateDirectory)
         let messenger = RoomMessenger(socket: clockSocket)
-        let house = try House(store: store, messenger: messenger, version: "tutti 0.3")
+        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", lyricsFolder: configuration.lyricsDirectory)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000

@@ -24,6 +24,8 @@ public final class Coordinator: @unchecked Sendable {
         /// Where the control API listens (files mode).
         public var controlHost = "0.0.0.0"
         public var controlPort = 8485
+        /// A folder of `.lrc` files, matched to tracks by artist and title.
+        public var lyricsDirectory: String?
         /// Where the house's state and token are kept.
         public var stateDirectory = StateStore.defaultDirectory()
         public init() {}

@@ -17,6 +17,9 @@ struct CoordinatorCommand: ParsableCommand {
     @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
     var loop = false
 
+    @Option(help: "A folder of .lrc lyric files, matched to tracks by artist and title (besides .lrc files next to the tracks and lyrics in their tags).")
+    var lyricsDir: String?
+
     @Option(help: "Where the control API (HTTP, WebSocket, web pages) listens, HOST:PORT.")
     var controlListen: String = "0.0.0.0:8485"
 
@@ -80,6 +83,7 @@ struct CoordinatorCommand: ParsableCommand {
         config.controlHost = control.host
         config.controlPort = control.port
         if let stateDir { config.stateDirectory = stateDir }
+        config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
         let signals = onTerminationSignal { coordinator.stop() }
         defer { _ = signals }

@@ -161,3 +161,34 @@ struct LRCParserTests {
         #expect(shifted.position(atMilliseconds: 4_000).line == 0)
     }
 }
+
+@Suite("Lyric screen layout")
+struct LyricLayoutTests {
+    static func input(at ms: Int, lyrics: Lyrics? = LRCParserTests.demo) -> LyricLayout.Input {
+        LyricLayout.Input(title: "Tutti", artist: "The tutti band", status: "▶ Kitchen", lyrics: lyrics,
+                          position: lyrics.map { LyricCursor(lyrics: $0).position(atMilliseconds: ms) } ?? .none,
+                          elapsed: Double(ms) / 1000, duration: 32)
+    }
+
+    @Test func currentLineInTheMiddleWithItsSungPartAndTheOthersDimmed() throws {
+        let layout = LyricLayout(Self.input(at: 2_800), width: 60, height: 20)
+        #expect(layout.currentLine == 0)
+        let current = try #require(layout.texts.first { $0.style == .current })
+        #expect(current.row == 10 && current.text == "Every room sings")
+        #expect(current.column == (60 - 16) / 2)
+        #expect(current.sung == 6 + 2, "\"Every \" sung and half of \"room\"")
+        #expect(layout.texts.contains { $0.style == .dim && $0.text == "Plain words here" && $0.row == 12 })
+        #expect(layout.texts.first { $0.style == .title }?.text == "Tutti — The tutti band")
+        let bar = try #require(layout.texts.first { $0.style == .progress })
+        #expect(bar.row == 19 && bar.text.hasSuffix(" 0:02 / 0:32"))
+    }
+
+    @Test func noLyricsPlainLyricsAndNarrowScreens() {
+        #expect(LyricLayout(Self.input(at: 0, lyrics: nil), width: 40, height: 10).texts.contains { $0.style == .card })
+        let plain = LyricLayout(Self.input(at: 0, lyrics: LRCParser.parse("one\ntwo")), width: 40, height: 12)
+        #expect(plain.texts.filter { $0.style == .dim }.map(\.text) == ["(lyrics without timing)", "one", "two"])
+        let narrow = LyricLayout(Self.input(at: 2_800), width: 10, height: 4)
+        #expect(narrow.texts.allSatisfy { $0.column + $0.text.count <= 20 && $0.row < 8 }, "clamped to 20 × 8 at least")
+        #expect(LyricLayout.fit("Every room sings", 8) == "Every r…")
+    }
+}

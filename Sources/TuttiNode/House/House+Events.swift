@@ -13,6 +13,7 @@ extension House {
             hello.nowPlaying = nowPlayingLocked(at: now)
             hello.queue = queueLocked()
             hello.rooms = roomViewsLocked()
+            hello.lyrics = lyricsLocked(hello.nowPlaying?.itemID)
             continuation.yield(hello)
             subscribers[id] = continuation
         }
@@ -20,6 +21,11 @@ extension House {
             self?.locked { _ = self?.subscribers.removeValue(forKey: id) }
         }
         return stream
+    }
+
+    func lyricsLocked(_ itemID: Int?) -> Lyrics? {
+        guard let id = itemID, let item = transport.queue.item(id: id) else { return nil }
+        return lyricsLibrary.lyrics(for: item.path, tags: library.info(item.path).tags)
     }
 
     func broadcastLocked(_ event: Event) {
@@ -47,6 +53,7 @@ extension House {
                 var changed = Event(type: .trackChanged, at: t.nanoseconds)
                 changed.itemID = current.itemID
                 changed.nowPlaying = current
+                changed.lyrics = lyricsLocked(current.itemID)
                 broadcastLocked(changed)
             }
             if previous.state != current.state || (current.failure != nil && previous.failure != current.failure) {

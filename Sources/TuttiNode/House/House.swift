@@ -14,6 +14,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     var registry: RoomRegistry
     var feedbackLog: FeedbackLog
     let library = TrackLibrary()
+    let lyricsLibrary: LyricsLibrary
     let store: StateStore
     let token: String
     let messenger: RoomMessenger
@@ -29,8 +30,9 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
     var lastDelivery: [String: Int64] = [:]
 
-    init(store: StateStore, messenger: RoomMessenger, version: String) throws {
+    init(store: StateStore, messenger: RoomMessenger, version: String, lyricsFolder: String? = nil) throws {
         self.store = store
+        lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
         self.version = version
         token = try store.token()
@@ -62,6 +64,18 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     public func rooms() -> [RoomView] { locked { roomViewsLocked() } }
 
     public func feedback() -> [FeedbackEntry] { locked { feedbackLog.entries } }
+
+    public func lyrics(itemID: Int?) -> TrackLyrics? {
+        locked {
+            let t = now
+            let s = transport.snapshot(at: t)
+            guard let id = itemID ?? s.item?.id, let item = transport.queue.item(id: id) else { return nil }
+            let lyrics = lyricsLibrary.lyrics(for: item.path, tags: library.info(item.path).tags)
+            return TrackLyrics(itemID: id, lyrics: lyrics, nowPlaying: nowPlayingLocked(at: t))
+        }
+    }
+
+    public func coordinatorTime() -> Int64 { clock.nanosecondsNow() }
 
     public func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? {
         guard let path = locked({ transport.queue.item(id: itemID)?.path }),
@@ -103,6 +117,10 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
             np.artworkURL = info.hasArtwork ? "/api/v1/artwork/\(item.id)" : nil
             np.queueIndex = transport.queue.items.firstIndex { $0.id == item.id }
             np.rating = feedbackLog.rating(path: item.path)
+            if let lyrics = lyricsLibrary.lyrics(for: item.path, tags: info.tags), lyrics.isSynced {
+                let at = LyricCursor(lyrics: lyrics).position(atMilliseconds: Int(s.position * 1000 / Int64(AudioFormat.sampleRate)))
+                np.lyricLine = at.line.map { lyrics.lines[$0].text }
+            }
         }
         np.failure = transport.lastFailure
         np.trackOrigin = s.trackOrigin?.nanoseconds

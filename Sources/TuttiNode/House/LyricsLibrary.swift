@@ -1,0 +1,82 @@
+import Foundation
+import Synchronization
+import TuttiCodecs
+import TuttiCore
+
+/// Finds a track's lyrics: an `.lrc` file beside it with the same name, then a file in the
+/// lyrics folder matching its artist and title (`Artist - Title.lrc`, `Title.lrc`,
+/// `Artist/Title.lrc`, in any case and punctuation), then lyrics in its ID3 tag (SYLT as
+/// timed lines, USLT as plain text). Found once per track and kept.
+public final class LyricsLibrary: Sendable {
+    private let folder: String?
+    private let cache = Mutex<[String: Lyrics?]>([:])
+    /// The lyrics folder's `.lrc` files by normalized name, read once.
+    private let index = Mutex<[String: String]?>(nil)
+    private let log = Log("coordinator")
+
+    public init(folder: String?) {
+        self.folder = folder
+    }
+
+    public func lyrics(for path: String, tags: TrackTags) -> Lyrics? {
+        if let known = cache.withLock({ $0[path] }) { return known }
+        let found = find(path, tags)
+        if let found { log.info("lyrics for \((path as NSString).lastPathComponent): \(found.source ?? "?")\(found.skipped > 0 ? " (\(found.skipped) lines skipped)" : "")") }
+        cache.withLock { $0[path] = found }
+        return found
+    }
+
+    private func find(_ path: String, _ tags: TrackTags) -> Lyrics? {
+        let base = (path as NSString).deletingPathExtension
+        for candidate in [base + ".lrc", base + ".LRC", base + ".Lrc"] {
+            if let lyrics = read(candidate) { return lyrics }
+        }
+        if let title = tags.title ?? Optional(((path as NSString).lastPathComponent as NSString).deletingPathExtension) {
+            let keys = [tags.artist.map { Self.key($0 + " - " + title) }, Self.key(title),
+                        tags.artist.map { Self.key($0 + "/" + title) }].compactMap { $0 }
+            let table = folderIndex()
+            for key in keys {
+                if let file = table[key], let lyrics = read(file) { return lyrics }
+            }
+        }
+        if let synced = tags.syncedLyrics.first(where: { !$0.lines.isEmpty }) {
+            return Lyrics(lines: synced.lines.map { LyricLine(time: $0.milliseconds, text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                .sorted { $0.time < $1.time }, source: "ID3 SYLT")
+        }
+        if let plain = tags.lyrics.first(where: { !$0.text.isEmpty }) {
+            return Lyrics(plain: plain.text.components(separatedBy: .newlines).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }, source: "ID3 USLT")
+        }
+        return nil
+    }
+
+    private func read(_ file: String) -> Lyrics? {
+        guard let data = FileManager.default.contents(atPath: file) else { return nil }
+        guard data.count <= 1_000_000 else {
+            log.warning("lyrics file \(file) is over 1 MB; ignored")
+            return nil
+        }
+        let (text, _) = LyricsText.decode([UInt8](data), legacy: LegacyText.decode)
+        let lyrics = LRCParser.parse(text, source: file)
+        return lyrics.isEmpty ? nil : lyrics
+    }
+
+    private func folderIndex() -> [String: String] {
+        if let known = index.withLock({ $0 }) { return known }
+        var table: [String: String] = [:]
+        if let folder, let walker = FileManager.default.enumerator(atPath: folder) {
+            while let item = walker.nextObject() as? String {
+                guard (item as NSString).pathExtension.lowercased() == "lrc" else { continue }
+                table[Self.key((item as NSString).deletingPathExtension)] = (folder as NSString).appendingPathComponent(item)
+            }
+        }
+        index.withLock { $0 = table }
+        return table
+    }
+
+    /// A name reduced to lowercase letters and digits, so that "AC/DC - Back in Black" and
+    /// "ac-dc - back in black" meet.
+    static func key(_ name: String) -> String {
+        String(name.lowercased().unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init))
+    }
+}

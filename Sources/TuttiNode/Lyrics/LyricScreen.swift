@@ -1,0 +1,107 @@
+import Foundation
+import TuttiControl
+import TuttiCore
+import TuttiNet
+
+/// A lyric screen in a terminal: keeps its clock locked to the coordinator's (like a
+/// follower, without joining as a room), follows the house's events, and shows the line
+/// being sung, its words filling in, at the moment the rooms play it.
+public final class LyricScreen: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        public var coordinator = SocketAddress(address: 0x7F00_0001, port: 5005)
+        public var server = HTTPClient(host: "127.0.0.1", port: 8485)
+        /// The room this screen is in: its name and state show on top.
+        public var room: String?
+        /// How late this screen shows what it draws (a TV's picture processing): drawn sooner by as much.
+        public var displayDelay: Int64 = 0
+        /// Record every line change (coordinator time it was drawn, line index) to this file.
+        public var logPath: String?
+        /// Print each line as it starts instead of drawing a full screen.
+        public var lineMode = false
+        public init() {}
+    }
+
+    let configuration: Configuration
+    let clock = SystemClock()
+    let stopFlag = StopFlag()
+    let lock = NSLock()
+    var estimator = ClockEstimator()
+    var nowPlaying: NowPlaying?
+    var lyrics: Lyrics?
+    var rooms: [RoomView] = []
+    var connected = false
+    let log = Log("lyrics")
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    public func stop() { stopFlag.set() }
+
+    /// Runs until `stop()`: the clock and event threads, and the screen on this one.
+    public func run() throws {
+        let socket = try UDPSocket()
+        try socket.bind(SocketAddress(address: 0, port: 0))
+        socket.enableReceiveTimestamps()
+        let handlers = ClockClient.Handlers(
+            sample: { [self] sample in lock.withLock { estimator.add(sample) } },
+            settings: { _, _, _, _ in }, epochEnd: { _, _ in }, report: nil)
+        let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock,
+                                      stopFlag: stopFlag, unicastPort: nil, handlers: handlers)
+        let clockThread = Thread { clockClient.run() }
+        clockThread.name = "tutti-clock"
+        clockThread.start()
+        let events = Thread { [self] in followEvents() }
+        events.name = "tutti-events"
+        events.start()
+        defer { stopFlag.set() }
+        let renderer: any LyricRenderer = configuration.lineMode || isatty(STDOUT_FILENO) == 0
+            ? LineRenderer() : TerminalRenderer()
+        let record = configuration.logPath.flatMap { LineLog(path: $0) }
+        renderer.begin()
+        defer { renderer.end() }
+        var shownLine: Int?? = .none
+        var shownTrack: Int?
+        while !stopFlag.isSet {
+            let frame = snapshot()
+            if frame.track != shownTrack || frame.layoutLine != shownLine {
+                if frame.track == shownTrack, let line = frame.layoutLine, let time = frame.coordinatorNow {
+                    record?.write(time: time, line: line ?? -1)
+                }
+                shownTrack = frame.track
+                shownLine = frame.layoutLine
+            }
+            renderer.draw(frame)
+            // Wake at the next line change exactly, and often enough for the words to fill in.
+            let wait = min(frame.untilNextLine ?? 33_000_000, 33_000_000)
+            Thread.sleep(forTimeInterval: Double(max(1_000_000, wait)) / 1e9)
+        }
+    }
+
+    /// The events of the house, reconnecting when the coordinator goes away.
+    private func followEvents() {
+        while !stopFlag.isSet {
+            do {
+                let socket = try WebSocketClient(host: configuration.server.host, port: configuration.server.port, path: "/api/v1/events")
+                lock.withLock { connected = true }
+                while !stopFlag.isSet, let text = try socket.nextText() {
+                    guard let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) else { continue }
+                    apply(event)
+                }
+            } catch {
+                log.debug("events: \(error)")
+            }
+            lock.withLock { connected = false }
+            Thread.sleep(forTimeInterval: 1)
+        }
+    }
+
+    private func apply(_ event: Event) {
+        lock.withLock {
+            if let np = event.nowPlaying { nowPlaying = np }
+            if event.type == .hello || event.type == .trackChanged { lyrics = event.lyrics }
+            if let list = event.rooms { rooms = list }
+            if let room = event.room { rooms.removeAll { $0.key == room.key }; rooms.append(room) }
+        }
+    }
+}

@@ -1,0 +1,52 @@
+import ArgumentParser
+import Foundation
+import TuttiNet
+import TuttiNode
+
+struct LyricsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lyrics",
+        abstract: "A full-screen lyric screen in this terminal, in step with the rooms.",
+        discussion: "The current line in the middle, its words filling in as they are sung; the lines around it dimmed; a progress bar. Follows pauses, seeks, track changes and resizes. Piped, it prints each line as it starts.")
+
+    @Option(help: "The coordinator's clock service, HOST[:PORT] (the screen locks its clock to it).")
+    var coordinator: String = "127.0.0.1"
+
+    @Option(help: "The coordinator's control API (default: http://HOST:8485 on the coordinator's host).")
+    var server: String?
+
+    @Option(help: "The room this screen is in: its name and state show on top.")
+    var room: String?
+
+    @Option(help: "How late this screen shows what it draws (a TV's picture processing), in ms: lines are drawn that much sooner.")
+    var displayDelayMs: Double = 0
+
+    @Option(help: "Record each line change (coordinator time, line) to this file.")
+    var log: String?
+
+    @Flag(help: "Print each line as it starts instead of drawing the full screen.")
+    var lines = false
+
+    func validate() throws {
+        if !(0...2000).contains(displayDelayMs) { throw ValidationError("--display-delay-ms must be between 0 and 2000") }
+    }
+
+    func run() throws {
+        var config = LyricScreen.Configuration()
+        config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
+        let host = String(coordinator.split(separator: ":").first ?? "127.0.0.1")
+        do {
+            config.server = try HTTPClient(url: server ?? "http://\(host):8485", defaultPort: 8485)
+        } catch {
+            throw ValidationError("--server: \(error)")
+        }
+        config.room = room
+        config.displayDelay = Int64(displayDelayMs * 1e6)
+        config.logPath = log
+        config.lineMode = lines
+        let screen = LyricScreen(configuration: config)
+        let signals = onTerminationSignal { screen.stop() }
+        defer { _ = signals }
+        try screen.run()
+    }
+}
