@@ -61,7 +61,12 @@ public final class ControlServer: Sendable {
         let router = Router(context: ControlContext.self)
         router.add(middleware: ErrorMiddleware())
         let service = self.service
-        for (path, page) in configuration.pages {
+        var pages = [
+            "/": Page(contentType: "text/html; charset=utf-8", body: Array(RemotePage.html.utf8)),
+            "/lyrics": Page(contentType: "text/html; charset=utf-8", body: Array(LyricsPage.html.utf8)),
+        ]
+        pages.merge(configuration.pages) { _, given in given }
+        for (path, page) in pages {
             router.get(RouterPath(path)) { _, _ in
                 Response(status: .ok, headers: [.contentType: page.contentType, .cacheControl: "no-cache"],
                          body: .init(byteBuffer: ByteBuffer(bytes: page.body)))

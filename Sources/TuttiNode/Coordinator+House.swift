@@ -66,6 +66,7 @@ extension Coordinator {
             do {
                 try await api.run { port in
                     log.info("control API on http://\(shownHost):\(port)/api/v1")
+                    log.info("web remote: http://\(shownHost):\(port)/#token=\(house.token)  lyrics: http://\(shownHost):\(port)/lyrics")
                     onControlPort(port)
                 }
             } catch {

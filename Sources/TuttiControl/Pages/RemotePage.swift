@@ -1,0 +1,175 @@
+/// The web remote (`/`): for a phone. Now playing (artwork, title, artist, a progress bar to
+/// drag), play/pause/next/previous, the loop mode, the queue, and a volume slider per room and
+/// for the group, kept live by the event stream. Changes need the house token: the page takes
+/// it from its address (`/#token=...`, as the coordinator prints it) and remembers it.
+enum RemotePage {
+    static let html = #"""
+<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<title>tutti</title>
+<style>
+  :root { --bg: #101318; --card: #1a1f27; --fg: #eef0f3; --dim: #8d96a3; --accent: #5fb4ff; --warn: #ff8a65; }
+  * { box-sizing: border-box; }
+  body { margin: 0; background: var(--bg); color: var(--fg); font: 16px/1.4 "DejaVu Sans", "Noto Sans", Arial, sans-serif; }
+  main { max-width: 560px; margin: 0 auto; padding: 16px; }
+  .card { background: var(--card); border-radius: 16px; padding: 16px; margin-bottom: 14px; }
+  #now { display: flex; gap: 14px; align-items: center; }
+  #art { width: 96px; height: 96px; border-radius: 10px; background: #2a313c center/cover no-repeat; flex: none; }
+  #title { font-size: 20px; font-weight: 700; } #artist, #album { color: var(--dim); }
+  #lyric { color: var(--accent); min-height: 1.4em; margin-top: 6px; font-style: italic; }
+  #progress { width: 100%; margin: 14px 0 2px; } .times { display: flex; justify-content: space-between; color: var(--dim); font-size: 13px; }
+  .controls { display: flex; justify-content: center; gap: 14px; margin-top: 10px; }
+  button { background: #2a313c; color: var(--fg); border: 0; border-radius: 999px; padding: 12px 18px; font-size: 18px; cursor: pointer; }
+  button.big { font-size: 26px; padding: 14px 26px; background: var(--accent); color: #06121f; }
+  button:active { transform: scale(.96); }
+  button svg { width: 1em; height: 1em; fill: currentColor; vertical-align: -0.12em; }
+  select { background: #2a313c; color: var(--fg); border: 0; border-radius: 8px; padding: 8px; font-size: 15px; }
+  .row { display: flex; align-items: center; gap: 10px; margin: 8px 0; } .row label { flex: 0 0 110px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .row input[type=range] { flex: 1; } .row .pct { flex: 0 0 44px; text-align: right; color: var(--dim); font-size: 13px; }
+  .away { color: var(--dim); font-style: italic; }
+  ol { padding-left: 0; margin: 0; list-style: none; } li { display: flex; justify-content: space-between; align-items: center; padding: 8px 4px; border-bottom: 1px solid #232a34; cursor: pointer; }
+  li.current { color: var(--accent); font-weight: 700; } li small { color: var(--dim); } li button { padding: 4px 10px; font-size: 14px; }
+  h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .08em; color: var(--dim); margin: 0 0 8px; }
+  #message { color: var(--warn); min-height: 1.2em; font-size: 14px; }
+  #tokenBox { display: none; } #tokenBox input { flex: 1; background: #2a313c; color: var(--fg); border: 0; border-radius: 8px; padding: 8px; }
+</style></head>
+<body><main>
+<div class="card">
+  <div id="now"><div id="art"></div><div><div id="title">tutti</div><div id="artist"></div><div id="album"></div></div></div>
+  <div id="lyric"></div>
+  <input id="progress" type="range" min="0" max="1000" value="0">
+  <div class="times"><span id="elapsed">0:00</span><span id="state">connecting…</span><span id="duration">0:00</span></div>
+  <div class="controls">
+    <button id="previous" title="previous"></button><button id="toggle" class="big" title="play / pause"></button><button id="next" title="next"></button>
+  </div>
+  <div class="row" style="justify-content:center">
+    <select id="loop"><option value="once">once</option><option value="one">repeat one</option><option value="all">repeat all</option><option value="shuffle">shuffle</option></select>
+    <button id="like" title="like"></button><button id="bookmark" title="bookmark"></button>
+  </div>
+  <div id="message"></div>
+  <div class="row" id="tokenBox"><input id="token" placeholder="house token (tutti ctl reads it from the state folder)"><button id="saveToken">save</button></div>
+</div>
+<div class="card"><h2>Volume</h2><div id="volumes"></div></div>
+<div class="card"><h2>Queue</h2><ol id="queue"></ol></div>
+</main>
+<script>
+"use strict";
+const $ = id => document.getElementById(id);
+// Icons drawn here, so that no font or outside file is needed.
+const icons = { play: "M8 5v14l11-7z", pause: "M6 5h4v14H6zM14 5h4v14h-4z", next: "M5 6l8.5 6L5 18zM15 6h2.5v12H15z",
+  previous: "M6.5 6H9v12H6.5zM10 12l8.5-6v12z", bookmark: "M6 3h12v18l-6-4-6 4z",
+  like: "M12 21l-1.4-1.3C5.4 15 2 12 2 8.4 2 5.4 4.4 3 7.4 3c1.7 0 3.4.8 4.6 2.1C13.2 3.8 14.9 3 16.6 3 19.6 3 22 5.4 22 8.4c0 3.6-3.4 6.6-8.6 11.3z",
+  sound: "M3 9v6h4l5 5V4L7 9H3zm13.5 3a4.5 4.5 0 0 0-2.5-4v8a4.5 4.5 0 0 0 2.5-4z",
+  muted: "M3 9v6h4l5 5V4L7 9H3zm13.6 3l2.9-2.9-1.4-1.4-2.9 2.9-2.9-2.9-1.4 1.4 2.9 2.9-2.9 2.9 1.4 1.4 2.9-2.9 2.9 2.9 1.4-1.4z" };
+const icon = name => '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="' + icons[name] + '"/></svg>';
+["previous", "next", "like", "bookmark"].forEach(id => { $(id).innerHTML = icon(id); });
+$("toggle").innerHTML = icon("play");
+const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
+if (fromHash) { localStorage.setItem("tutti-token", fromHash); history.replaceState(null, "", location.pathname + location.search); }
+let token = localStorage.getItem("tutti-token") || "";
+let np = null, queue = null, rooms = [], dragging = false, offset = null;
+
+function clockText(s) { s = Math.max(0, Math.floor(s || 0)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
+function say(text) { $("message").textContent = text || ""; }
+
+async function call(method, path, body) {
+  if (!token) { $("tokenBox").style.display = "flex"; say("this needs the house token"); return null; }
+  try {
+    const r = await fetch("/api/v1" + path, { method, headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
+      body: body === undefined ? (method === "GET" ? undefined : "") : JSON.stringify(body) });
+    const data = await r.json().catch(() => null);
+    if (!r.ok) { say(data && data.error ? data.error : "error " + r.status); if (r.status === 401 || r.status === 403) $("tokenBox").style.display = "flex"; return null; }
+    say(""); if (data && data.state) { np = data; render(); } return data;
+  } catch (e) { say("cannot reach the coordinator"); return null; }
+}
+
+$("toggle").onclick = () => call("POST", "/transport/toggle");
+$("previous").onclick = () => call("POST", "/transport/previous");
+$("next").onclick = () => call("POST", "/transport/next");
+$("like").onclick = () => call("POST", "/feedback", { kind: "like" });
+$("bookmark").onclick = () => call("POST", "/feedback", { kind: "bookmark" });
+$("loop").onchange = e => call("PUT", "/loop", { mode: e.target.value });
+$("saveToken").onclick = () => { token = $("token").value.trim(); localStorage.setItem("tutti-token", token); $("tokenBox").style.display = "none"; say(""); };
+$("progress").oninput = () => { dragging = true; if (np && np.duration) $("elapsed").textContent = clockText($("progress").value / 1000 * np.duration); };
+$("progress").onchange = () => { dragging = false; if (np && np.duration) call("POST", "/transport/seek", { position: $("progress").value / 1000 * np.duration }); };
+
+function elapsedNow() {
+  if (!np) return 0;
+  if (np.rate > 0 && np.trackOrigin != null && offset !== null) return Math.max(np.elapsed, (performance.now() + offset - np.trackOrigin / 1e6) / 1000);
+  return np.elapsed;
+}
+
+function render() {
+  if (!np) return;
+  $("title").textContent = np.title || "nothing queued";
+  $("artist").textContent = np.artist || ""; $("album").textContent = np.album || "";
+  $("art").style.backgroundImage = np.artworkURL ? "url(" + np.artworkURL + ")" : "";
+  const playing = np.state === "playing" || np.state === "loading";
+  $("toggle").innerHTML = icon(playing ? "pause" : "play"); $("toggle").dataset.state = playing ? "playing" : "idle";
+  $("state").textContent = np.state + (np.queueIndex != null ? " · " + (np.queueIndex + 1) + " of " + np.queueCount : "");
+  $("duration").textContent = clockText(np.duration);
+  $("loop").value = np.loopMode;
+  $("like").style.color = np.rating === "like" ? "var(--warn)" : "";
+  $("lyric").textContent = np.lyricLine || "";
+  if (np.failure) say(np.failure);
+}
+
+function renderRooms() {
+  const box = $("volumes"); box.innerHTML = "";
+  const group = np ? np.volume : 100;
+  const make = (label, value, muted, away, onChange, id) => {
+    const row = document.createElement("div"); row.className = "row"; row.id = id;
+    row.innerHTML = '<label></label><input type="range" min="0" max="100"><span class="pct"></span><button></button>';
+    row.querySelector("label").textContent = label; if (away) row.querySelector("label").className = "away";
+    const range = row.querySelector("input"); range.value = Math.round(value);
+    row.querySelector(".pct").textContent = Math.round(value) + "%";
+    range.onchange = () => onChange({ volume: Number(range.value) });
+    range.oninput = () => { row.querySelector(".pct").textContent = range.value + "%"; };
+    const mute = row.querySelector("button"); mute.innerHTML = icon(muted ? "muted" : "sound"); mute.title = muted ? "unmute" : "mute";
+    mute.onclick = () => onChange({ muted: !muted });
+    box.appendChild(row);
+  };
+  make("All rooms", group, np && np.muted, false, v => call("PUT", "/volume", v), "group");
+  rooms.forEach(r => make(r.name, r.volume, r.muted, !r.connected,
+    v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key));
+}
+
+function renderQueue() {
+  const list = $("queue"); list.innerHTML = "";
+  if (!queue) return;
+  queue.items.forEach(item => {
+    const li = document.createElement("li"); if (item.current) li.className = "current";
+    li.innerHTML = "<span></span><span><small></small> <button>✕</button></span>";
+    li.querySelector("span").textContent = (item.index + 1) + ". " + (item.title || item.path.split("/").pop()) + (item.artist ? " — " + item.artist : "");
+    li.querySelector("small").textContent = item.duration ? clockText(item.duration) : "";
+    li.onclick = () => call("POST", "/queue/play", { index: item.index });
+    li.querySelector("button").onclick = e => { e.stopPropagation(); call("DELETE", "/queue/" + item.id); };
+    list.appendChild(li);
+  });
+}
+
+function connect() {
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events");
+  let t1 = 0, best = Infinity, timer = null;
+  ws.onopen = () => { const ask = () => { t1 = performance.now(); ws.send(JSON.stringify({ type: "time", id: 1, t1 })); timer = setTimeout(ask, 2000); }; ask(); };
+  ws.onmessage = e => { const m = JSON.parse(e.data);
+    if (m.type === "time") { const t4 = performance.now(), rtt = t4 - m.t1 - (m.t3 - m.t2) / 1e6;
+      if (rtt <= best * 1.5) { best = Math.min(best, rtt); offset = ((m.t2 / 1e6 - m.t1) + (m.t3 / 1e6 - t4)) / 2; } return; }
+    if (m.nowPlaying) np = m.nowPlaying;
+    if (m.queue) { queue = m.queue; renderQueue(); }
+    if (m.rooms) { rooms = m.rooms; renderRooms(); }
+    if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); rooms.sort((a, b) => a.name.localeCompare(b.name)); renderRooms(); }
+    if (m.type === "volume" || m.type === "hello") renderRooms();
+    render(); };
+  ws.onclose = () => { clearTimeout(timer); $("state").textContent = "reconnecting…"; setTimeout(connect, 1000); };
+}
+
+setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
+  $("elapsed").textContent = clockText(t); $("progress").value = np.duration ? Math.round(t / np.duration * 1000) : 0; }, 250);
+if (!token) $("tokenBox").style.display = "flex";
+connect();
+</script>
+</main></body></html>
+"""#
+}
