@@ -48,6 +48,11 @@ public final class WebSocketClient {
         }
     }
 
+    /// Sends a text message.
+    public func send(text: String) throws(SystemError) {
+        try send(opcode: 0x1, payload: Array(text.utf8))
+    }
+
     /// Says goodbye (a close frame).
     public func close() {
         try? send(opcode: 0x8, payload: [0x03, 0xE8])
@@ -57,9 +62,12 @@ public final class WebSocketClient {
         var frame: [UInt8] = [0x80 | opcode]
         if payload.count < 126 {
             frame.append(0x80 | UInt8(payload.count))
-        } else {
+        } else if payload.count < 65_536 {
             frame.append(0x80 | 126)
             frame += [UInt8(payload.count >> 8 & 0xFF), UInt8(payload.count & 0xFF)]
+        } else {
+            frame.append(0x80 | 127)
+            frame += (0..<8).reversed().map { UInt8(truncatingIfNeeded: payload.count >> ($0 * 8)) }
         }
         let mask = (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) }
         frame += mask

@@ -149,6 +149,15 @@ struct TransportTests {
         }
         let segment = try #require(Self.startSegment(try tr.handle(.playItem(index: 2), now: Self.t(0))))
         #expect(segment.itemID == tr.queue.items[2].id)
+        // While another track plays (in every loop mode): that item, from its start.
+        for mode in LoopMode.allCases {
+            var playing = Self.make(3, mode: mode)
+            _ = try playing.handle(.playItem(index: 1), now: Self.t(0))
+            let actions = try playing.handle(.playItem(index: 0), now: Self.t(5_000))
+            #expect(actions.first == .cut(epoch: 1, at: Self.t(5_085)))
+            #expect(Self.startSegment(actions)?.itemID == playing.queue.items[0].id, "\(mode)")
+            #expect(playing.snapshot(at: Self.t(6_000)).item?.id == playing.queue.items[0].id, "\(mode)")
+        }
     }
 
     // MARK: - Track ends and loop modes

@@ -111,8 +111,14 @@ public struct Transport: Sendable {
             }
             return try seek(to: target, now: now)
         case let .playItem(index):
+            guard index >= 0, index < queue.items.count else {
+                throw .queue(.indexOutOfRange(index: index, count: queue.items.count))
+            }
+            // Cut first: the cut takes the queue back to the track heard then.
+            var actions: [TransportAction] = []
+            if case .running = mode { actions = cut(at: effectTime(now)).0 }
             try queueEdit { q throws(QueueError) in try q.select(index: index) }
-            return start(position: 0, now: now)
+            return actions + start(position: 0, now: now)
         }
     }
 

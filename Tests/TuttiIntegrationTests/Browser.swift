@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+import TuttiNet
+import TuttiNode
+
+/// Headless Chromium driven over the Chrome DevTools Protocol: open a page, evaluate
+/// JavaScript in it, take screenshots (kept in .build/test-artifacts).
+final class Browser {
+    private let process: ChildProcess
+    private let page: WebSocketClient
+    private var nextID = 1
+    static let artifacts = Harness.packageRoot + "/.build/test-artifacts"
+
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") }
+
+    init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720) throws {
+        let port = Harness.freePort()
+        process = try harness.start("chromium", [
+            "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--mute-audio",
+            "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=\(port)",
+            "--user-data-dir=\(harness.path("chromium-profile"))", "--window-size=\(width),\(height)", "about:blank",
+        ])
+        let http = HTTPClient(host: "127.0.0.1", port: port)
+        var target: [String: Any]?
+        _ = Harness.wait(timeout: 20) {
+            guard let r = try? http.request("PUT", "/json/new?" + url), r.status == 200 else { return false }
+            target = try? JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any]
+            return target != nil
+        }
+        let socketURL = try #require(target?["webSocketDebuggerUrl"] as? String, "Chromium did not open the page: \(harness.log("chromium"))")
+        let path = try #require(URL(string: socketURL)?.path)
+        page = try WebSocketClient(host: "127.0.0.1", port: port, path: path)
+        try FileManager.default.createDirectory(atPath: Self.artifacts, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        page.close()
+        process.terminate(grace: 2)
+    }
+
+    /// Sends a DevTools command and returns its result.
+    @discardableResult
+    func command(_ method: String, _ params: [String: Any] = [:]) throws -> [String: Any] {
+        let id = nextID
+        nextID += 1
+        let message = try JSONSerialization.data(withJSONObject: ["id": id, "method": method, "params": params])
+        try page.send(text: String(decoding: message, as: UTF8.self))
+        while let text = try page.nextText() {
+            guard let reply = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], reply["id"] as? Int == id else { continue }
+            if let error = reply["error"] { throw BrowserError(description: "\(method): \(error)") }
+            return reply["result"] as? [String: Any] ?? [:]
+        }
+        throw BrowserError(description: "\(method): the page closed")
+    }
+
+    /// Evaluates JavaScript in the page; its value (JSON-compatible).
+    func evaluate(_ expression: String) throws -> Any? {
+        let result = try command("Runtime.evaluate", ["expression": expression, "returnByValue": true, "awaitPromise": true])
+        if let exception = result["exceptionDetails"] { throw BrowserError(description: "\(expression): \(exception)") }
+        return (result["result"] as? [String: Any])?["value"]
+    }
+
+    /// Saves a screenshot as .build/test-artifacts/NAME.png.
+    func screenshot(_ name: String) throws {
+        let result = try command("Page.captureScreenshot", ["format": "png"])
+        guard let data = (result["data"] as? String).flatMap({ Data(base64Encoded: $0) }) else { return }
+        try data.write(to: URL(fileURLWithPath: "\(Self.artifacts)/\(name).png"))
+    }
+}
+
+struct BrowserError: Error, CustomStringConvertible {
+    var description: String
+}

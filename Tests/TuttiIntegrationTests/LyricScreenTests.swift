@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+extension IntegrationTests {
+    /// The lyric screens and the web remote against a running house playing the demo song
+    /// (whose lines start at 2, 6, 10, 14, 18, 22, 26 and 30 s).
+    @Suite("Lyric screens and the web remote", .serialized, .timeLimit(.minutes(3)))
+    struct LyricScreenTests {
+        static let lyrics = LRCParser.parse(try! String(contentsOfFile: Harness.packageRoot + "/assets/demo/tutti-demo.lrc", encoding: .utf8))
+
+        /// The line sung at `seconds` into the demo song.
+        static func line(at seconds: Double) -> String? {
+            LyricCursor(lyrics: lyrics).position(atMilliseconds: Int(seconds * 1000)).line.map { lyrics.lines[$0].text }
+        }
+
+        func house(_ h: Harness, _ extra: [String] = []) throws -> (clock: String, api: ControlAPI, url: String) {
+            let clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator", Harness.demoSong] + extra + ["--loop", "--multicast", "off", "--clock-listen", clock])
+            let api = try ControlAPI(h)
+            return (clock, api, try #require(h.controlURL()))
+        }
+
+        /// Seeks and waits until the rooms play from there; returns the now-playing card.
+        func seek(_ api: ControlAPI, to seconds: Double) throws -> NowPlaying {
+            try api.change("POST", "/transport/seek", #"{"position": \#(seconds)}"#)
+            _ = Harness.wait(timeout: 2) { (try? api.nowPlaying.state) == .playing }
+            return try api.nowPlaying
+        }
+
+        // MARK: - Terminal
+
+        /// The current line on the terminal screen (bold), without its escape codes.
+        static func currentLine(_ ansi: String) -> String? {
+            ansi.split(separator: "\n").first { $0.contains("\u{1B}[1;93m") || $0.contains("\u{1B}[1m\u{1B}[93m") }
+                .map { $0.replacingOccurrences(of: "\u{1B}\\[[0-9;]*m", with: "", options: .regularExpression).trimmingCharacters(in: .whitespaces) }
+        }
+
+        @Test func terminalScreenShowsTheLineBeingSungAcrossAPauseAndASeek() throws {
+            let h = try Harness("tmux")
+            let (clock, api, url) = try house(h)
+            let session = "tutti-lyrics-\(getpid())"
+            _ = try h.run("tmux-new", ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "20",
+                                       "\(Harness.binary) lyrics --coordinator \(clock) --server \(url) --room Kitchen"])
+            defer { _ = try? h.run("tmux-kill", ["tmux", "kill-session", "-t", session]) }
+            func capture(escapes: Bool = true) throws -> String {
+                try h.run("tmux-capture", ["tmux", "capture-pane", "-p", "-t", session] + (escapes ? ["-e"] : [])).out
+            }
+            #expect(Harness.wait(timeout: 8) { (try? capture(escapes: false))?.contains("Tutti — The tutti band") == true },
+                    "the screen never showed the song: \((try? capture(escapes: false)) ?? "")")
+
+            var np = try seek(api, to: 7)
+            Thread.sleep(forTimeInterval: 0.5)
+            np = try api.nowPlaying
+            let shown = try capture(escapes: false)
+            #expect(Self.currentLine(try capture()) == Self.line(at: np.elapsed), "at \(np.elapsed) s: \(shown)")
+
+            try api.change("POST", "/transport/pause")
+            Thread.sleep(forTimeInterval: 1)
+            var screen = try capture(escapes: false)
+            #expect(screen.contains("paused"))
+            #expect(Self.currentLine(try capture()) == "Kitchen, hall and study too")
+
+            _ = try api.change("POST", "/transport/seek", #"{"position": 15}"#)
+            Thread.sleep(forTimeInterval: 0.5)
+            let afterSeek = try capture(escapes: false)
+            #expect(Self.currentLine(try capture()) == "Every speaker right on cue", "after a seek while paused: \(afterSeek)")
+
+            try api.change("POST", "/transport/play")
+            Thread.sleep(forTimeInterval: 3.5)  // 15 s + 3.5 s: the next line
+            np = try api.nowPlaying
+            #expect(Self.currentLine(try capture()) == Self.line(at: np.elapsed), "at \(np.elapsed) s")
+
+            _ = try h.run("tmux-resize", ["tmux", "resize-window", "-t", session, "-x", "40", "-y", "12"])
+            Thread.sleep(forTimeInterval: 0.4)
+            screen = try capture(escapes: false)
+            let widest = screen.split(separator: "\n").map(\.count).max() ?? 0
+            #expect(widest <= 40, "the screen did not follow the resize: \(screen)")
+            #expect(Self.currentLine(try capture()) != nil)
+        }
+
+        // MARK: - Web
+
+        @Test(.enabled(if: Browser.available)) func webLyricScreenHighlightsTheLineBeingSung() throws {
+            let h = try Harness("web-lyrics")
+            let (_, api, url) = try house(h)
+            let browser = try Browser(h, url: url + "/lyrics?room=Kitchen")
+            #expect(Harness.wait(timeout: 10) { ((try? browser.evaluate("window.__state.line")) as? Int ?? -1) >= 0 },
+                    "the page never showed a line")
+
+            var np = try seek(api, to: 7)
+            Thread.sleep(forTimeInterval: 0.5)
+            np = try api.nowPlaying
+            #expect(try browser.evaluate("window.__state.text") as? String == Self.line(at: np.elapsed))
+            try browser.screenshot("lyrics-playing")
+
+            try api.change("POST", "/transport/pause")
+            Thread.sleep(forTimeInterval: 0.8)
+            #expect((try browser.evaluate("document.getElementById('status').textContent") as? String)?.contains("paused") == true)
+            #expect(try browser.evaluate("window.__state.text") as? String == "Kitchen, hall and study too")
+            _ = try api.change("POST", "/transport/seek", #"{"position": 15}"#)
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(try browser.evaluate("window.__state.text") as? String == "Every speaker right on cue")
+            try browser.screenshot("lyrics-paused-after-seek")
+
+            let playing = try #require(try api.change("POST", "/transport/play"))
+            let origin = try #require(playing.trackOrigin)
+            Thread.sleep(forTimeInterval: 3.6)
+            // The change to the line at 18 s was drawn for when it is sung (the benchmark measures how close).
+            let log = try browser.evaluate("window.__lineLog") as? [[Double]] ?? []
+            let change = try #require(log.last { $0.count >= 2 && Int($0[1]) == 4 }, "no change to line 5 in \(log)")
+            let due = Double(origin) / 1e6 + 18_000
+            #expect(abs(change[0] - due) < 50, "line 5 drawn \(change[0] - due) ms from its time")
+            try browser.screenshot("lyrics-line-5")
+        }
+
+        @Test(.enabled(if: Browser.available)) func webRemoteButtonsChangeTheHouse() throws {
+            let h = try Harness("web-remote")
+            let sweep = try h.sweepSong()
+            let clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator", Harness.demoSong, sweep, "--multicast", "off", "--clock-listen", clock])
+            try h.tutti("Kitchen", ["follower", "--coordinator", clock, "--unicast", "--output", "null", "--name", "Kitchen"])
+            let api = try ControlAPI(h)
+            let url = try #require(h.controlURL())
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.connected) == true })
+            let browser = try Browser(h, url: url + "/#token=" + (try #require(h.token)), width: 420, height: 900)
+            func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
+            #expect(Harness.wait(timeout: 10) { (try? js("document.getElementById('title').textContent")) as? String == "Tutti" })
+            #expect(Harness.wait(timeout: 5) { (try? js("!!document.querySelector('#room-Kitchen input')")) as? Bool == true })
+            try browser.screenshot("remote")
+
+            _ = try js("document.getElementById('toggle').click()")
+            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.state) == .paused }, "pause from the remote")
+            _ = try js("document.getElementById('toggle').click()")
+            #expect(Harness.wait(timeout: 3) { [.playing, .loading].contains((try? api.nowPlaying.state) ?? .stopped) })
+            _ = try js("document.getElementById('next').click()")
+            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Sweep" })
+            #expect(Harness.wait(timeout: 3) { (try? js("document.getElementById('title').textContent")) as? String == "Sweep" }, "the page followed")
+            _ = try js("const s = document.getElementById('loop'); s.value = 'shuffle'; s.dispatchEvent(new Event('change'))")
+            #expect(Harness.wait(timeout: 3) { (try? api.queue.loopMode) == .shuffle })
+            _ = try js("const r = document.querySelector('#room-Kitchen input'); r.value = 30; r.dispatchEvent(new Event('change'))")
+            #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "Kitchen" }?.volume) == 30 })
+            _ = try js("document.querySelector('#queue li').click()")
+            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Tutti" }, "playing a queue item from the list")
+            try browser.screenshot("remote-after")
+        }
+    }
+}
