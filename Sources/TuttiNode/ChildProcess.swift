@@ -9,17 +9,19 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Starts `arguments[0]` (searched in PATH) with the rest as arguments. Standard input
     /// is /dev/null; standard output goes to `stdoutPath` when given.
+    /// With `appending`, output files are added to rather than replaced (children sharing a log).
     public init(_ arguments: [String], stdoutPath: String? = nil, stderrPath: String? = nil, quiet: Bool = false,
-                environment: [String: String]? = nil) throws {
+                environment: [String: String]? = nil, appending: Bool = false) throws {
+        let mode = O_WRONLY | O_CREAT | (appending ? O_APPEND : O_TRUNC)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         if let stdoutPath {
-            posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, mode, 0o644)
         }
         if let stderrPath {
-            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            posix_spawn_file_actions_addopen(&actions, 2, stderrPath, mode, 0o644)
         } else if quiet {
             posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         }

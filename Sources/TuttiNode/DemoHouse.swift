@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TuttiNet
 
 /// The demo house: a PulseAudio server (reused, or started), a coordinator and two
 /// followers as child processes of this one, playing the bundled song in a loop.
@@ -13,6 +14,8 @@ public final class DemoHouse: @unchecked Sendable {
     private var cleanups: [() -> Void] = []
     /// The PulseAudio server the demo started, if it had to; stopped last.
     private var server: ChildProcess?
+    /// Where the children's messages go while the lyric screen has the terminal.
+    private var childLog: String?
 
     public init(song: String, clockPort: UInt16, controlPort: Int = 8485, log: Log) {
         self.song = song
@@ -44,6 +47,14 @@ public final class DemoHouse: @unchecked Sendable {
 
     public func run(duration: Double?) throws {
         defer { shutdown() }
+        // On a terminal the lyric screen takes the screen; the house's messages go to a file.
+        let fullScreen = isatty(STDOUT_FILENO) == 1
+        if fullScreen {
+            let path = NSTemporaryDirectory() + "tutti-demo-\(getpid()).log"
+            FileManager.default.createFile(atPath: path, contents: nil)
+            childLog = path
+            log.info("the demo house's messages go to \(path)")
+        }
         let sinks = try preparePulse()
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         let clock = "127.0.0.1:\(clockPort)"
@@ -58,6 +69,20 @@ public final class DemoHouse: @unchecked Sendable {
         }
         log.info("playing \(song) in two rooms; press Ctrl-C to stop")
         log.info("control it from another terminal: tutti ctl status --state-dir \(Self.stateDirectory) (or pause, next, volume Kitchen 40 ...)")
+        log.info("lyrics: here, or in a browser at http://127.0.0.1:\(controlPort)/lyrics; the remote at http://127.0.0.1:\(controlPort)/")
+        if fullScreen { Thread.sleep(forTimeInterval: 1.5) }  // time to read the lines above
+        var screenConfig = LyricScreen.Configuration()
+        screenConfig.coordinator = SocketAddress(address: 0x7F00_0001, port: clockPort)
+        screenConfig.server = HTTPClient(host: "127.0.0.1", port: UInt16(controlPort))
+        screenConfig.lineMode = !fullScreen
+        let screen = LyricScreen(configuration: screenConfig)
+        let screenThread = Thread { try? screen.run() }
+        screenThread.name = "tutti-lyrics"
+        screenThread.start()
+        defer {
+            screen.stop()
+            screen.waitUntilFinished(timeout: 1)  // the screen puts the terminal back
+        }
         let deadline = duration.map { Date().addingTimeInterval($0) }
         while !stopFlag.isSet {
             if let deadline, Date() >= deadline { break }
@@ -106,7 +131,7 @@ public final class DemoHouse: @unchecked Sendable {
 
     @discardableResult
     private func spawn(_ path: String, _ args: [String]) throws -> ChildProcess {
-        let child = try ChildProcess([path] + args)
+        let child = try ChildProcess([path] + args, stdoutPath: childLog, stderrPath: childLog, appending: true)
         children.withLock { $0.append(child) }
         return child
     }

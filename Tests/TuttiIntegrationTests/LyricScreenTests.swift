@@ -82,6 +82,19 @@ extension IntegrationTests {
             #expect(Self.currentLine(try capture()) != nil)
         }
 
+        /// The README's demo: a house on this machine playing the demo song, its lyrics shown
+        /// line by line when the output is not a terminal.
+        @Test func theDemoPlaysAndShowsItsLyrics() throws {
+            let h = try Harness("demo")
+            _ = try PulseRig(h)
+            let result = try h.run("demo", [Harness.binary, "demo", "--duration", "8", "--control-port", "\(Harness.freePort())",
+                                            "--clock-port", "\(Harness.freePort())"], timeout: 30)
+            #expect(result.code == 0, "\(result.err)")
+            #expect(result.out.contains("♪ Tutti — The tutti band"), "\(result.out)")
+            #expect(result.out.contains("Every room is singing now") && result.out.contains("Kitchen, hall and study too"), "\(result.out)")
+            #expect(result.err.contains("Kitchen plays to") && result.err.contains("state: playing"), "\(result.err)")
+        }
+
         // MARK: - Web
 
         @Test(.enabled(if: Browser.available)) func webLyricScreenHighlightsTheLineBeingSung() throws {

@@ -38,8 +38,16 @@ public final class LyricScreen: @unchecked Sendable {
 
     public func stop() { stopFlag.set() }
 
+    /// Waits (up to `timeout` seconds) until `run` has returned and put the terminal back.
+    public func waitUntilFinished(timeout: Double) {
+        _ = finished.wait(timeout: .now() + timeout)
+    }
+
+    private let finished = DispatchSemaphore(value: 0)
+
     /// Runs until `stop()`: the clock and event threads, and the screen on this one.
     public func run() throws {
+        defer { finished.signal() }
         let socket = try UDPSocket()
         try socket.bind(SocketAddress(address: 0, port: 0))
         socket.enableReceiveTimestamps()
