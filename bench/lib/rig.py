@@ -62,9 +62,9 @@ class Rig:
 class Recorder:
     """parec on capture.monitor, raw to a pipe; every chunk timestamped on arrival."""
 
-    def __init__(self, rig):
+    def __init__(self, rig, latency_ms=10):
         self.proc = rig.start("recorder", ["parec", "-d", "capture.monitor", "--raw", "--rate=48000", "--channels=2",
-                                           "--format=s16le", "--latency-msec=10"], stdout=subprocess.PIPE)
+                                           "--format=s16le", f"--latency-msec={latency_ms}"], stdout=subprocess.PIPE)
         self.chunks = []  # (arrival time, bytes)
         self.thread = threading.Thread(target=self.run, daemon=True)
         self.thread.start()
@@ -90,10 +90,31 @@ class Recorder:
             ends.append((total, t))
         frames = np.array([e[0] for e in ends], dtype=np.float64)
         times = np.array([e[1] for e in ends])
-        # The earliest arrivals bound capture time from above: fit the lower envelope.
-        offset = np.min(times - frames / RATE)
-        self.t0 = offset  # monotonic time of frame 0 (upper bound on capture time)
+        # The earliest arrivals bound capture time from above: fit a line to the lower
+        # envelope (the earliest arrival of every two seconds), since the null sink's clock
+        # runs tens of ppm off this host's.
+        residual = times - frames / RATE
+        bins = (frames // (2 * RATE)).astype(int)
+        xs, ys = [], []
+        for b in np.unique(bins):
+            i = np.flatnonzero(bins == b)
+            k = i[np.argmin(residual[i])]
+            xs.append(frames[k])
+            ys.append(residual[k])
+        if len(xs) >= 3:
+            self.slope, intercept = np.polyfit(np.array(xs) / RATE, np.array(ys), 1)
+            self.t0 = intercept + min(0.0, float(np.min(np.array(ys) - (intercept + self.slope * np.array(xs) / RATE))))
+        else:
+            self.slope, self.t0 = 0.0, float(np.min(residual))
         return data
+
+    def time(self, frame):
+        """The monotonic time (s) recording frame `frame` was captured."""
+        return self.t0 + frame / RATE * (1 + self.slope)
+
+    def frame(self, t):
+        """The recording frame captured at monotonic time `t` (s)."""
+        return (t - self.t0) * RATE / (1 + self.slope)
 
 
 class Feeder:
