@@ -48,10 +48,10 @@ extension Coordinator {
         clockServer.onReport = { report, address, time in house.received(report, from: address, at: time) }
 
         let server = clockServer
-        spawn("tutti-clock") { server.run() }
-        spawn("tutti-player") { player.run() }
+        startThread("tutti-clock") { server.run() }
+        startThread("tutti-player") { player.run() }
         let stopFlag = self.stopFlag
-        spawn("tutti-house") { house.tick(stopFlag: stopFlag) }
+        startThread("tutti-house") { house.tick(stopFlag: stopFlag) }
 
         var control = ControlServer.Configuration()
         control.host = configuration.controlHost
@@ -89,12 +89,6 @@ extension Coordinator {
         _ = done.wait(timeout: .now() + 2)
         house.saveOnExit()
         if let message = failure.message { throw StateError(message) }
-    }
-
-    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
-        let thread = Thread(block: body)
-        thread.name = name
-        thread.start()
     }
 }
 

@@ -62,9 +62,7 @@ public final class Coordinator: @unchecked Sendable {
     /// Streams `source` until it ends or `stop()` is called; serves the clock meanwhile.
     public func run(source: AudioSource) throws {
         let server = clockServer
-        let clockThread = Thread { server.run() }
-        clockThread.name = "tutti-clock"
-        clockThread.start()
+        startThread("tutti-clock") { server.run() }
         defer { stopFlag.set() }
         log.info("clock service on port \(clockPort); streaming to \(destinationSummary)")
         try stream(source)

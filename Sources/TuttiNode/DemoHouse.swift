@@ -51,9 +51,12 @@ public final class DemoHouse: @unchecked Sendable {
         let fullScreen = isatty(STDOUT_FILENO) == 1
         if fullScreen {
             let path = NSTemporaryDirectory() + "tutti-demo-\(getpid()).log"
-            FileManager.default.createFile(atPath: path, contents: nil)
-            childLog = path
-            log.info("the demo house's messages go to \(path)")
+            if FileManager.default.createFile(atPath: path, contents: nil) {
+                childLog = path
+                log.info("the demo house's messages go to \(path)")
+            } else {
+                log.warning("cannot create \(path): the house's messages stay on this terminal")
+            }
         }
         let sinks = try preparePulse()
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
@@ -76,9 +79,7 @@ public final class DemoHouse: @unchecked Sendable {
         screenConfig.server = HTTPClient(host: "127.0.0.1", port: UInt16(controlPort))
         screenConfig.lineMode = !fullScreen
         let screen = LyricScreen(configuration: screenConfig)
-        let screenThread = Thread { try? screen.run() }
-        screenThread.name = "tutti-lyrics"
-        screenThread.start()
+        startThread("tutti-lyrics") { try? screen.run() }
         defer {
             screen.stop()
             screen.waitUntilFinished(timeout: 1)  // the screen puts the terminal back

@@ -79,12 +79,8 @@ public final class Follower: @unchecked Sendable {
             report: { engine.withLock { $0.report(name: name) } })
         let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
                                       stopFlag: stopFlag, unicastPort: unicastPort, handlers: handlers)
-        let clockThread = Thread { clientClock.run() }
-        clockThread.name = "tutti-clock"
-        clockThread.start()
-        let receiveThread = Thread { [self] in receiveLoop() }
-        receiveThread.name = "tutti-receive"
-        receiveThread.start()
+        startThread("tutti-clock") { clientClock.run() }
+        startThread("tutti-receive") { [self] in receiveLoop() }
         defer { stopFlag.set() }
         log.info("room '\(name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name)")
         try playoutLoop(output)

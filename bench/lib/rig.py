@@ -116,6 +116,20 @@ class Recorder:
         """The recording frame captured at monotonic time `t` (s)."""
         return (t - self.t0) * RATE / (1 + self.slope)
 
+    @property
+    def step(self):
+        """Source frames per recording frame: the null sink's clock runs off this host's (by
+        hundreds of ppm with small blocks), and the players follow it, so a source played on
+        time is stretched by this much in the recording."""
+        return 1 + self.slope
+
+
+def stretched(signal, start, count, step):
+    """`count` values of `signal` from (fractional) frame `start` on, every `step` frames."""
+    first = max(0, int(np.floor(start)))
+    last = min(len(signal), int(np.ceil(start + count * step)) + 2)
+    return np.interp(start + np.arange(count) * step, np.arange(first, last), signal[first:last])
+
 
 class Feeder:
     """Writes PCM into a pipe at real-time pace (10 ms chunks), looping the source."""

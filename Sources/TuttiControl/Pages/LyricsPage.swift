@@ -59,7 +59,7 @@ const clock = { offset: null, samples: [], pending: new Map(), next: 1,
     this.offset = this.samples.reduce((a, b) => b.rtt < a.rtt ? b : a).offset; } };
 
 let np = null, lyrics = null, rooms = [], built = null, shownLine = undefined, frameInterval = 16.7, lastFrame = null;
-window.__lineLog = [];   // [coordinator ms it shows, line index, coordinator ms it was drawn]: for tests and benchmarks
+window.__lineLog = [];   // [coordinator ms it reaches the glass, line index, coordinator ms it was drawn]: for tests and benchmarks
 window.__state = {};
 
 function clockText(s) { s = Math.max(0, Math.floor(s)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
@@ -126,8 +126,11 @@ function frame(stamp) {
   requestAnimationFrame(frame);
   const now = clock.now();
   if (!np) return;
-  // Draw for the moment this frame reaches the glass: about one frame from now.
-  const shown = now === null ? null : now + frameInterval + displayDelay;
+  // This frame reaches the glass about one frame from now and stays there one frame: draw it
+  // for the middle of that, so that a line appears on the frame nearest to its time (within
+  // half a frame, early or late).
+  const glass = now === null ? null : now + frameInterval;
+  const shown = glass === null ? null : glass + frameInterval / 2 + displayDelay;
   let t = np.elapsed * 1000;
   const moving = np.state === "playing" || np.state === "loading";
   if (moving && np.trackOrigin != null && shown !== null) {
@@ -144,7 +147,7 @@ function frame(stamp) {
   if (!built) return;
   const c = cursor(t);
   if (c.line !== shownLine) {
-    if (shownLine !== undefined && shown !== null) window.__lineLog.push([shown - displayDelay, c.line, now]);
+    if (shownLine !== undefined && glass !== null) window.__lineLog.push([glass, c.line, now]);
     shownLine = c.line;
     built.forEach((b, i) => { b.div.classList.toggle("current", i === c.line);
       b.div.classList.toggle("far", Math.abs(i - c.line) > 2);

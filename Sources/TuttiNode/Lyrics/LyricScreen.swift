@@ -56,12 +56,8 @@ public final class LyricScreen: @unchecked Sendable {
             settings: { _, _, _, _ in }, epochEnd: { _, _ in }, report: nil)
         let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock,
                                       stopFlag: stopFlag, unicastPort: nil, handlers: handlers)
-        let clockThread = Thread { clockClient.run() }
-        clockThread.name = "tutti-clock"
-        clockThread.start()
-        let events = Thread { [self] in followEvents() }
-        events.name = "tutti-events"
-        events.start()
+        startThread("tutti-clock") { clockClient.run() }
+        startThread("tutti-events") { [self] in followEvents() }
         defer { stopFlag.set() }
         let renderer: any LyricRenderer = configuration.lineMode || isatty(STDOUT_FILENO) == 0
             ? LineRenderer() : TerminalRenderer()
