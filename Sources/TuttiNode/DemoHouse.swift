@@ -78,6 +78,8 @@ public final class DemoHouse: @unchecked Sendable {
         screenConfig.coordinator = SocketAddress(address: 0x7F00_0001, port: clockPort)
         screenConfig.server = HTTPClient(host: "127.0.0.1", port: UInt16(controlPort))
         screenConfig.lineMode = !fullScreen
+        let stopFlag = self.stopFlag
+        screenConfig.onQuit = { stopFlag.set() }  // q on the lyric screen ends the demo
         let screen = LyricScreen(configuration: screenConfig)
         startThread("tutti-lyrics") { try? screen.run() }
         defer {

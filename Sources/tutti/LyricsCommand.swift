@@ -7,7 +7,7 @@ struct LyricsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lyrics",
         abstract: "A full-screen lyric screen in this terminal, in step with the rooms.",
-        discussion: "The current line in the middle, its words filling in as they are sung; the lines around it dimmed; a progress bar. Follows pauses, seeks, track changes and resizes. Piped, it prints each line as it starts.")
+        discussion: "The current line in the middle, its words filling in as they are sung; the lines around it dimmed; a progress bar. Follows pauses, seeks, track changes and resizes; q, Esc or Ctrl-C quits. Piped, it prints each line as it starts.")
 
     @Option(help: "The coordinator's clock service, HOST[:PORT] (the screen locks its clock to it).")
     var coordinator: String = "127.0.0.1"

@@ -46,6 +46,7 @@ extension IntegrationTests {
             _ = try h.run("tmux-new", ["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "20",
                                        "\(Harness.binary) lyrics --coordinator \(clock) --server \(url) --room Kitchen"])
             defer { _ = try? h.run("tmux-kill", ["tmux", "kill-session", "-t", session]) }
+            _ = try h.run("tmux-keep", ["tmux", "set-option", "-t", session, "remain-on-exit", "on"])
             func capture(escapes: Bool = true) throws -> String {
                 try h.run("tmux-capture", ["tmux", "capture-pane", "-p", "-t", session] + (escapes ? ["-e"] : [])).out
             }
@@ -80,6 +81,14 @@ extension IntegrationTests {
             let widest = screen.split(separator: "\n").map(\.count).max() ?? 0
             #expect(widest <= 40, "the screen did not follow the resize: \(screen)")
             #expect(Self.currentLine(try capture()) != nil)
+
+            // q quits cleanly and gives the terminal back (its own screen, echo, line editing).
+            _ = try h.run("tmux-keys", ["tmux", "send-keys", "-t", session, "q"])
+            let dead = { (try? h.run("tmux-dead", ["tmux", "display-message", "-p", "-t", session, "#{pane_dead} #{pane_dead_status}"]))?
+                .out.trimmingCharacters(in: .whitespacesAndNewlines) }
+            #expect(Harness.wait(timeout: 3) { dead() == "1 0" }, "after q: \(dead() ?? "?")")
+            screen = try capture(escapes: false)
+            #expect(!screen.contains("Tutti — The tutti band"), "the lyric screen is still up after q: \(screen)")
         }
 
         /// The README's demo: a house on this machine playing the demo song, its lyrics shown

@@ -18,6 +18,8 @@ public final class LyricScreen: @unchecked Sendable {
         public var logPath: String?
         /// Print each line as it starts instead of drawing a full screen.
         public var lineMode = false
+        /// Called when someone quits the full screen with a key (`q`, Esc); the screen has stopped.
+        public var onQuit: (@Sendable () -> Void)?
         public init() {}
     }
 
@@ -59,11 +61,30 @@ public final class LyricScreen: @unchecked Sendable {
         startThread("tutti-clock") { clockClient.run() }
         startThread("tutti-events") { [self] in followEvents() }
         defer { stopFlag.set() }
-        let renderer: any LyricRenderer = configuration.lineMode || isatty(STDOUT_FILENO) == 0
-            ? LineRenderer() : TerminalRenderer()
+        let fullScreen = !configuration.lineMode && isatty(STDOUT_FILENO) == 1
+        let renderer: any LyricRenderer = fullScreen ? TerminalRenderer() : LineRenderer()
         let record = configuration.logPath.flatMap { LineLog(path: $0) }
         renderer.begin()
         defer { renderer.end() }
+        let keys = fullScreen ? TerminalKeys() : nil
+        let keysDone = DispatchSemaphore(value: 0)
+        if let keys {
+            let onQuit = configuration.onQuit
+            startThread("tutti-keys") { [self] in
+                keys.run(stop: stopFlag) {
+                    stop()
+                    onQuit?()
+                }
+                keysDone.signal()
+            }
+        }
+        defer {
+            if let keys {
+                stopFlag.set()
+                _ = keysDone.wait(timeout: .now() + 1)  // it sees the stop within 200 ms
+                keys.restore()
+            }
+        }
         var shownLine: Int?? = .none
         var shownTrack: Int?
         while !stopFlag.isSet {
