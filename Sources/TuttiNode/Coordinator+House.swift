@@ -26,22 +26,10 @@ extension Coordinator {
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
-        let sendSocket = self.sendSocket
+        playerConfiguration.cname = cname
         let player = try Player(
             configuration: playerConfiguration, ssrc: ssrc, stopFlag: stopFlag,
-            send: { [self] bytes in
-                var sent = false
-                for destination in destinations(now: clock.nanosecondsNow()) {
-                    if (try? sendSocket.send(bytes, to: destination)) != nil { sent = true }
-                }
-                if sent { packetsSent.add(1, ordering: .relaxed) }
-            },
-            sendReport: { [self] report in
-                let bytes = report.encode()
-                for d in destinations(now: clock.nanosecondsNow()) {
-                    try? sendSocket.send(bytes, to: SocketAddress(address: d.address, port: d.port &+ 1))
-                }
-            },
+            send: { [self] packet in send(packet) }, sendReport: { [self] report in send(report) },
             onEpoch: { [self] packetizer in writeSDP(packetizer) })
         player.delegate = house
         house.player = player

@@ -39,6 +39,8 @@ public final class Coordinator: @unchecked Sendable {
     let clockServer: ClockServer
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let log = Log("coordinator")
+    /// The RTCP canonical name of this coordinator's streams.
+    let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
     /// How far a live source's arrivals may part from the timeline before it is realigned.
     private let liveTolerance: Int64 = 20_000_000
     /// Packets sent to at least one destination.
@@ -86,6 +88,28 @@ public final class Coordinator: @unchecked Sendable {
         return list
     }
 
+    /// Sends an RTP packet to every destination; counts it when at least one took it.
+    func send(_ packet: [UInt8]) {
+        var sent = false
+        for destination in destinations(now: clock.nanosecondsNow()) {
+            do {
+                try sendSocket.send(packet, to: destination)
+                sent = true
+            } catch {
+                log.debug("send to \(destination): \(error)")
+            }
+        }
+        if sent { packetsSent.add(1, ordering: .relaxed) }
+    }
+
+    /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
+    func send(_ report: RTCPSenderReport) {
+        let bytes = report.encode()
+        for d in destinations(now: clock.nanosecondsNow()) {
+            try? sendSocket.send(bytes, to: SocketAddress(address: d.address, port: d.port &+ 1))
+        }
+    }
+
     private func stream(_ source: AudioSource) throws {
         let encoder = try OpusFrameEncoder(settings: configuration.encoder)
         let frameSize = encoder.settings.frameSize
@@ -96,7 +120,6 @@ public final class Coordinator: @unchecked Sendable {
         var offset = 0
         var ended = false
         var nextReport: Int64 = 0
-        let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
 
         while !stopFlag.isSet {
             while pcm.count - offset < frameSize * 2 && !ended {
@@ -148,23 +171,10 @@ public final class Coordinator: @unchecked Sendable {
                 sleep(until: packet.presentationTime!.nanoseconds - lead)
             }
             let sendTime = clock.nanosecondsNow()
-            let bytes = packet.encode()
-            var sent = false
-            for destination in destinations(now: sendTime) {
-                do {
-                    try sendSocket.send(bytes, to: destination)
-                    sent = true
-                } catch {
-                    log.debug("send to \(destination): \(error)")
-                }
-            }
-            if sent { packetsSent.add(1, ordering: .relaxed) }
+            send(packet.encode())
             if sendTime >= nextReport {
                 nextReport = sendTime + 1_000_000_000
-                let report = packetizer!.senderReport(cname: cname).encode()
-                for d in destinations(now: sendTime) {
-                    try? sendSocket.send(report, to: SocketAddress(address: d.address, port: d.port &+ 1))
-                }
+                send(packetizer!.senderReport(cname: cname))
             }
         }
     }

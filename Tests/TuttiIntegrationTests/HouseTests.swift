@@ -73,7 +73,7 @@ struct HouseTests {
     @Test func corruptTrackIsReportedByNameAndTheNextOnePlays() throws {
         let h = try Harness("corrupt")
         let bad = h.path("broken.mp3")
-        FileManager.default.createFile(atPath: bad, contents: Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
+        _ = FileManager.default.createFile(atPath: bad, contents: Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
         _ = try coordinator(h, inputs: [bad, Harness.demoSong])
         #expect(Harness.wait(timeout: 5) { h.log("coordinator").contains("playing \(Harness.demoSong)") })
         let log = h.log("coordinator")

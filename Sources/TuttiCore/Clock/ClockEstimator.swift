@@ -68,40 +68,27 @@ public struct ClockEstimator: Sendable {
 
         // Weighted least squares of offset against local time. A sample's weight falls
         // with the square of its extra round trip: queueing made it asymmetric.
-        var sw = 0.0, sx = 0.0, sy = 0.0
-        var points: [(x: Double, y: Double, w: Double)] = []
-        points.reserveCapacity(samples.count)
-        for s in samples {
-            let extra = Double(s.roundTrip - minRTT) / tolerance
-            let w = 1 / (1 + extra * extra)
-            let x = Double(s.localMidpoint - reference) / 1e9
-            let y = Double(s.offset - baseOffset)
-            points.append((x, y, w))
-            sw += w; sx += w * x; sy += w * y
+        let points = samples.map { s in
+            WeightedLine.Point(x: Double(s.localMidpoint - reference) / 1e9, y: Double(s.offset - baseOffset),
+                               w: WeightedLine.weight(extra: s.roundTrip - minRTT, tolerance: tolerance))
         }
-        let meanX = sx / sw, meanY = sy / sw
-        var sxx = 0.0, sxy = 0.0
-        for p in points {
-            sxx += p.w * (p.x - meanX) * (p.x - meanX)
-            sxy += p.w * (p.x - meanX) * (p.y - meanY)
-        }
+        let fit = WeightedLine(points)
         let xs = points.map(\.x)
         let span = (xs.max() ?? 0) - (xs.min() ?? 0)
         var slope = 0.0  // ns per second
-        if span * 1e9 >= Double(configuration.minimumDriftSpan), sxx > 0, points.count >= 4 {
-            slope = sxy / sxx
+        if span * 1e9 >= Double(configuration.minimumDriftSpan), fit.sxx > 0, points.count >= 4 {
             let limit = configuration.maximumDrift * 1e9
-            slope = min(max(slope, -limit), limit)
+            slope = min(max(fit.slope, -limit), limit)
         }
-        let intercept = meanY - slope * meanX  // at reference (x = 0)
+        let intercept = fit.meanY - slope * fit.meanX  // at reference (x = 0)
         var residual = 0.0
         for p in points {
             let e = p.y - (intercept + slope * (p.x))
             residual += p.w * e * e
         }
         // Effective number of samples (Kish), for the standard error.
-        let effective = sw * sw / points.reduce(0) { $0 + $1.w * $1.w }
-        let standardError = (residual / sw / max(1, effective - 1)).squareRoot()
+        let effective = fit.sumW * fit.sumW / points.reduce(0) { $0 + $1.w * $1.w }
+        let standardError = (residual / fit.sumW / max(1, effective - 1)).squareRoot()
 
         // The offset itself from each direction's least-delayed exchange, separately
         // (drift removed): forward t2 - t1 = offset + d1, backward t3 - t4 = offset - d2.

@@ -103,20 +103,13 @@ public struct DeviceTimeline: Sendable {
         guard let first = points.first, let last = points.last else { line = nil; return }
         let quickest = points.lazy.map(\.uncertainty).min() ?? 0
         let tolerance = Double(max(configuration.roundTripTolerance, 1))
-        var sw = 0.0, sx = 0.0, sy = 0.0, sxx = 0.0, sxy = 0.0
-        for p in points {
-            let extra = Double(p.uncertainty - quickest) / tolerance
-            let w = 1 / (1 + extra * extra)
-            let x = Double(p.time - last.time) / 1e9
-            let y = Double(p.anchor - first.anchor)
-            sw += w; sx += w * x; sy += w * y
-            sxx += w * x * x; sxy += w * x * y
-        }
-        let mx = sx / sw, my = sy / sw
-        let varX = sxx / sw - mx * mx
+        let fit = WeightedLine(points.map { p in
+            WeightedLine.Point(x: Double(p.time - last.time) / 1e9, y: Double(p.anchor - first.anchor),
+                               w: WeightedLine.weight(extra: p.uncertainty - quickest, tolerance: tolerance))
+        })
         // A slope only once there is history enough to tell drift from wander.
-        let slope = last.time - first.time >= configuration.minimumSlopeSpan && varX > 1e-9
-            ? min(max((sxy / sw - mx * my) / varX, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
-        line = (last.time, Double(first.anchor) + my - slope * mx, slope)
+        let slope = last.time - first.time >= configuration.minimumSlopeSpan && fit.varianceX > 1e-9
+            ? min(max(fit.slope, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
+        line = (last.time, Double(first.anchor) + fit.meanY - slope * fit.meanX, slope)
     }
 }

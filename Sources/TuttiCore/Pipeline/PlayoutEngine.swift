@@ -120,7 +120,7 @@ public final class PlayoutEngine {
             statistics.late += 1
             return
         }
-        if let epoch = packet.epoch, let end = endedEpochs.last(where: { $0.epoch == epoch })?.at, presentation >= end {
+        if let end = endTime(of: packet.epoch), presentation >= end {
             statistics.late += 1  // after its epoch's end: a pause or a cut came first
             return
         }
@@ -133,7 +133,7 @@ public final class PlayoutEngine {
             }
             if upcoming.map({ $0.epoch.map { Self.isNewer(epoch, than: $0) } ?? true }) ?? true {
                 upcoming = PlayoutSegment(ssrc: packet.ssrc, epoch: epoch, capacity: configuration.jitterCapacity)
-                upcoming!.end = endedEpochs.last { $0.epoch == epoch }?.at
+                upcoming!.end = endTime(of: epoch)
             } else if upcoming?.epoch != epoch {
                 statistics.late += 1
                 return
@@ -164,7 +164,7 @@ public final class PlayoutEngine {
     private func replaceCurrent(with packet: RTPPacket) {
         if current != nil { statistics.discontinuities += 1 }
         current = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: configuration.jitterCapacity)
-        if let epoch = packet.epoch { current!.end = endedEpochs.last { $0.epoch == epoch }?.at }
+        current!.end = endTime(of: packet.epoch)
         upcoming = nil
         stopPlayback()
     }
@@ -178,6 +178,12 @@ public final class PlayoutEngine {
         }
         if current?.epoch == epoch { current!.end = min(current!.end ?? time, time) }
         if upcoming?.epoch == epoch { upcoming!.end = min(upcoming!.end ?? time, time) }
+    }
+
+    /// When the coordinator ended `epoch`, if it has.
+    private func endTime(of epoch: UInt32?) -> CoordinatorTime? {
+        guard let epoch else { return nil }
+        return endedEpochs.last { $0.epoch == epoch }?.at
     }
 
     static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { Int32(bitPattern: a &- b) > 0 }

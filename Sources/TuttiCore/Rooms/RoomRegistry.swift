@@ -129,9 +129,12 @@ public struct RoomRegistry: Sendable {
         rooms[try find(name)] = nil
     }
 
-    /// The group's volume: the average of the connected rooms' (of all rooms when none is).
+    /// The rooms the group's volume and mute act on: the connected ones (all when none is).
+    private var group: [Room] { connected.isEmpty ? Array(rooms.values) : connected }
+
+    /// The group's volume: the average of the group's rooms.
     public var groupVolume: Double {
-        let pool = connected.isEmpty ? Array(rooms.values) : connected
+        let pool = group
         guard !pool.isEmpty else { return 1 }
         return pool.map(\.settings.volume).reduce(0, +) / Double(pool.count)
     }
@@ -144,8 +147,7 @@ public struct RoomRegistry: Sendable {
     public mutating func setGroupVolume(_ volume: Double) throws(RoomError) {
         try Self.check("volume", volume * 100, 0...100)
         let current = groupVolume
-        let targets = connected.isEmpty ? Array(rooms.keys) : connected.map(\.key)
-        for key in targets {
+        for key in group.map(\.key) {
             let old = rooms[key]!.settings.volume
             let new = current > 0 ? min(1, old * volume / current) : volume
             try update(key) { $0.volume = new }
@@ -153,7 +155,7 @@ public struct RoomRegistry: Sendable {
     }
 
     public mutating func setGroupMuted(_ muted: Bool) {
-        for key in (connected.isEmpty ? Array(rooms.keys) : connected.map(\.key)) {
+        for key in group.map(\.key) {
             try? update(key) { $0.muted = muted }
         }
     }

@@ -26,11 +26,7 @@ extension Transport {
         segments.removeLast()
         let next = failures < queue.items.count ? queue.advance(automatic: false) : nil
         guard let next else {
-            if segments.isEmpty {
-                mode = .idle(.stopped, position: 0)
-                return [.cut(epoch: epoch, at: failed.at)]
-            }
-            mode = .running(segments: segments, end: failed.at)
+            mode = segments.isEmpty ? .idle(.stopped, position: 0) : .running(segments: segments, end: failed.at)
             return [.cut(epoch: epoch, at: failed.at)]
         }
         let replacement = TimelineSegment(epoch: failed.epoch, itemID: next.id, position: 0, at: failed.at)

@@ -69,9 +69,8 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         locked {
             let t = now
             let s = transport.snapshot(at: t)
-            guard let id = itemID ?? s.item?.id, let item = transport.queue.item(id: id) else { return nil }
-            let lyrics = lyricsLibrary.lyrics(for: item.path, tags: library.info(item.path).tags)
-            return TrackLyrics(itemID: id, lyrics: lyrics, nowPlaying: nowPlayingLocked(at: t))
+            guard let id = itemID ?? s.item?.id, transport.queue.item(id: id) != nil else { return nil }
+            return TrackLyrics(itemID: id, lyrics: lyricsLocked(id), nowPlaying: nowPlayingLocked(at: t))
         }
     }
 

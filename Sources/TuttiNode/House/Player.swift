@@ -22,6 +22,8 @@ final class Player: @unchecked Sendable {
     struct Configuration {
         var encoder = OpusFrameEncoder.Settings()
         var latency: Int64 = 150_000_000
+        /// The RTCP canonical name in sender reports.
+        var cname = "tutti"
     }
 
     private let configuration: Configuration
@@ -87,7 +89,6 @@ final class Player: @unchecked Sendable {
         var pending: RTPPacket?
         while !stopFlag.isSet {
             if takeActions() { pending = nil }
-            if let cut = cutAt, let p = pending, p.presentationTime! >= cut { pending = nil; streaming = false }
             guard streaming else {
                 waitForActions(until: clock.nanosecondsNow() + 100_000_000)
                 continue
@@ -110,7 +111,7 @@ final class Player: @unchecked Sendable {
             let now = clock.nanosecondsNow()
             if now >= nextReport {
                 nextReport = now + 1_000_000_000
-                sendReport(packetizer.senderReport(cname: "tutti@\(ProcessInfo.processInfo.hostName)"))
+                sendReport(packetizer.senderReport(cname: configuration.cname))
             }
         }
     }

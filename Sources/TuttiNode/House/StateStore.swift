@@ -21,7 +21,8 @@ public final class StateStore: @unchecked Sendable {
     }
 
     public var statePath: String { directory + "/state.json" }
-    public var tokenPath: String { directory + "/token" }
+    public var tokenPath: String { Self.tokenPath(in: directory) }
+    static func tokenPath(in directory: String) -> String { directory + "/token" }
 
     /// The default state folder (see the type's documentation).
     public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
@@ -57,10 +58,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// The house token: read, or made (32 random bytes, hex) and saved on first start.
     public func token() throws -> String {
-        if let data = FileManager.default.contents(atPath: tokenPath) {
-            let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            if token.count >= 16 { return token }
-        }
+        if let token = Self.readToken(directory: directory), token.count >= 16 { return token }
         var generator = SystemRandomNumberGenerator()
         let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
         try AtomicFile.write(Data((token + "\n").utf8), to: tokenPath, permissions: 0o600)
@@ -70,7 +68,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// Reads a token for `tutti ctl`: from the folder, without making one.
     public static func readToken(directory: String) -> String? {
-        FileManager.default.contents(atPath: directory + "/token")
+        FileManager.default.contents(atPath: StateStore.tokenPath(in: directory))
             .map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
             .flatMap { $0.isEmpty ? nil : $0 }
     }
