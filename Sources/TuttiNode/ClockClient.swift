@@ -62,7 +62,7 @@ final class ClockClient: @unchecked Sendable {
                 } catch {
                     log.debug("clock request: \(error)")
                 }
-                nextRequest = now + ExchangeSchedule.interval(after: exchanges)
+                nextRequest = now + ExchangeSchedule.interval(after: exchanges, uncertainty: nil)
                 let silentSince = lastAnswer ?? firstRequest ?? now
                 if now - silentSince > 1_500_000_000 {
                     if !complained {

@@ -4,30 +4,184 @@ import TuttiTesting
 
 @Suite("Clock estimator")
 struct ClockEstimatorTests {
-    /// A follower whose clock reads `t`, and a coordinator whose clock reads
-    /// `offset + (1 + drift) * t`, exchanging over a path with random queueing delay.
-    struct Link {
-        var offset: Int64
+    /// A follower whose clock reads true time `t`, and a coordinator whose clock reads
+    /// `offset + (1 + drift) · t` (plus `step` from `stepAt` on: a restart), exchanging time
+    /// over two paths (towards the coordinator and back) and streaming 50 packets a second
+    /// back, as the follower's clock client schedules exchanges. Checks the estimate against
+    /// the truth every 250 ms.
+    struct Lab {
+        var up: PathModel
+        var down: PathModel
         var drift: Double
+        var offset: Int64 = 3_700_000_000
+        var step: Int64 = 0
+        var stepAt = Int64.max
         var random: SeededRandom
-        var baseDelay: Int64 = 200_000
-        var jitter: Int64 = 2_000_000
-        /// Probability that a leg sees queueing delay at all.
-        var busy = 0.7
+        var estimator = ClockEstimator()
+        /// (true time, error, bound) at every check.
+        var checks: [(time: Int64, error: Int64, bound: Int64)] = []
+        var exchanges = 0
 
-        func coordinator(at t: Int64) -> CoordinatorTime {
-            CoordinatorTime(nanoseconds: offset + t + Int64((Double(t) * drift).rounded()))
+        init(up: PathModel, down: PathModel, drift: Double, seed: UInt64) {
+            self.up = up
+            self.down = down
+            self.drift = drift
+            random = SeededRandom(seed: seed)
         }
 
-        mutating func leg() -> Int64 {
-            baseDelay + (Double.random(in: 0..<1, using: &random) < busy ? Int64.random(in: 0...jitter, using: &random) : 0)
+        func coordinator(at t: Int64) -> Int64 {
+            offset + t + Int64((Double(t) * drift).rounded()) + (t >= stepAt ? step : 0)
         }
 
-        mutating func exchange(at t: Int64) -> ClockSample {
-            let d1 = leg(), d2 = leg(), processing: Int64 = 30_000
-            return ClockSample(t1: LocalTime(nanoseconds: t), t2: coordinator(at: t + d1),
-                               t3: coordinator(at: t + d1 + processing), t4: LocalTime(nanoseconds: t + d1 + processing + d2))
+        /// Runs from true time `start` for `seconds`.
+        mutating func run(from start: Int64 = 10_000_000_000, seconds: Int64) {
+            let end = start + seconds * 1_000_000_000
+            var nextExchange = start, nextPacket = start, nextCheck = start
+            while true {
+                let t = min(nextExchange, nextPacket, nextCheck)
+                if t >= end { break }
+                if t == nextExchange {
+                    if let d1 = up.delay(sentAt: t, using: &random), let d2 = down.delay(sentAt: t + d1, using: &random) {
+                        let processing: Int64 = 30_000
+                        estimator.add(ClockSample(
+                            t1: LocalTime(nanoseconds: t), t2: CoordinatorTime(nanoseconds: coordinator(at: t + d1)),
+                            t3: CoordinatorTime(nanoseconds: coordinator(at: t + d1 + processing)),
+                            t4: LocalTime(nanoseconds: t + d1 + processing + d2)))
+                    }
+                    nextExchange = t + ExchangeSchedule.interval(after: exchanges, uncertainty: estimator.estimate?.uncertainty,
+                                                                 suspect: estimator.isSuspect)
+                    exchanges += 1
+                }
+                if t == nextPacket {
+                    if let d = down.delay(sentAt: t, using: &random) {
+                        estimator.addStreamReading(sent: CoordinatorTime(nanoseconds: coordinator(at: t)),
+                                                   arrived: LocalTime(nanoseconds: t + d))
+                    }
+                    nextPacket = t + 20_000_000
+                }
+                if t == nextCheck {
+                    if let e = estimator.estimate {
+                        let local = LocalTime(nanoseconds: t)
+                        checks.append((t, e.coordinatorTime(at: local).nanoseconds - coordinator(at: t), e.uncertainty(at: local)))
+                    }
+                    nextCheck = t + 250_000_000
+                }
+            }
         }
+
+        /// The checks from `from` (true time) on.
+        func checks(from: Int64) -> [(time: Int64, error: Int64, bound: Int64)] { checks.filter { $0.time >= from } }
+    }
+
+    /// A path as bench/network's relay makes it: a delay ± uniform jitter, and loss.
+    static func path(_ delayMs: Double, _ jitterMs: Double, loss: Double = 0) -> PathModel {
+        PathModel(delay: Int64(delayMs * 1e6), jitter: Int64(jitterMs * 1e6), loss: loss)
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var name: String
+        var up: PathModel
+        var down: PathModel
+        /// The error allowed after 15 s of settling, nanoseconds.
+        var limit: Int64
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = {
+        var bursty = path(5, 2, loss: 0.02)
+        (bursty.burstEvery, bursty.burstLength, bursty.burstDelay) = (2_000_000_000, 300_000_000, 25_000_000)
+        return [
+            Case(name: "wired (0.1 ± 0.05 ms)", up: path(0.1, 0.05), down: path(0.1, 0.05), limit: 5_000),
+            Case(name: "5 ± 2 ms, 2 % loss", up: path(5, 2, loss: 0.02), down: path(5, 2, loss: 0.02), limit: 30_000),
+            Case(name: "20 ± 10 ms, 10 % loss", up: path(20, 10, loss: 0.1), down: path(20, 10, loss: 0.1), limit: 80_000),
+            // The same smallest delay both ways, but far more jitter back than out.
+            Case(name: "asymmetric jitter", up: path(3.5, 0.5), down: path(11, 8, loss: 0.05), limit: 80_000),
+            Case(name: "bursty queueing", up: bursty, down: bursty, limit: 40_000),
+        ]
+    }()
+
+    @Test("Offset and drift with known truth; the bound covers the error",
+          arguments: cases, [-500e-6, -200e-6, 0, 200e-6, 500e-6])
+    func tracksTheTruth(_ c: Case, drift: Double) throws {
+        var lab = Lab(up: c.up, down: c.down, drift: drift, seed: UInt64(c.limit) &+ UInt64(bitPattern: Int64(drift * 1e7)))
+        lab.run(seconds: 75)
+        let settled = lab.checks(from: 25_000_000_000)
+        let worst = settled.map { abs($0.error) }.max() ?? .max
+        #expect(worst <= c.limit, "worst error \(worst) ns after settling")
+        // The bound covers the error at least 95 % of the time, and is never off by 2×.
+        let all = lab.checks(from: 10_500_000_000)
+        let covered = all.filter { abs($0.error) <= $0.bound }.count
+        #expect(Double(covered) >= 0.95 * Double(all.count), "covered \(covered) of \(all.count)")
+        let wild = all.filter { abs($0.error) > 2 * $0.bound }
+        #expect(wild.isEmpty, "errors beyond twice the bound: \(wild.prefix(3))")
+        let e = try #require(lab.estimator.estimate)
+        #expect(abs(e.drift - drift) < e.driftUncertainty, "drift \(e.drift * 1e6) ppm, want \(drift * 1e6) ± \(e.driftUncertainty * 1e6)")
+        // The smallest round trip, in coordinator nanoseconds (a drifting clock's are a little shorter or longer).
+        #expect(Double(e.minimumRoundTrip) >= Double(c.up.floor + c.down.floor) * (1 - abs(drift)) - 1_000, "round trip \(e.minimumRoundTrip)")
+    }
+
+    @Test func locksWithinTheBurstAndExchangesLessOnceLocked() throws {
+        var lab = Lab(up: Self.path(0.1, 0.05), down: Self.path(0.1, 0.05), drift: 100e-6, seed: 4)
+        lab.run(seconds: 1)
+        // After the 200 ms burst: locked to a few microseconds.
+        let early = try #require(lab.checks.first { $0.time >= 10_250_000_000 })
+        #expect(abs(early.error) < 20_000 && abs(early.error) <= early.bound)
+        lab.run(from: 11_000_000_000, seconds: 59)
+        let before = lab.exchanges
+        lab.run(from: 70_000_000_000, seconds: 10)
+        #expect(lab.exchanges - before <= 45, "a locked follower exchanges 4 times a second: \(lab.exchanges - before) in 10 s")
+    }
+
+    @Test func holdsOverAnOutageWithinItsBound() throws {
+        var down = Self.path(5, 2, loss: 0.02), up = down
+        up.outages = [(40_000_000_000, 45_000_000_000)]
+        down.outages = up.outages
+        var lab = Lab(up: up, down: down, drift: 150e-6, seed: 8)
+        lab.run(seconds: 40)
+        let before = try #require(lab.estimator.estimate)
+        var holdover = lab
+        holdover.run(from: 40_000_000_000, seconds: 5)
+        let during = holdover.checks(from: 40_000_000_000)
+        #expect(!during.isEmpty)
+        for check in during {
+            #expect(abs(check.error) <= check.bound, "at \(check.time): error \(check.error), bound \(check.bound)")
+            #expect(abs(check.error) < 40_000)
+        }
+        #expect(during.last!.bound > before.uncertainty, "the bound grows without exchanges")
+    }
+
+    @Test func aCoordinatorRestartIsFollowedKeepingTheDrift() throws {
+        var lab = Lab(up: Self.path(1, 0.5), down: Self.path(1, 0.5), drift: -300e-6, seed: 3)
+        lab.step = -77_000_000_000  // the coordinator restarted: its clock is elsewhere now
+        lab.stepAt = 40_000_000_000
+        lab.run(seconds: 29)
+        #expect(lab.estimator.resets == 0)
+        lab.run(from: 39_000_000_000, seconds: 3)
+        #expect(lab.estimator.resets == 1)
+        // Within half a second of the jump the estimate follows the new clock, and the drift
+        // it knew carries on (the crystals did not change).
+        let after = lab.checks(from: 40_500_000_000)
+        #expect(!after.isEmpty && after.allSatisfy { abs($0.error) < 50_000 }, "\(after.map(\.error))")
+        let e = try #require(lab.estimator.estimate)
+        #expect(abs(e.drift + 300e-6) < e.driftUncertainty)
+    }
+
+    @Test func aFewOutliersAreNotARestart() {
+        var lab = Lab(up: Self.path(0.2, 0.1), down: Self.path(0.2, 0.1), drift: 0, seed: 5)
+        lab.run(seconds: 10)
+        let offset = lab.estimator.estimate!.offset
+        // Two wild exchanges (a clock misread, a forged answer) are ignored.
+        for k in 0..<2 {
+            let t: Int64 = 20_000_000_000 + Int64(k) * 10_000_000
+            lab.estimator.add(ClockSample(t1: LocalTime(nanoseconds: t), t2: CoordinatorTime(nanoseconds: 9_000_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 9_000_000_000_100), t4: LocalTime(nanoseconds: t + 400_000)))
+        }
+        #expect(lab.estimator.resets == 0)
+        #expect(abs(lab.estimator.estimate!.offset - offset) < 10_000)
+        // Stream readings that would mean a negative delay are ignored too.
+        lab.estimator.addStreamReading(sent: CoordinatorTime(nanoseconds: lab.coordinator(at: 20_000_000_000) + 50_000_000),
+                                       arrived: LocalTime(nanoseconds: 20_000_000_000))
+        #expect(lab.estimator.rejectedStreamReadings == 1)
     }
 
     @Test func sampleArithmetic() {
@@ -37,62 +191,18 @@ struct ClockEstimatorTests {
         #expect(s.offset == 995)
     }
 
-    /// Drift up to ±500 ppm; queueing on 30 % of legs (typical), or on 70 % (a congested link,
-    /// where few exchanges are clean and the bound is looser).
-    @Test(arguments: [-500.0, -200.0, 0.0, 200.0, 500.0], [(0.3, Int64(20_000)), (0.7, Int64(60_000))])
-    func tracksOffsetAndDriftThroughJitter(ppm: Double, load: (busy: Double, bound: Int64)) {
-        var link = Link(offset: 3_700_000_000, drift: ppm * 1e-6, random: SeededRandom(seed: UInt64(ppm + 1000)))
-        link.busy = load.busy
-        var estimator = ClockEstimator()
-        var t: Int64 = 10_000_000_000
-        for i in 0..<120 {
-            estimator.add(link.exchange(at: t))
-            t += i < 20 ? 10_000_000 : 1_000_000_000
-        }
-        let e = try! #require(estimator.estimate)
-        let now = LocalTime(nanoseconds: t)
-        let error = estimator.estimate!.coordinatorTime(at: now) - link.coordinator(at: t)
-        #expect(abs(error) < load.bound, "offset error \(error) ns, estimate \(e)")
-        #expect(abs(e.drift - ppm * 1e-6) < 3e-6, "drift \(e.drift * 1e6) ppm, want \(ppm)")
-        #expect(e.uncertainty < load.bound * 2)
-        #expect(e.minimumRoundTrip >= 360_000 && e.minimumRoundTrip < 500_000, "\(e.minimumRoundTrip)")
-        // The inverse mapping agrees.
-        let back = e.localTime(at: e.coordinatorTime(at: now))
-        #expect(abs(back - now) <= 2)
-    }
-
-    @Test func burstAloneLocksWithinAFewExchanges() {
-        var link = Link(offset: -42_000_000, drift: 0, random: SeededRandom(seed: 9))
-        var estimator = ClockEstimator()
-        var t: Int64 = 1_000_000_000
-        for _ in 0..<10 {
-            estimator.add(link.exchange(at: t))
-            t += 10_000_000
-        }
-        let e = try! #require(estimator.estimate)
-        #expect(abs(e.coordinatorTime(at: LocalTime(nanoseconds: t)) - link.coordinator(at: t)) < 500_000)
-        #expect(e.drift == 0)  // too short a span to fit drift
-    }
-
-    @Test func coordinatorRestartIsDetectedAndFollowed() {
-        var link = Link(offset: 5_000_000_000, drift: 0, random: SeededRandom(seed: 3), jitter: 100_000)
-        var estimator = ClockEstimator()
-        var t: Int64 = 1_000_000_000
-        for _ in 0..<30 { estimator.add(link.exchange(at: t)); t += 100_000_000 }
-        link.offset = -77_000_000_000  // the coordinator restarted: its clock is elsewhere now
-        estimator.add(link.exchange(at: t)); t += 100_000_000
-        // One outlier is ignored...
-        #expect(abs(estimator.estimate!.offset - 5_000_000_000) < 1_000_000)
-        for _ in 0..<5 { estimator.add(link.exchange(at: t)); t += 100_000_000 }
-        // ...a run of them is a restart.
-        #expect(estimator.resets == 1)
-        #expect(abs(estimator.estimate!.coordinatorTime(at: LocalTime(nanoseconds: t)) - link.coordinator(at: t)) < 1_000_000)
-    }
-
     @Test func impossibleSamplesAreIgnored() {
         var estimator = ClockEstimator()
         estimator.add(ClockSample(t1: LocalTime(nanoseconds: 100), t2: CoordinatorTime(nanoseconds: 0),
                                   t3: CoordinatorTime(nanoseconds: 1_000), t4: LocalTime(nanoseconds: 50)))
         #expect(estimator.estimate == nil)
+    }
+
+    @Test func theInverseMappingAgrees() throws {
+        var lab = Lab(up: Self.path(2, 1), down: Self.path(2, 1), drift: 321e-6, seed: 6)
+        lab.run(seconds: 20)
+        let e = try #require(lab.estimator.estimate)
+        let now = LocalTime(nanoseconds: 30_000_000_000)
+        #expect(abs(e.localTime(at: e.coordinatorTime(at: now)) - now) <= 2)
     }
 }

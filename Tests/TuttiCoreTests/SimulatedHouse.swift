@@ -147,7 +147,7 @@ final class SimulatedHouse {
         if now >= m.nextExchange {
             m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: m.local(now))).encode(), to: 1, at: now)
             m.exchanges += 1
-            m.nextExchange = now + ExchangeSchedule.interval(after: m.exchanges - 1)
+            m.nextExchange = now + ExchangeSchedule.interval(after: m.exchanges - 1, uncertainty: m.engine.clockEstimate?.uncertainty)
         }
         for d in m.clockNetwork.deliver(upTo: now) {
             switch try? ControlMessage.decode(d.bytes) {

@@ -1,7 +1,7 @@
 """Assembles BENCHMARKS.md from each benchmark's latest section and the hand-kept notes."""
 import os
 
-SECTIONS = ["sync.md", "control.md", "lyrics.md"]
+SECTIONS = ["sync.md", "network.md", "control.md", "lyrics.md"]
 
 
 def assemble(root):

@@ -9,6 +9,8 @@ import time
 
 import numpy as np
 
+import skew as skewlib
+
 RATE = 48000
 FRAME_BYTES = 4
 
@@ -183,3 +185,27 @@ def proc_stats(pid):
         return cpu, hwm
     except OSError:
         return float("nan"), float("nan")
+
+
+def validate_rig(rig):
+    """Plays noise whose right channel trails the left by 12 samples (250 µs)."""
+    rng = np.random.default_rng(7)
+    noise = rng.standard_normal(RATE * 4) * 0.2
+    shift = 12
+    stereo = np.zeros((len(noise), 2))
+    stereo[:, 0] = noise
+    stereo[shift:, 1] = noise[:-shift]
+    pcm = (np.clip(stereo, -1, 1) * 32767).astype("<i2").tobytes()
+    recorder = Recorder(rig)
+    time.sleep(0.3)
+    player = rig.start("validate", ["pacat", "--raw", "-d", "capture", "--rate=48000", "--channels=2", "--format=s16le"],
+                       stdin=subprocess.PIPE)
+    player.stdin.write(pcm)
+    player.stdin.close()
+    player.wait(15)
+    time.sleep(0.3)
+    data = recorder.stop(rig)
+    s = [x for _, x, _ in skewlib.skews(data[:, 0], data[:, 1], RATE)]
+    measured = float(np.median(s)) if s else float("nan")
+    print(f"rig validation: known offset 250.0 µs, measured {measured:.1f} µs (median of {len(s)} windows)", flush=True)
+    return measured

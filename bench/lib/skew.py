@@ -69,6 +69,86 @@ def skews(left, right, rate, window=0.1, hop=0.1, max_lag_ms=5.0, min_corr=0.8, 
     return out
 
 
+def looped(signal, start, count, step):
+    """`count` values of a looped `signal` from fractional position `start`, every `step` frames."""
+    pos = start + np.arange(count) * step
+    i0 = np.floor(pos).astype(np.int64)
+    frac = pos - i0
+    n = len(signal)
+    return signal[i0 % n] * (1 - frac) + signal[(i0 + 1) % n] * frac
+
+
+def _best(seg, ref):
+    """Offset of `seg` within `ref` (fractional) and the normalized correlation there."""
+    size = 1 << int(np.ceil(np.log2(len(ref) + len(seg))))
+    cc = np.fft.irfft(np.fft.rfft(ref, size) * np.conj(np.fft.rfft(seg, size)), size)[: len(ref) - len(seg) + 1]
+    k = int(np.argmax(cc))
+    frac = 0.0
+    if 0 < k < len(cc) - 1:
+        y0, y1, y2 = cc[k - 1], cc[k], cc[k + 1]
+        d = y0 - 2 * y1 + y2
+        if d < 0:
+            frac = 0.5 * (y0 - y2) / d
+    norm = np.sqrt(np.dot(seg, seg) * np.dot(ref[k:k + len(seg)], ref[k:k + len(seg)]))
+    return k + frac, (cc[k] / norm if norm > 0 else 0.0)
+
+
+def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0, near=0.01, min_corr=0.6, min_rms=1e-3):
+    """Which source position each stretch of a room's recording `x` plays.
+
+    `source` is the (looped) signal the coordinator was fed; `step` source frames pass per
+    recording frame (the recorder's sink runs off nominal); `guess(j)` is the latest source
+    position that recording frame `j` can hold (what was fed by then). The first loud window
+    is found among the `search` seconds of source before the guess; each later one within
+    `near` seconds of where the previous one predicts. Returns, per window: (recording frame,
+    source position or None when the room did not play the source there, correlation, the
+    position it should have played as the last found one predicts, or None)."""
+    w, h = int(window * rate), int(hop * rate)
+    a = np.diff(x, prepend=0.0)
+    ws = np.diff(source, append=source[:1])  # whitened, looped
+    out, last, misses = [], None, 0
+    for j in range(0, len(x) - w, h):
+        predicted = None if last is None else last[1] + (j - last[0]) * step
+        if np.sqrt(np.mean(x[j:j + w] ** 2)) < min_rms:
+            found, c = None, 0.0
+        else:
+            if predicted is None:
+                lo, span = guess(j) - search * rate, int(search * rate / step) + w
+            else:
+                lo, span = predicted - near * rate, int(2 * near * rate / step) + w
+            k, c = _best(a[j:j + w], looped(ws, lo, span, step))
+            found = lo + k * step if c >= min_corr else None
+        out.append((j, found, c, predicted))
+        if found is not None:
+            last, misses = (j, found), 0
+        else:
+            misses += 1
+            if misses >= 5:
+                last = None
+    return out
+
+
+def source_loud(source, position, rate, window=0.1, min_rms=1e-3):
+    """Whether the looped source is audible in the window from `position` on."""
+    seg = looped(source, position, int(window * rate), 1.0)
+    return np.sqrt(np.mean(seg ** 2)) >= min_rms
+
+
+def jumps(lags, threshold, run=3):
+    """Position jumps in a series of a room's lags (None where it did not play): a change of
+    more than `threshold` between the medians of `run` windows before and after, so that
+    one noisy window is not a jump; each jump is counted once."""
+    count, i = 0, run
+    while i + run <= len(lags):
+        before, after = lags[i - run:i], lags[i:i + run]
+        if None not in before and None not in after and abs(np.median(after) - np.median(before)) > threshold:
+            count += 1
+            i += run
+        else:
+            i += 1
+    return count
+
+
 if __name__ == "__main__":
     data, rate = read(sys.argv[1])
     for t, s, c in skews(data[:, 0], data[:, 1], rate):

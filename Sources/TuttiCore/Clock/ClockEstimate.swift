@@ -9,22 +9,36 @@ public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
     public var reference: LocalTime
     /// How much faster the coordinator's clock runs than the local one (0.0001 = 100 ppm).
     public var drift: Double
-    /// Standard error of the offset, nanoseconds.
+    /// A bound (about 95 %) on the offset's error at `reference`, nanoseconds, assuming the
+    /// path's smallest delays are the same both ways (nothing can see an asymmetry).
     public var uncertainty: Int64
-    /// The smallest forward delay plus the smallest backward delay among the samples, in
+    /// The smallest delay towards the coordinator plus the smallest delay back, in
     /// nanoseconds: half of it bounds the offset's error if the path were wholly one-sided.
     public var minimumRoundTrip: Int64
-    /// How many samples the estimate rests on.
+    /// How many readings (buckets) towards the coordinator the estimate rests on.
     public var sampleCount: Int
+    /// A bound on the drift's error (per unit), including how far a crystal may wander.
+    public var driftUncertainty: Double
+    /// When the last exchange came: the bound grows with the time since (holdover).
+    public var lastExchange: LocalTime
 
     public init(offset: Int64, reference: LocalTime, drift: Double, uncertainty: Int64,
-                minimumRoundTrip: Int64, sampleCount: Int) {
+                minimumRoundTrip: Int64, sampleCount: Int, driftUncertainty: Double = 0, lastExchange: LocalTime? = nil) {
         self.offset = offset
         self.reference = reference
         self.drift = drift
         self.uncertainty = uncertainty
         self.minimumRoundTrip = minimumRoundTrip
         self.sampleCount = sampleCount
+        self.driftUncertainty = driftUncertainty
+        self.lastExchange = lastExchange ?? reference
+    }
+
+    /// The bound on the offset's error at `local`: it grows with the drift's uncertainty
+    /// away from the reference, and beyond the last exchange (holdover through an outage).
+    public func uncertainty(at local: LocalTime) -> Int64 {
+        let away = Double(abs(local - reference)) + Double(max(0, local - lastExchange))
+        return uncertainty + Int64((away * driftUncertainty).rounded(.up))
     }
 
     public func offset(at local: LocalTime) -> Int64 {
@@ -42,8 +56,8 @@ public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(format: "offset %.3f ms, drift %+.1f ppm, ±%.1f µs (rtt %.1f µs, n=%d)",
-               Double(offset) / 1e6, drift * 1e6, Double(uncertainty) / 1e3,
+        String(format: "offset %.3f ms, drift %+.2f ppm (±%.2f), ±%.1f µs (rtt %.1f µs, n=%d)",
+               Double(offset) / 1e6, drift * 1e6, driftUncertainty * 1e6, Double(uncertainty) / 1e3,
                Double(minimumRoundTrip) / 1e3, sampleCount)
     }
 }

@@ -1,21 +1,40 @@
-/// Turns time exchanges into a `ClockEstimate`.
+/// Turns time exchanges, and the audio stream's own packets, into a `ClockEstimate`.
 ///
-/// Keeps a window of recent samples, trusts most those whose round trip is close to the
-/// smallest seen (queueing delay makes the others asymmetric), and fits offset against
-/// local time by weighted least squares, giving offset and drift. A coordinator restart (its clock
-/// jumps) is detected after a few consistent outliers and the window starts again.
+/// Every reading is one message's trip between the clocks: an exchange gives two (the
+/// request's, towards the coordinator, and the answer's, back), an RTP packet stamped with
+/// its send time gives one (from the coordinator, 50 a second). Each reading is the offset
+/// plus or minus that trip's delay, and delay is never negative, so the offset line lies
+/// under every reading towards the coordinator and over every reading from it. The
+/// estimator keeps the quickest reading of each short bucket per path (`DelayEnvelope`) over
+/// a long window, and fits one line against them all (`EnvelopeFit`): its slope is the
+/// drift, and the offset lies midway between the line touching the requests' readings and
+/// the one touching the answers' (the smallest delay each way, taken as equal). Only the
+/// quickest readings count, so jitter and loss do not move the estimate: they only thin out
+/// the readings near the floor. The stream's packets share the slope but keep an intercept of
+/// their own (a larger packet may cross the path more slowly).
+///
+/// The uncertainty is a bound (about 95 %) on the estimate's error, from how densely the
+/// readings crowd each floor (a sparse floor may lie lower than the quickest reading seen),
+/// how far the present lies from the readings' centre (an error in the drift grows with it),
+/// and how long since the last exchange. A coordinator restart (its clock jumps) is
+/// recognised after a few consistent outliers, and the estimator starts again, keeping the
+/// drift it knew (the crystals are the same).
 public struct ClockEstimator: Sendable {
     public struct Configuration: Sendable {
-        /// Samples kept.
-        public var window: Int = 128
-        /// A sample whose round trip exceeds the window's smallest by this much (or by a
-        /// quarter of it, if more) counts half in the fit; by twice as much, a fifth.
-        public var roundTripTolerance: Int64 = 25_000
-        /// Fit drift only once the kept samples span this much local time.
-        public var minimumDriftSpan: Int64 = 1_000_000_000
-        /// Drift is clamped to ± this (1000 ppm), far beyond real crystals.
+        /// Local time the readings are kept for.
+        public var window: Int64 = 120_000_000_000
+        /// Each path keeps its quickest reading per bucket of this much local time.
+        public var bucket: Int64 = 200_000_000
+        /// Fit the drift only once the exchanges span this much local time.
+        public var minimumDriftSpan: Int64 = 2_000_000_000
+        /// Drift is searched within ± this (1000 ppm), far beyond real crystals.
         public var maximumDrift: Double = 0.001
-        /// A sample this far from the prediction is an outlier...
+        /// How fast a crystal's rate may wander (per second of holdover), beyond the drift's
+        /// own uncertainty: the bound grows by this much per second without exchanges.
+        public var wander: Double = 1e-6
+        /// Refit at most this often (readings arrive up to 150 times a second).
+        public var refitInterval: Int64 = 50_000_000
+        /// An exchange this far from the prediction (plus its round trip) is an outlier...
         public var jumpThreshold: Int64 = 20_000_000
         /// ...and this many in a row mean the coordinator's clock jumped.
         public var jumpCount: Int = 3
@@ -23,87 +42,146 @@ public struct ClockEstimator: Sendable {
     }
 
     public let configuration: Configuration
-    private var samples: [ClockSample] = []
+    /// The drift's error bound over the floor's, per second of span: the line rests on a few
+    /// of the quickest readings, which may lie close together. Calibrated by simulation
+    /// (the bound covers the true error at least 95 % of the time: ClockEstimatorTests).
+    static let driftErrorFactor = 4.0
+    /// Follower → coordinator (t2 − t1), coordinator → follower (t3 − t4), and the stream
+    /// (send time − arrival).
+    private var toward: DelayEnvelope
+    private var back: DelayEnvelope
+    private var stream: DelayEnvelope
+    /// Readings are kept relative to this offset (nanoseconds), for precision in the fit.
+    private var base: Int64 = 0
     private var outliers: [ClockSample] = []
+    /// The newest exchange's local time.
+    private var lastExchange: LocalTime?
+    /// The drift known before a restart, used until the new readings span enough time.
+    private var priorDrift: Double?
+    /// Readings changed since the last fit, which was at this local time.
+    private var dirty = false
+    private var lastFit: Int64 = .min
     public private(set) var estimate: ClockEstimate?
+    /// Times the coordinator's clock jumped (it restarted) and the estimator started again.
     public private(set) var resets = 0
+    /// Stream readings offered, and ignored as impossible (a clock that jumped).
+    public private(set) var streamReadings = 0
+    public private(set) var rejectedStreamReadings = 0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        toward = DelayEnvelope(side: .above, bucket: configuration.bucket)
+        back = DelayEnvelope(side: .below, bucket: configuration.bucket)
+        stream = DelayEnvelope(side: .below, bucket: configuration.bucket)
     }
 
+    /// Whether recent exchanges disagree with the estimate (the coordinator may have restarted).
+    public var isSuspect: Bool { !outliers.isEmpty }
+
+    /// Adds a time exchange.
     public mutating func add(_ sample: ClockSample) {
         guard sample.roundTrip >= 0, sample.t4 >= sample.t1 else { return }
-        if let estimate, samples.count >= configuration.jumpCount {
+        if let estimate, toward.count >= configuration.jumpCount {
             let predicted = estimate.offset(at: sample.localMidpoint)
             if abs(sample.offset - predicted) > configuration.jumpThreshold + sample.roundTrip {
                 outliers.append(sample)
-                if outliers.count >= configuration.jumpCount {
-                    samples = outliers
-                    outliers = []
-                    resets += 1
-                    refit()
-                }
+                if outliers.count >= configuration.jumpCount { restart() }
                 return
             }
         }
         outliers = []
-        samples.append(sample)
-        if samples.count > configuration.window { samples.removeFirst(samples.count - configuration.window) }
-        refit()
+        take(sample)
+    }
+
+    /// Adds an audio packet's trip: the coordinator stamped it `sent`, and it arrived here at
+    /// `arrived` (the kernel's stamp). Readings that would mean a negative delay (the
+    /// coordinator's clock jumped) or an absurd one are ignored.
+    public mutating func addStreamReading(sent: CoordinatorTime, arrived: LocalTime) {
+        streamReadings += 1
+        guard let estimate else { return }
+        let y = sent.nanoseconds - arrived.nanoseconds
+        let line = estimate.offset(at: arrived)
+        guard y - line < configuration.jumpThreshold / 4, line - y < 1_000_000_000 else {
+            rejectedStreamReadings += 1
+            return
+        }
+        if stream.add(.init(x: arrived.nanoseconds, y: y - base), drift: estimate.drift * 1e9) { dirty = true }
+        refitIfDue(newest: arrived)
     }
 
     public mutating func reset() {
-        samples = []
+        toward.removeAll()
+        back.removeAll()
+        stream.removeAll()
         outliers = []
         estimate = nil
+        lastExchange = nil
+        dirty = false
+        lastFit = .min
     }
 
-    private mutating func refit() {
-        guard !samples.isEmpty else { estimate = nil; return }
-        let minRTT = samples.map(\.roundTrip).min()!
-        let tolerance = Double(max(configuration.roundTripTolerance, minRTT / 4))
-        let reference = samples.last!.localMidpoint
-        let baseOffset = samples.min { $0.roundTrip < $1.roundTrip }!.offset
+    /// The coordinator's clock jumped: start again from the outliers, keeping the drift.
+    private mutating func restart() {
+        let kept = outliers
+        priorDrift = estimate?.drift ?? priorDrift
+        reset()
+        resets += 1
+        for s in kept { take(s) }
+    }
 
-        // Weighted least squares of offset against local time. A sample's weight falls
-        // with the square of its extra round trip: queueing made it asymmetric.
-        let points = samples.map { s in
-            WeightedLine.Point(x: Double(s.localMidpoint - reference) / 1e9, y: Double(s.offset - baseOffset),
-                               w: WeightedLine.weight(extra: s.roundTrip - minRTT, tolerance: tolerance))
-        }
-        let fit = WeightedLine(points)
-        let xs = points.map(\.x)
-        let span = (xs.max() ?? 0) - (xs.min() ?? 0)
-        var slope = 0.0  // ns per second
-        if span * 1e9 >= Double(configuration.minimumDriftSpan), fit.sxx > 0, points.count >= 4 {
-            let limit = configuration.maximumDrift * 1e9
-            slope = min(max(fit.slope, -limit), limit)
-        }
-        let intercept = fit.meanY - slope * fit.meanX  // at reference (x = 0)
-        var residual = 0.0
-        for p in points {
-            let e = p.y - (intercept + slope * (p.x))
-            residual += p.w * e * e
-        }
-        // Effective number of samples (Kish), for the standard error.
-        let effective = fit.sumW * fit.sumW / points.reduce(0) { $0 + $1.w * $1.w }
-        let standardError = (residual / fit.sumW / max(1, effective - 1)).squareRoot()
+    private mutating func take(_ sample: ClockSample) {
+        if estimate == nil, toward.isEmpty { base = sample.offset }
+        let drift = (estimate?.drift ?? 0) * 1e9
+        var changed = toward.add(.init(x: sample.t1.nanoseconds, y: sample.t2.nanoseconds - sample.t1.nanoseconds - base), drift: drift)
+        changed = back.add(.init(x: sample.t4.nanoseconds, y: sample.t3.nanoseconds - sample.t4.nanoseconds - base), drift: drift) || changed
+        lastExchange = sample.t4
+        dirty = dirty || changed
+        estimate?.lastExchange = sample.t4
+        refitIfDue(newest: sample.t4)
+    }
 
-        // The offset itself from each direction's least-delayed exchange, separately
-        // (drift removed): forward t2 - t1 = offset + d1, backward t3 - t4 = offset - d2.
-        // Their minimum delays are each far closer to the true one-way delay than any
-        // single round trip is to twice it, when the path is jittery.
-        var forward = Double.infinity, backward = -Double.infinity
-        for s in samples {
-            let x = Double(s.localMidpoint - reference) / 1e9
-            forward = min(forward, Double(s.t2.nanoseconds - s.t1.nanoseconds - baseOffset) - slope * x)
-            backward = max(backward, Double(s.t3.nanoseconds - s.t4.nanoseconds - baseOffset) - slope * x)
+    private mutating func refitIfDue(newest: LocalTime) {
+        guard dirty, estimate == nil || newest.nanoseconds - lastFit >= configuration.refitInterval else { return }
+        dirty = false
+        lastFit = newest.nanoseconds
+        refit(newest: newest)
+    }
+
+    private mutating func refit(newest: LocalTime) {
+        let horizon = newest.nanoseconds - configuration.window
+        toward.expire(before: horizon)
+        back.expire(before: horizon)
+        stream.expire(before: horizon)
+        guard let first = toward.points.first, !back.isEmpty else { estimate = nil; return }
+        let reference = newest.nanoseconds
+        let span = reference - first.x
+        let fitsDrift = span >= configuration.minimumDriftSpan && toward.count >= 4
+        let fixed: Double? = fitsDrift ? nil : (priorDrift ?? 0) * 1e9
+        guard let fit = EnvelopeFit([toward, back, stream], reference: reference,
+                                    maximumSlope: configuration.maximumDrift * 1e9, fixedSlope: fixed) else {
+            estimate = nil
+            return
         }
-        let offset = (forward + backward) / 2
+        let up = fit.intercepts[0], down = fit.intercepts[1]
+        // Each way: how far the floor may lie beyond the quickest readings. Without enough
+        // readings to tell, half the round trip (the offset can be no further off than that).
+        let halfRoundTrip = max(0, up - down) / 2
+        let floorError = ((fit.gaps[0] ?? halfRoundTrip) + (fit.gaps[1] ?? halfRoundTrip)) / 2
+        // The drift's error: those floor errors across the span (the line rests on a few of
+        // the quickest readings, which may lie close together); while it is not fitted, the
+        // prior drift's (a known crystal: 2 ppm) or anything within the search range.
+        let driftError: Double  // ns per s
+        if fitsDrift {
+            driftError = min(configuration.maximumDrift * 1e9, Self.driftErrorFactor * floorError / (Double(span) / 1e9))
+        } else {
+            driftError = priorDrift == nil ? configuration.maximumDrift * 1e9 : 2_000
+        }
+        // Carried from where the line touches the readings to the present.
+        let uncertainty = floorError + driftError * (abs(fit.touching[0]) + abs(fit.touching[1])) / 2
         estimate = ClockEstimate(
-            offset: baseOffset + Int64(offset.rounded()), reference: reference,
-            drift: slope / 1e9, uncertainty: Int64(standardError.rounded()),
-            minimumRoundTrip: Int64((forward - backward).rounded()), sampleCount: Int(effective.rounded()))
+            offset: base + Int64(((up + down) / 2).rounded()), reference: LocalTime(nanoseconds: reference),
+            drift: fit.slope / 1e9, uncertainty: Int64(uncertainty.rounded(.up)),
+            minimumRoundTrip: Int64((up - down).rounded()), sampleCount: toward.count,
+            driftUncertainty: driftError / 1e9 + configuration.wander, lastExchange: lastExchange ?? newest)
     }
 }

@@ -1,0 +1,47 @@
+import TuttiCore
+
+/// One direction of a network path, as the tests' fake networks and the benchmark's relay
+/// (bench/lib/netem.py) model it: a delay with uniform jitter around it (netem's default),
+/// independent loss, queueing bursts (the delay climbs for a while, as a Wi-Fi queue fills),
+/// holes (everything lost for a while) and outages.
+public struct PathModel: Sendable {
+    /// Mean delay and the ± jitter around it, nanoseconds.
+    public var delay: Int64
+    public var jitter: Int64
+    /// Probability that a packet is lost.
+    public var loss: Double
+    /// Every `burstEvery` ns, for `burstLength` ns, packets queue: up to `burstDelay` more.
+    public var burstEvery: Int64 = 0
+    public var burstLength: Int64 = 0
+    public var burstDelay: Int64 = 0
+    /// Every `holeEvery` ns, for `holeLength` ns, every packet is lost.
+    public var holeEvery: Int64 = 0
+    public var holeLength: Int64 = 0
+    /// Outages: every packet sent within one of these (start, end) spans is lost.
+    public var outages: [(start: Int64, end: Int64)] = []
+
+    public init(delay: Int64 = 0, jitter: Int64 = 0, loss: Double = 0) {
+        self.delay = delay
+        self.jitter = jitter
+        self.loss = loss
+    }
+
+    /// The smallest delay a packet can have.
+    public var floor: Int64 { max(0, delay - jitter) }
+
+    /// The delay of a packet sent at `time`, or nil when it is lost.
+    public func delay(sentAt time: Int64, using random: inout SeededRandom) -> Int64? {
+        if outages.contains(where: { time >= $0.start && time < $0.end }) { return nil }
+        if holeEvery > 0, time % holeEvery < holeLength { return nil }
+        if loss > 0, Double.random(in: 0..<1, using: &random) < loss { return nil }
+        var d = delay + (jitter > 0 ? Int64.random(in: -jitter...jitter, using: &random) : 0)
+        if burstEvery > 0, burstLength > 0 {
+            let into = time % burstEvery
+            if into < burstLength {  // a queue that fills and drains: a triangle
+                let phase = Double(into) / Double(burstLength)
+                d += Int64(Double(burstDelay) * (1 - abs(2 * phase - 1)))
+            }
+        }
+        return max(0, d)
+    }
+}

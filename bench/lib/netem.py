@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""A house network in network namespaces, with delay, jitter and loss made in user space.
+
+The kernel here has no netem, so this builds its own: a star of namespaces joined by one
+relay. The hub namespace (the coordinator's) and every room namespace get a TUN device
+on 10.77.0.0/24 (hub 10.77.0.1, room k 10.77.0.(k+1)); the relay reads each IP packet a
+namespace sends and writes it into the namespace it is addressed to (multicast into every
+room) after the delay, jitter and loss of that room's link, in that direction. Everything
+crosses it: the clock port, the unicast and multicast stream, retransmissions, Snapcast's
+TCP. It is layer 3 and does not touch the packets.
+
+Each link direction: delay + uniform(-jitter, +jitter) (netem's default distribution), each
+packet independently (UDP may be reordered, as netem does); TCP segments keep their order
+(a later one is never delivered before an earlier one, as a delaying TCP relay would), so
+Snapcast sees jitter, not reordering. Loss is Bernoulli per packet, or bursts ("holes":
+every packet dropped for `hole_ms` every `hole_every_ms`, Wi-Fi-like), or an outage (the link
+down in both directions until it is brought up again).
+
+    netem.py --name NAME --rooms 2 --control FIFO [--delay-ms 5 --jitter-ms 2 --loss 0.02]
+
+creates namespaces NAME-hub, NAME-r1, NAME-r2 ..., prints "ready" when they are up, relays
+until SIGTERM or SIGINT, then deletes them. Commands on the FIFO, one JSON object a line:
+  {"room": 1, "delay_ms": 20, "jitter_ms": 10, "loss": 0.1}   change a room's link (both directions)
+  {"room": 1, "down": true} / {"room": 1, "down": false}        an outage, and its end
+  {"room": 0, ...}                                             every room
+  {"stats": "PATH"}                                            write the counters to PATH (JSON)
+"""
+import argparse
+import fcntl
+import heapq
+import json
+import os
+import random
+import select
+import signal
+import struct
+import subprocess
+import sys
+import time
+
+TUNSETIFF = 0x400454CA
+IFF_TUN = 0x0001
+IFF_NO_PI = 0x1000
+SUBNET = "10.77.0"
+
+
+def now():
+    return time.clock_gettime(time.CLOCK_MONOTONIC)
+
+
+def sh(*args):
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def open_tun(name):
+    fd = os.open("/dev/net/tun", os.O_RDWR | os.O_NONBLOCK)
+    fcntl.ioctl(fd, TUNSETIFF, struct.pack("16sH", name.encode(), IFF_TUN | IFF_NO_PI))
+    return fd
+
+
+class Link:
+    """One direction of one room's link."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.delay = 0.0
+        self.jitter = 0.0
+        self.loss = 0.0
+        self.hole = 0.0
+        self.hole_every = 0.0
+        self.hole_phase = 0.0
+        self.down = False
+        self.last_tcp = 0.0
+        self.sent = 0
+        self.dropped = 0
+
+    def configure(self, c):
+        if "delay_ms" in c:
+            self.delay = c["delay_ms"] / 1000
+        if "jitter_ms" in c:
+            self.jitter = c["jitter_ms"] / 1000
+        if "loss" in c:
+            self.loss = c["loss"]
+        if "hole_ms" in c:
+            self.hole = c["hole_ms"] / 1000
+            self.hole_every = c.get("hole_every_ms", 5000) / 1000
+            self.hole_phase = now() + self.rng.uniform(0, self.hole_every)
+        if "down" in c:
+            self.down = bool(c["down"])
+
+    def when(self, packet, t):
+        """When to deliver `packet` arriving at `t`, or None to drop it."""
+        if self.down:
+            self.dropped += 1
+            return None
+        if self.hole > 0 and (t - self.hole_phase) % self.hole_every < self.hole:
+            self.dropped += 1
+            return None
+        if self.loss > 0 and self.rng.random() < self.loss:
+            self.dropped += 1
+            return None
+        self.sent += 1
+        at = t + max(0.0, self.delay + (self.rng.uniform(-self.jitter, self.jitter) if self.jitter else 0.0))
+        if len(packet) > 9 and packet[0] >> 4 == 4 and packet[9] == 6:  # TCP: keep its order
+            at = max(at, self.last_tcp)
+            self.last_tcp = at
+        return at
+
+
+class House:
+    def __init__(self, name, rooms, seed):
+        self.name = name
+        self.rooms = rooms
+        self.hub_ns = f"{name}-hub"
+        self.room_ns = [f"{name}-r{k}" for k in range(1, rooms + 1)]
+        self.fds = {}
+        rng = random.Random(seed)
+        # links[k] = (hub -> room k, room k -> hub)
+        self.links = {k: (Link(random.Random(rng.random())), Link(random.Random(rng.random()))) for k in range(1, rooms + 1)}
+
+    def up(self):
+        tag = f"{os.getpid() % 100000}"
+        for k, ns in [(0, self.hub_ns)] + list(enumerate(self.room_ns, 1)):
+            sh("ip", "netns", "add", ns)
+            dev = f"tn{tag}x{k}"
+            fd = open_tun(dev)
+            self.fds[k] = fd
+            sh("ip", "link", "set", dev, "netns", ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+            sh("ip", "-n", ns, "addr", "add", f"{SUBNET}.{k + 1}/24", "dev", dev)
+            sh("ip", "-n", ns, "link", "set", dev, "up", "mtu", "1500")
+            sh("ip", "-n", ns, "route", "add", "224.0.0.0/4", "dev", dev)
+
+    def down(self):
+        for ns in [self.hub_ns] + self.room_ns:
+            subprocess.run(["ip", "netns", "del", ns], stderr=subprocess.DEVNULL)
+        for fd in self.fds.values():
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def configure(self, c):
+        room = int(c.get("room", 0))
+        for k, (out, back) in self.links.items():
+            if room in (0, k):
+                out.configure(c)
+                back.configure(c)
+
+    def stats(self):
+        return {str(k): {"to_room": {"sent": a.sent, "dropped": a.dropped}, "to_hub": {"sent": b.sent, "dropped": b.dropped}}
+                for k, (a, b) in self.links.items()}
+
+    def targets(self, source, packet):
+        """(room index or 0 for the hub, link) pairs a packet from `source` goes to."""
+        if len(packet) < 20 or packet[0] >> 4 != 4:
+            return []
+        dst = packet[16:20]
+        if source != 0:
+            return [(0, self.links[source][1])] if dst[0] >= 224 or dst[:3] == bytes([10, 77, 0]) else []
+        if dst[0] >= 224:
+            return [(k, links[0]) for k, links in self.links.items()]
+        k = dst[3] - 1
+        return [(k, self.links[k][0])] if dst[:3] == bytes([10, 77, 0]) and k in self.links else []
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--rooms", type=int, default=2)
+    ap.add_argument("--control", help="a FIFO to read commands from (created)")
+    ap.add_argument("--delay-ms", type=float, default=0)
+    ap.add_argument("--jitter-ms", type=float, default=0)
+    ap.add_argument("--loss", type=float, default=0)
+    ap.add_argument("--seed", type=int, default=1)
+    opts = ap.parse_args()
+
+    house = House(opts.name, opts.rooms, opts.seed)
+    stopping = []
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
+    signal.signal(signal.SIGINT, lambda *_: stopping.append(1))
+    control = None
+    try:
+        house.up()
+        house.configure({"room": 0, "delay_ms": opts.delay_ms, "jitter_ms": opts.jitter_ms, "loss": opts.loss})
+        if opts.control:
+            if not os.path.exists(opts.control):
+                os.mkfifo(opts.control)
+            control = os.open(opts.control, os.O_RDWR | os.O_NONBLOCK)  # RDWR: never sees EOF
+        print("ready", flush=True)
+        by_fd = {fd: k for k, fd in house.fds.items()}
+        pending = []  # (deliver at, order, target fd, packet)
+        order = 0
+        partial = b""
+        while not stopping:
+            timeout = max(0.0, pending[0][0] - now()) if pending else 0.2
+            readable = list(by_fd) + ([control] if control is not None else [])
+            try:
+                ready, _, _ = select.select(readable, [], [], min(timeout, 0.2))
+            except InterruptedError:
+                continue
+            t = now()
+            for fd in ready:
+                if fd == control:
+                    partial += os.read(control, 65536)
+                    *lines, partial = partial.split(b"\n")
+                    for line in lines:
+                        if not line.strip():
+                            continue
+                        c = json.loads(line)
+                        if "stats" in c:
+                            with open(c["stats"] + ".tmp", "w") as f:
+                                json.dump(house.stats(), f)
+                            os.rename(c["stats"] + ".tmp", c["stats"])
+                        else:
+                            house.configure(c)
+                    continue
+                source = by_fd[fd]
+                while True:
+                    try:
+                        packet = os.read(fd, 65536)
+                    except BlockingIOError:
+                        break
+                    for k, link in house.targets(source, packet):
+                        at = link.when(packet, t)
+                        if at is not None:
+                            heapq.heappush(pending, (at, order, house.fds[k], packet))
+                            order += 1
+            t = now()
+            while pending and pending[0][0] <= t:
+                _, _, fd, packet = heapq.heappop(pending)
+                try:
+                    os.write(fd, packet)
+                except OSError:
+                    pass
+    finally:
+        house.down()
+        if control is not None:
+            os.close(control)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
