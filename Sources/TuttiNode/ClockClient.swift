@@ -3,13 +3,15 @@ import TuttiCore
 import TuttiNet
 
 /// A follower's side of the clock port: keeps its clock locked to the coordinator's (a
-/// burst of time exchanges at start, then periodic ones), renews the unicast subscription
-/// when asked to, reports the room once a second, and hands on the coordinator's room
-/// settings and epoch ends. Backs off, and says so, while the coordinator does not answer.
+/// burst of time exchanges at start, then as often as the estimate's bound needs), renews
+/// the unicast subscription every second (so a restarted coordinator learns of it at once),
+/// reports the room once a second, and hands on the coordinator's room settings and epoch
+/// ends. Backs off (to once a second) and says so while the coordinator does not answer.
 final class ClockClient: @unchecked Sendable {
     /// What the client hands on, and asks for.
     struct Handlers: Sendable {
-        var sample: @Sendable (ClockSample) -> Void
+        /// A time exchange; returns how the clock stands after it (it sets the pace of the next ones).
+        var sample: @Sendable (ClockSample) -> ClockLock
         var settings: @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
         var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
         /// The room's report, once a second; nil for a client that is not a room (a screen).
@@ -23,6 +25,8 @@ final class ClockClient: @unchecked Sendable {
     private let unicastPort: UInt16?
     private let handlers: Handlers
     private let reportInterval: Int64 = 1_000_000_000
+    private let subscribeInterval: Int64 = 1_000_000_000
+    private let maximumBackoff: Int64 = 1_000_000_000
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
@@ -44,11 +48,13 @@ final class ClockClient: @unchecked Sendable {
         var nextReport: Int64 = 0
         var complained = false
         var firstRequest: Int64?
+        var lock = ClockLock(uncertainty: nil, suspect: false)
+        var streamSSRC: UInt32?
         while !stopFlag.isSet {
             let now = clock.nanosecondsNow()
             if let port = unicastPort, now >= nextSubscribe {
                 try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).encode(), to: coordinator)
-                nextSubscribe = now + 5_000_000_000
+                nextSubscribe = now + subscribeInterval
             }
             if now >= nextReport, lastAnswer != nil, let report = handlers.report {
                 try? socket.send(ControlMessage.roomReport(report()).encode(), to: coordinator)
@@ -62,7 +68,7 @@ final class ClockClient: @unchecked Sendable {
                 } catch {
                     log.debug("clock request: \(error)")
                 }
-                nextRequest = now + ExchangeSchedule.interval(after: exchanges, uncertainty: nil)
+                nextRequest = now + ExchangeSchedule.interval(after: exchanges, uncertainty: lock.uncertainty, suspect: lock.suspect)
                 let silentSince = lastAnswer ?? firstRequest ?? now
                 if now - silentSince > 1_500_000_000 {
                     if !complained {
@@ -70,7 +76,7 @@ final class ClockClient: @unchecked Sendable {
                         complained = true
                     }
                     nextRequest = now + backoff
-                    backoff = min(backoff * 2, 5_000_000_000)
+                    backoff = min(backoff * 2, maximumBackoff)
                     nextSubscribe = min(nextSubscribe, nextRequest)
                 }
                 exchanges += 1
@@ -87,6 +93,12 @@ final class ClockClient: @unchecked Sendable {
             case let .epochEnd(epoch, at):
                 handlers.epochEnd(epoch, at.coordinatorTime)
                 continue
+            case let .subscribed(ssrc, _):
+                if let known = streamSSRC, known != ssrc {
+                    log.info(String(format: "the coordinator restarted (stream %08x, was %08x)", ssrc, known))
+                }
+                streamSSRC = ssrc
+                continue
             default: break
             }
             if case let .timeResponse(originate, receive, transmit) = message {
@@ -98,8 +110,25 @@ final class ClockClient: @unchecked Sendable {
                 complained = false
                 backoff = 500_000_000
                 lastAnswer = t4
-                handlers.sample(sample)
+                lock = handlers.sample(sample)
             }
         }
+    }
+}
+
+/// How a follower's clock stands, as far as the pace of its exchanges goes.
+struct ClockLock: Sendable {
+    /// The estimate's bound, nil when not locked.
+    var uncertainty: Int64?
+    /// Exchanges disagree with the estimate (the coordinator may have restarted).
+    var suspect: Bool
+
+    init(uncertainty: Int64?, suspect: Bool) {
+        self.uncertainty = uncertainty
+        self.suspect = suspect
+    }
+
+    init(_ estimator: ClockEstimator) {
+        self.init(uncertainty: estimator.estimate?.uncertainty, suspect: estimator.isSuspect)
     }
 }

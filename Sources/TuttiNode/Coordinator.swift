@@ -88,12 +88,16 @@ public final class Coordinator: @unchecked Sendable {
         return list
     }
 
-    /// Sends an RTP packet to every destination; counts it when at least one took it.
-    func send(_ packet: [UInt8]) {
+    /// Sends an RTP packet to every destination, each copy stamped with the instant it
+    /// leaves (a clock reading for its receiver); counts it when at least one took it.
+    func send(_ packet: RTPPacket) {
+        var bytes = packet.encode()
+        let stampAt = RTPPacket.sendTimeOffset(in: bytes)
         var sent = false
         for destination in destinations(now: clock.nanosecondsNow()) {
+            if let stampAt { RTPPacket.stamp(&bytes, at: stampAt, sendTime: CoordinatorTime(nanoseconds: clock.nanosecondsNow())) }
             do {
-                try sendSocket.send(packet, to: destination)
+                try sendSocket.send(bytes, to: destination)
                 sent = true
             } catch {
                 log.debug("send to \(destination): \(error)")
@@ -171,7 +175,7 @@ public final class Coordinator: @unchecked Sendable {
                 sleep(until: packet.presentationTime!.nanoseconds - lead)
             }
             let sendTime = clock.nanosecondsNow()
-            send(packet.encode())
+            send(packet)
             if sendTime >= nextReport {
                 nextReport = sendTime + 1_000_000_000
                 send(packetizer!.senderReport(cname: cname))

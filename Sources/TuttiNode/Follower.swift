@@ -64,8 +64,15 @@ public final class Follower: @unchecked Sendable {
         let engine = self.engine
         let name = configuration.name
         let log = self.log
+        let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
         let handlers = ClockClient.Handlers(
-            sample: { sample in engine.withLock { $0.engine.addClockSample(sample) } },
+            sample: { sample in
+                engine.withLock { box in
+                    box.engine.addClockSample(sample)
+                    clockTrace?.record(sample, box.engine.clockEstimate)
+                    return ClockLock(box.engine.clock)
+                }
+            },
             settings: { version, volume, muted, delay in
                 engine.withLock { box in
                     guard box.room.settingsVersion != version else { return }

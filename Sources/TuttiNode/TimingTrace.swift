@@ -21,3 +21,21 @@ final class TimingTrace {
         handle.write(Data(line.utf8))
     }
 }
+
+/// `TUTTI_CLOCK_TRACE=PATH`: one CSV line per time exchange (its four timestamps) and the
+/// estimate after it, for studying the clock (the truth is known on a test rig).
+final class ClockTrace: @unchecked Sendable {
+    private let handle: FileHandle
+
+    init?(path: String?) {
+        guard let path, FileManager.default.createFile(atPath: path, contents: nil),
+              let handle = FileHandle(forWritingAtPath: path) else { return nil }
+        self.handle = handle
+        handle.write(Data("t1,t2,t3,t4,offset_ns,reference_ns,drift,uncertainty_ns\n".utf8))
+    }
+
+    func record(_ s: ClockSample, _ e: ClockEstimate?) {
+        let estimate = e.map { "\($0.offset),\($0.reference.nanoseconds),\($0.drift),\($0.uncertainty)" } ?? ",,,"
+        handle.write(Data("\(s.t1.nanoseconds),\(s.t2.nanoseconds),\(s.t3.nanoseconds),\(s.t4.nanoseconds),\(estimate)\n".utf8))
+    }
+}

@@ -1,3 +1,4 @@
+import Foundation
 import TuttiCore
 
 /// One direction of a network path, as the tests' fake networks and the benchmark's relay
@@ -10,6 +11,9 @@ public struct PathModel: Sendable {
     public var jitter: Int64
     /// Probability that a packet is lost.
     public var loss: Double
+    /// The mean of a small random cost every packet pays (gamma-distributed, shape 3: rarely
+    /// near zero), as hosts and relays add: it blurs the path's floor.
+    public var fuzz: Int64 = 0
     /// Every `burstEvery` ns, for `burstLength` ns, packets queue: up to `burstDelay` more.
     public var burstEvery: Int64 = 0
     public var burstLength: Int64 = 0
@@ -35,6 +39,9 @@ public struct PathModel: Sendable {
         if holeEvery > 0, time % holeEvery < holeLength { return nil }
         if loss > 0, Double.random(in: 0..<1, using: &random) < loss { return nil }
         var d = delay + (jitter > 0 ? Int64.random(in: -jitter...jitter, using: &random) : 0)
+        if fuzz > 0 {  // the sum of three exponentials of mean fuzz / 3
+            for _ in 0..<3 { d += Int64(-Double(fuzz) / 3 * log(1 - Double.random(in: 0..<1, using: &random))) }
+        }
         if burstEvery > 0, burstLength > 0 {
             let into = time % burstEvery
             if into < burstLength {  // a queue that fills and drains: a triangle

@@ -90,13 +90,17 @@ struct ClockEstimatorTests {
     static let cases: [Case] = {
         var bursty = path(5, 2, loss: 0.02)
         (bursty.burstEvery, bursty.burstLength, bursty.burstDelay) = (2_000_000_000, 300_000_000, 25_000_000)
+        // Hosts and relays add a small random cost to every packet: the floor is blurred.
+        var blurred = path(5, 2, loss: 0.02)
+        blurred.fuzz = 150_000
         return [
-            Case(name: "wired (0.1 ± 0.05 ms)", up: path(0.1, 0.05), down: path(0.1, 0.05), limit: 5_000),
-            Case(name: "5 ± 2 ms, 2 % loss", up: path(5, 2, loss: 0.02), down: path(5, 2, loss: 0.02), limit: 30_000),
-            Case(name: "20 ± 10 ms, 10 % loss", up: path(20, 10, loss: 0.1), down: path(20, 10, loss: 0.1), limit: 80_000),
+            Case(name: "wired (0.1 ± 0.05 ms)", up: path(0.1, 0.05), down: path(0.1, 0.05), limit: 10_000),
+            Case(name: "5 ± 2 ms, 2 % loss", up: path(5, 2, loss: 0.02), down: path(5, 2, loss: 0.02), limit: 50_000),
+            Case(name: "5 ± 2 ms, 2 % loss, blurred floor", up: blurred, down: blurred, limit: 60_000),
+            Case(name: "20 ± 10 ms, 10 % loss", up: path(20, 10, loss: 0.1), down: path(20, 10, loss: 0.1), limit: 200_000),
             // The same smallest delay both ways, but far more jitter back than out.
-            Case(name: "asymmetric jitter", up: path(3.5, 0.5), down: path(11, 8, loss: 0.05), limit: 80_000),
-            Case(name: "bursty queueing", up: bursty, down: bursty, limit: 40_000),
+            Case(name: "asymmetric jitter", up: path(3.5, 0.5), down: path(11, 8, loss: 0.05), limit: 100_000),
+            Case(name: "bursty queueing", up: bursty, down: bursty, limit: 80_000),
         ]
     }()
 
@@ -108,16 +112,20 @@ struct ClockEstimatorTests {
         let settled = lab.checks(from: 25_000_000_000)
         let worst = settled.map { abs($0.error) }.max() ?? .max
         #expect(worst <= c.limit, "worst error \(worst) ns after settling")
-        // The bound covers the error at least 95 % of the time, and is never off by 2×.
+        // The bound is about 95 %: over many runs it covers more than 99 % of checks, in any
+        // one run at least 90 %; and the error never exceeds twice the bound.
         let all = lab.checks(from: 10_500_000_000)
         let covered = all.filter { abs($0.error) <= $0.bound }.count
-        #expect(Double(covered) >= 0.95 * Double(all.count), "covered \(covered) of \(all.count)")
+        #expect(Double(covered) >= 0.9 * Double(all.count), "covered \(covered) of \(all.count)")
         let wild = all.filter { abs($0.error) > 2 * $0.bound }
         #expect(wild.isEmpty, "errors beyond twice the bound: \(wild.prefix(3))")
         let e = try #require(lab.estimator.estimate)
         #expect(abs(e.drift - drift) < e.driftUncertainty, "drift \(e.drift * 1e6) ppm, want \(drift * 1e6) ± \(e.driftUncertainty * 1e6)")
-        // The smallest round trip, in coordinator nanoseconds (a drifting clock's are a little shorter or longer).
-        #expect(Double(e.minimumRoundTrip) >= Double(c.up.floor + c.down.floor) * (1 - abs(drift)) - 1_000, "round trip \(e.minimumRoundTrip)")
+        // The smallest round trip: the two floors (a blurred floor lies a little higher), within
+        // what the drift's error moves readings by.
+        let floors = c.up.floor + c.down.floor
+        #expect(e.minimumRoundTrip > floors - 2 * e.uncertainty - 20_000 && e.minimumRoundTrip < floors + c.up.fuzz + c.down.fuzz + 2 * e.uncertainty + 20_000,
+                "round trip \(e.minimumRoundTrip), floors \(floors)")
     }
 
     @Test func locksWithinTheBurstAndExchangesLessOnceLocked() throws {

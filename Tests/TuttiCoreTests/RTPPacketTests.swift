@@ -60,6 +60,27 @@ struct RTPPacketTests {
         #expect(p.payload == [42, 43])
     }
 
+    @Test func sendTimeRoundTripsAndIsStampedInPlace() throws {
+        var p = Self.sample
+        p.sendTime = CoordinatorTime(nanoseconds: 1)
+        var bytes = p.encode()
+        #expect(bytes.count == 12 + 4 + 24 + 93)  // three elements: 9 + 5 + 9 bytes, padded to 24
+        let offset = try #require(RTPPacket.sendTimeOffset(in: bytes))
+        #expect(offset == 12 + 4 + 9 + 5 + 1)
+        RTPPacket.stamp(&bytes, at: offset, sendTime: CoordinatorTime(nanoseconds: 9_876_543_210_123))
+        let decoded = try RTPPacket.decode(bytes)
+        #expect(abs(decoded.sendTime!.nanoseconds - 9_876_543_210_123) <= 1)
+        #expect(decoded.presentationTime == p.presentationTime.map { NTPTimestamp($0).coordinatorTime })
+        #expect(decoded.epoch == 7 && decoded.payload == p.payload)
+        // No element, or no extension: nothing to stamp.
+        #expect(RTPPacket.sendTimeOffset(in: Self.sample.encode()) == nil)
+        var plain = Self.sample
+        (plain.presentationTime, plain.epoch) = (nil, nil)
+        #expect(RTPPacket.sendTimeOffset(in: plain.encode()) == nil)
+        // A damaged extension header is not followed out of the packet.
+        for cut in 0..<bytes.count { _ = RTPPacket.sendTimeOffset(in: Array(bytes[0..<cut])) }
+    }
+
     @Test func rejectsWrongVersionAndBadPadding() {
         var bytes = Self.sample.encode()
         bytes[0] = 0x40 | 0x10

@@ -93,38 +93,42 @@ def _best(seg, ref):
     return k + frac, (cc[k] / norm if norm > 0 else 0.0)
 
 
-def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0, near=0.01, min_corr=0.6, min_rms=1e-3):
+def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0, near=0.01, wide=0.3, min_corr=0.6,
+                  min_rms=1e-3):
     """Which source position each stretch of a room's recording `x` plays.
 
     `source` is the (looped) signal the coordinator was fed; `step` source frames pass per
     recording frame (the recorder's sink runs off nominal); `guess(j)` is the latest source
-    position that recording frame `j` can hold (what was fed by then). The first loud window
-    is found among the `search` seconds of source before the guess; each later one within
-    `near` seconds of where the previous one predicts. Returns, per window: (recording frame,
-    source position or None when the room did not play the source there, correlation, the
-    position it should have played as the last found one predicts, or None)."""
+    position that recording frame `j` can hold (what was fed by then). A room plays the
+    source a constant lag behind the feed, so each window is looked for `near` seconds around
+    where the last lag puts it, then `wide` seconds around (a room that jumped), and only with
+    no lag known yet (or after ten loud windows not found) among the `search` seconds before
+    the guess (music repeats: a wide search may match the wrong bar). Returns, per window:
+    (recording frame, source position or None when the room did not play the source there,
+    correlation, the position the last lag predicts, or None)."""
     w, h = int(window * rate), int(hop * rate)
     a = np.diff(x, prepend=0.0)
     ws = np.diff(source, append=source[:1])  # whitened, looped
-    out, last, misses = [], None, 0
+    out, lag, misses = [], None, 0
     for j in range(0, len(x) - w, h):
-        predicted = None if last is None else last[1] + (j - last[0]) * step
-        if np.sqrt(np.mean(x[j:j + w] ** 2)) < min_rms:
-            found, c = None, 0.0
-        else:
-            if predicted is None:
-                lo, span = guess(j) - search * rate, int(search * rate / step) + w
-            else:
-                lo, span = predicted - near * rate, int(2 * near * rate / step) + w
-            k, c = _best(a[j:j + w], looped(ws, lo, span, step))
-            found = lo + k * step if c >= min_corr else None
+        g = guess(j)
+        predicted = None if lag is None else g - lag
+        found, c = None, 0.0
+        if np.sqrt(np.mean(x[j:j + w] ** 2)) >= min_rms:
+            spans = [] if predicted is None else [near, wide]
+            if predicted is None or misses >= 10:
+                spans.append(None)
+            for span in spans:
+                lo, n = (g - search * rate, int(search * rate / step) + w) if span is None else \
+                        (predicted - span * rate, int(2 * span * rate / step) + w)
+                k, c = _best(a[j:j + w], looped(ws, lo, n, step))
+                if c >= min_corr:
+                    found = lo + k * step
+                    break
+            misses = 0 if found is not None else misses + 1
         out.append((j, found, c, predicted))
         if found is not None:
-            last, misses = (j, found), 0
-        else:
-            misses += 1
-            if misses >= 5:
-                last = None
+            lag = g - found
     return out
 
 

@@ -33,7 +33,7 @@ public struct ClockEstimator: Sendable {
         /// own uncertainty: the bound grows by this much per second without exchanges.
         public var wander: Double = 1e-6
         /// Refit at most this often (readings arrive up to 150 times a second).
-        public var refitInterval: Int64 = 50_000_000
+        public var refitInterval: Int64 = 100_000_000
         /// An exchange this far from the prediction (plus its round trip) is an outlier...
         public var jumpThreshold: Int64 = 20_000_000
         /// ...and this many in a row mean the coordinator's clock jumped.
@@ -42,10 +42,9 @@ public struct ClockEstimator: Sendable {
     }
 
     public let configuration: Configuration
-    /// The drift's error bound over the floor's, per second of span: the line rests on a few
-    /// of the quickest readings, which may lie close together. Calibrated by simulation
-    /// (the bound covers the true error at least 95 % of the time: ClockEstimatorTests).
-    static let driftErrorFactor = 4.0
+    /// The drift's bound is this many of its standard errors. Calibrated by simulation: the
+    /// offset's bound covers the true error at least 95 % of the time (ClockEstimatorTests).
+    static let boundFactor = 3.0
     /// Follower → coordinator (t2 − t1), coordinator → follower (t3 − t4), and the stream
     /// (send time − arrival).
     private var toward: DelayEnvelope
@@ -94,14 +93,15 @@ public struct ClockEstimator: Sendable {
     }
 
     /// Adds an audio packet's trip: the coordinator stamped it `sent`, and it arrived here at
-    /// `arrived` (the kernel's stamp). Readings that would mean a negative delay (the
-    /// coordinator's clock jumped) or an absurd one are ignored.
+    /// `arrived` (the kernel's stamp). Readings that would mean a negative delay (beyond what
+    /// the estimate's own error allows: the coordinator's clock jumped, or the packet lies)
+    /// or an absurd one are ignored.
     public mutating func addStreamReading(sent: CoordinatorTime, arrived: LocalTime) {
         streamReadings += 1
         guard let estimate else { return }
         let y = sent.nanoseconds - arrived.nanoseconds
         let line = estimate.offset(at: arrived)
-        guard y - line < configuration.jumpThreshold / 4, line - y < 1_000_000_000 else {
+        guard y - line <= 2 * estimate.uncertainty(at: arrived) + 20_000, line - y < 1_000_000_000 else {
             rejectedStreamReadings += 1
             return
         }
@@ -163,25 +163,28 @@ public struct ClockEstimator: Sendable {
             return
         }
         let up = fit.intercepts[0], down = fit.intercepts[1]
-        // Each way: how far the floor may lie beyond the quickest readings. Without enough
-        // readings to tell, half the round trip (the offset can be no further off than that).
-        let halfRoundTrip = max(0, up - down) / 2
-        let floorError = ((fit.gaps[0] ?? halfRoundTrip) + (fit.gaps[1] ?? halfRoundTrip)) / 2
-        // The drift's error: those floor errors across the span (the line rests on a few of
-        // the quickest readings, which may lie close together); while it is not fitted, the
-        // prior drift's (a known crystal: 2 ppm) or anything within the search range.
+        let roundTrip = up - down
+        // The drift's error: the fit's, while it is fitted; else the prior drift's (a known
+        // crystal: 2 ppm) or anything within the search range.
         let driftError: Double  // ns per s
-        if fitsDrift {
-            driftError = min(configuration.maximumDrift * 1e9, Self.driftErrorFactor * floorError / (Double(span) / 1e9))
+        if fitsDrift, let fitted = fit.slopeError {
+            driftError = min(configuration.maximumDrift * 1e9, Self.boundFactor * fitted)
+        } else if fitsDrift {  // the program's slope: the floors' errors across the span
+            let floors = ((fit.gaps[0] ?? roundTrip / 2) + (fit.gaps[1] ?? roundTrip / 2)) / 2
+            driftError = min(configuration.maximumDrift * 1e9, 4 * max(0, floors) / (Double(span) / 1e9))
         } else {
             driftError = priorDrift == nil ? configuration.maximumDrift * 1e9 : 2_000
         }
-        // Carried from where the line touches the readings to the present.
-        let uncertainty = floorError + driftError * (abs(fit.touching[0]) + abs(fit.touching[1])) / 2
+        // Each way: how far the floor may lie beyond the quickest reading (without enough
+        // readings to tell, half the round trip: the offset can be no further off than that),
+        // plus the drift's error carried from that reading to the present.
+        let uncertainty = [0, 1].reduce(0.0) { sum, i in
+            sum + ((fit.gaps[i] ?? max(0, roundTrip) / 2) + driftError * abs(fit.touching[i])) / 2
+        }
         estimate = ClockEstimate(
             offset: base + Int64(((up + down) / 2).rounded()), reference: LocalTime(nanoseconds: reference),
             drift: fit.slope / 1e9, uncertainty: Int64(uncertainty.rounded(.up)),
-            minimumRoundTrip: Int64((up - down).rounded()), sampleCount: toward.count,
+            minimumRoundTrip: Int64(roundTrip.rounded()), sampleCount: toward.count,
             driftUncertainty: driftError / 1e9 + configuration.wander, lastExchange: lastExchange ?? newest)
     }
 }

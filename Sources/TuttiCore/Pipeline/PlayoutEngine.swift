@@ -107,6 +107,10 @@ public final class PlayoutEngine {
             statistics.foreign += 1
             return
         }
+        // Every packet of the stream is also a reading of the clock: when it left, when it came.
+        if let sent = packet.sendTime, sent.nanoseconds != 0, current.map({ $0.ssrc == packet.ssrc }) ?? true {
+            clock.addStreamReading(sent: sent, arrived: now)
+        }
         guard let estimate = clock.estimate else {
             statistics.beforeClockLock += 1
             return

@@ -1,6 +1,6 @@
 /// An RTP packet (RFC 3550 §5.1) carrying one Opus packet (RFC 7587), with tutti's
-/// one-byte header extensions (RFC 8285): the presentation time of the first sample
-/// and the stream epoch. See docs/protocol.md for the byte layout.
+/// one-byte header extensions (RFC 8285): the presentation time of the first sample, the
+/// stream epoch and the instant the packet was sent. See docs/protocol.md for the byte layout.
 public struct RTPPacket: Equatable, Sendable {
     /// RFC 8285 one-byte-header extension IDs used by tutti.
     public enum ExtensionID {
@@ -8,6 +8,9 @@ public struct RTPPacket: Equatable, Sendable {
         public static let presentationTime: UInt8 = 1
         /// 4 bytes: increments whenever the stream's timeline is cut (flush, seek, restart).
         public static let epoch: UInt8 = 2
+        /// 8 bytes: NTP-format coordinator time at which the packet left (stamped just before
+        /// each `sendto`): every packet is a reading of the clock offset for its receiver.
+        public static let sendTime: UInt8 = 3
     }
 
     public static let version: UInt8 = 2
@@ -21,12 +24,13 @@ public struct RTPPacket: Equatable, Sendable {
     public var ssrc: UInt32
     public var presentationTime: CoordinatorTime?
     public var epoch: UInt32?
+    public var sendTime: CoordinatorTime?
     public var payload: [UInt8]
 
     public init(
         marker: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType,
         sequenceNumber: SequenceNumber, timestamp: StreamTimestamp, ssrc: UInt32,
-        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, payload: [UInt8]
+        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, sendTime: CoordinatorTime? = nil, payload: [UInt8]
     ) {
         self.marker = marker
         self.payloadType = payloadType
@@ -35,6 +39,7 @@ public struct RTPPacket: Equatable, Sendable {
         self.ssrc = ssrc
         self.presentationTime = presentationTime
         self.epoch = epoch
+        self.sendTime = sendTime
         self.payload = payload
     }
 
@@ -48,6 +53,10 @@ public struct RTPPacket: Equatable, Sendable {
         if let epoch {
             ext.append(ExtensionID.epoch << 4 | 3)
             ext.appendBigEndian(epoch)
+        }
+        if let sendTime {
+            ext.append(ExtensionID.sendTime << 4 | 7)
+            ext.appendBigEndian(NTPTimestamp(sendTime).rawValue)
         }
         while ext.count % 4 != 0 { ext.append(0) }
 
@@ -84,6 +93,7 @@ public struct RTPPacket: Equatable, Sendable {
 
         var presentation: CoordinatorTime?
         var epoch: UInt32?
+        var sent: CoordinatorTime?
         if hasExtension {
             let profile = try r.u16()
             let words = Int(try r.u16())
@@ -102,6 +112,8 @@ public struct RTPPacket: Equatable, Sendable {
                         presentation = NTPTimestamp(rawValue: try r.u64()).coordinatorTime
                     case (ExtensionID.epoch, 4):
                         epoch = try r.u32()
+                    case (ExtensionID.sendTime, 8):
+                        sent = NTPTimestamp(rawValue: try r.u64()).coordinatorTime
                     default:
                         try r.skip(length)
                     }
@@ -117,7 +129,32 @@ public struct RTPPacket: Equatable, Sendable {
         return RTPPacket(
             marker: b1 & 0x80 != 0, payloadType: b1 & 0x7F,
             sequenceNumber: SequenceNumber(seq), timestamp: StreamTimestamp(ts), ssrc: ssrc,
-            presentationTime: presentation, epoch: epoch,
+            presentationTime: presentation, epoch: epoch, sendTime: sent,
             payload: Array(bytes[r.offset..<payloadEnd]))
+    }
+
+    /// Where the send-time element's 8 bytes sit in an encoded packet, if it has one: the
+    /// sender rewrites them just before each `sendto`.
+    public static func sendTimeOffset(in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 16, bytes[0] & 0x10 != 0 else { return nil }
+        let start = 12 + Int(bytes[0] & 0x0F) * 4
+        guard bytes.count >= start + 4, bytes[start] == 0xBE, bytes[start + 1] == 0xDE else { return nil }
+        let end = start + 4 + (Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])) * 4
+        var i = start + 4
+        while i < min(end, bytes.count) {
+            let h = bytes[i]
+            if h == 0 { i += 1; continue }
+            let id = h >> 4, length = Int(h & 0x0F) + 1
+            if id == 15 { return nil }
+            if id == ExtensionID.sendTime, length == 8 { return i + 1 + 8 <= min(end, bytes.count) ? i + 1 : nil }
+            i += 1 + length
+        }
+        return nil
+    }
+
+    /// Rewrites an encoded packet's send time in place (see `sendTimeOffset`).
+    public static func stamp(_ bytes: inout [UInt8], at offset: Int, sendTime: CoordinatorTime) {
+        let raw = NTPTimestamp(sendTime).rawValue
+        for k in 0..<8 { bytes[offset + k] = UInt8(truncatingIfNeeded: raw >> (56 - 8 * UInt64(k))) }
     }
 }

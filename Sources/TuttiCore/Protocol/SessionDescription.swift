@@ -49,6 +49,7 @@ public struct SessionDescription: Sendable {
             "a=ptime:\(ptime)",
             "a=extmap:1 urn:tutti:presentation-time",
             "a=extmap:2 urn:tutti:epoch",
+            "a=extmap:3 urn:tutti:send-time",
             "a=ts-refclk:local",
         ]
         if let mediaClockOffset {

@@ -40,11 +40,13 @@ public struct StreamPacketizer: Sendable {
         origin + AudioFormat.nanoseconds(forFrames: frame - codecDelay)
     }
 
-    /// Wraps one encoded frame of `frames` samples.
+    /// Wraps one encoded frame of `frames` samples. Its send time is a placeholder (the
+    /// packet's nominal send time is unknown here); the sender stamps the real one.
     public mutating func packetize(_ payload: [UInt8], frames: Int, marker: Bool = false) -> RTPPacket {
         let packet = RTPPacket(
             marker: marker, payloadType: payloadType, sequenceNumber: sequence, timestamp: nextTimestamp,
-            ssrc: ssrc, presentationTime: nextPresentationTime, epoch: epoch, payload: payload)
+            ssrc: ssrc, presentationTime: nextPresentationTime, epoch: epoch, sendTime: CoordinatorTime(nanoseconds: 0),
+            payload: payload)
         sequence = sequence.advanced(by: 1)
         framesSinceOrigin += Int64(frames)
         packetCount &+= 1

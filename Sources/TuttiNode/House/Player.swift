@@ -29,7 +29,7 @@ final class Player: @unchecked Sendable {
     private let configuration: Configuration
     private let clock = SystemClock()
     private let encoder: OpusFrameEncoder
-    private let send: @Sendable ([UInt8]) -> Void
+    private let send: @Sendable (RTPPacket) -> Void
     private let sendReport: @Sendable (RTCPSenderReport) -> Void
     private let onEpoch: @Sendable (StreamPacketizer) -> Void
     private let stopFlag: StopFlag
@@ -55,7 +55,7 @@ final class Player: @unchecked Sendable {
     private var nextReport: Int64 = 0
 
     init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag,
-         send: @escaping @Sendable ([UInt8]) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
+         send: @escaping @Sendable (RTPPacket) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
          onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) throws {
         self.configuration = configuration
         self.encoder = try OpusFrameEncoder(settings: configuration.encoder)
@@ -106,7 +106,7 @@ final class Player: @unchecked Sendable {
                 waitForActions(until: due)
                 continue
             }
-            send(packet.encode())
+            send(packet)
             pending = nil
             let now = clock.nanosecondsNow()
             if now >= nextReport {

@@ -54,7 +54,7 @@ public final class LyricScreen: @unchecked Sendable {
         try socket.bind(SocketAddress(address: 0, port: 0))
         socket.enableReceiveTimestamps()
         let handlers = ClockClient.Handlers(
-            sample: { [self] sample in lock.withLock { estimator.add(sample) } },
+            sample: { [self] sample in lock.withLock { estimator.add(sample); return ClockLock(estimator) } },
             settings: { _, _, _, _ in }, epochEnd: { _, _ in }, report: nil)
         let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock,
                                       stopFlag: stopFlag, unicastPort: nil, handlers: handlers)
