@@ -16,6 +16,8 @@ final class ClockClient: @unchecked Sendable {
         var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
         /// The room's report, once a second; nil for a client that is not a room (a screen).
         var report: (@Sendable () -> RoomReport)?
+        /// A retransmission from the coordinator (RTP, in answer to a NACK) and its arrival.
+        var retransmission: (@Sendable ([UInt8], Int64) -> Void)? = nil
     }
 
     private let socket: UDPSocket
@@ -84,6 +86,10 @@ final class ClockClient: @unchecked Sendable {
             let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 50_000_000) / 1_000_000)
             guard let datagram = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
             let t4 = datagram.receivedAt
+            if let first = datagram.bytes.first, first >> 6 == 2 {  // RTP: a retransmission
+                if datagram.from == coordinator { handlers.retransmission?(datagram.bytes, t4) }
+                continue
+            }
             guard let message = try? ControlMessage.decode(datagram.bytes) else { continue }
             switch message {
             case let .roomSettings(version, volume, muted, delay):

@@ -83,7 +83,8 @@ public final class Follower: @unchecked Sendable {
                                 muted ? " (muted)" : "", Double(delay) / 1_000))
             },
             epochEnd: { epoch, at in engine.withLock { $0.engine.endEpoch(epoch, at: at) } },
-            report: { engine.withLock { $0.report(name: name) } })
+            report: { engine.withLock { $0.report(name: name) } },
+            retransmission: { bytes, at in engine.withLock { $0.engine.receiveRetransmission(bytes, at: LocalTime(nanoseconds: at)) } })
         let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
                                       stopFlag: stopFlag, unicastPort: unicastPort, handlers: handlers)
         startThread("tutti-clock") { clientClock.run() }
@@ -93,12 +94,27 @@ public final class Follower: @unchecked Sendable {
         try playoutLoop(output)
     }
 
+    /// Receives the stream, and asks for what it is missing (RFC 4585 generic NACKs to the
+    /// coordinator's clock port, in as many copies as the path's loss calls for); it wakes
+    /// when the next request is due.
     private func receiveLoop() {
+        let ssrc = UInt32.random(in: 1...UInt32.max)  // this follower's, in its NACKs
         while !stopFlag.isSet {
             do {
-                guard let datagram = try rtpSocket.receive(timeoutMilliseconds: 200) else { continue }
-                let arrived = LocalTime(nanoseconds: datagram.receivedAt)
-                engine.withLock { $0.engine.receive(datagram.bytes, at: arrived) }
+                let due = engine.withLock { $0.engine.nextRetransmissionRequest }
+                let wait = due.map { max(1, min(200, ($0.nanoseconds - clock.nanosecondsNow()) / 1_000_000 + 1)) } ?? 200
+                if let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait)) {
+                    let arrived = LocalTime(nanoseconds: datagram.receivedAt)
+                    engine.withLock { $0.engine.receive(datagram.bytes, at: arrived) }
+                }
+                let now = LocalTime(nanoseconds: clock.nanosecondsNow())
+                let request = engine.withLock { box in
+                    box.engine.retransmissionRequests(at: now, outputLead: box.outputLatency > 0 ? box.outputLatency : 60_000_000)
+                }
+                if let request {
+                    let nack = GenericNACK(senderSSRC: ssrc, mediaSSRC: request.ssrc, sequences: request.sequences).encode()
+                    for _ in 0..<request.copies { try? clockSocket.send(nack, to: configuration.coordinator) }
+                }
             } catch {
                 log.error("receive: \(error)")
                 Thread.sleep(forTimeInterval: 0.1)
@@ -166,7 +182,8 @@ public final class Follower: @unchecked Sendable {
             let e = box.engine
             let s = e.statistics
             let clock = e.clockEstimate.map { "\($0)" } ?? "not locked"
-            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps)"
+            let r = e.requester.statistics
+            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(r.recovered) (asked \(r.requested)), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps)"
         }
     }
 }

@@ -94,7 +94,7 @@ def _best(seg, ref):
 
 
 def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0, near=0.01, wide=0.3, min_corr=0.6,
-                  min_rms=1e-3):
+                  min_rms=1e-3, acquire=1.0):
     """Which source position each stretch of a room's recording `x` plays.
 
     `source` is the (looped) signal the coordinator was fed; `step` source frames pass per
@@ -103,7 +103,8 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
     source a constant lag behind the feed, so each window is looked for `near` seconds around
     where the last lag puts it, then `wide` seconds around (a room that jumped), and only with
     no lag known yet (or after ten loud windows not found) among the `search` seconds before
-    the guess (music repeats: a wide search may match the wrong bar). Returns, per window:
+    the guess, with `acquire` seconds of recording (music repeats: a short stretch may match
+    the wrong beat). Returns, per window:
     (recording frame, source position or None when the room did not play the source there,
     correlation, the position the last lag predicts, or None)."""
     w, h = int(window * rate), int(hop * rate)
@@ -119,9 +120,13 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
             if predicted is None or misses >= 10:
                 spans.append(None)
             for span in spans:
-                lo, n = (g - search * rate, int(search * rate / step) + w) if span is None else \
-                        (predicted - span * rate, int(2 * span * rate / step) + w)
-                k, c = _best(a[j:j + w], looped(ws, lo, n, step))
+                if span is None:  # acquire: a longer stretch, among the whole search range
+                    long = min(len(x) - j, int(acquire * rate))
+                    lo, n = g - search * rate, int(search * rate / step) + long
+                    k, c = _best(a[j:j + long], looped(ws, lo, n, step))
+                else:
+                    lo, n = predicted - span * rate, int(2 * span * rate / step) + w
+                    k, c = _best(a[j:j + w], looped(ws, lo, n, step))
                 if c >= min_corr:
                     found = lo + k * step
                     break

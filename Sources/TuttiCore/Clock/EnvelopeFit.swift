@@ -48,8 +48,18 @@ struct EnvelopeFit: Sendable {
         var b = fixedSlope ?? Self.linearProgram(present, maximumSlope: maximumSlope)
         slopeError = nil
         if fixedSlope == nil, let fit = Self.nearFloor(present, around: b) {
-            b = min(max(fit.slope, -maximumSlope), maximumSlope)
-            slopeError = fit.error
+            // Two estimates of the drift: the program's (precise on a sharp floor, steered by
+            // lucky readings on a blurred one) and the near-floor fit's (the reverse). Each
+            // counts by its error: the fit's standard error, and for the program how far its
+            // slopes over every fourth bucket part (lucky readings fall in one quarter or another;
+            // the whole has at most a quarter of a quarter's variance).
+            let quarters = (0..<4).map { k in Self.linearProgram(present.map { $0.subset(k, of: 4) }, maximumSlope: maximumSlope) }
+            let mean = quarters.reduce(0, +) / 4
+            let programVariance = max(quarters.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 3 / 2, 1e-6)
+            let fitVariance = max(fit.error * fit.error, 1e-6)
+            let combined = (b / programVariance + fit.slope / fitVariance) / (1 / programVariance + 1 / fitVariance)
+            b = min(max(combined, -maximumSlope), maximumSlope)
+            slopeError = (1 / (1 / programVariance + 1 / fitVariance)).squareRoot()
         }
         slope = b
         intercepts = []
@@ -208,8 +218,16 @@ struct EnvelopeFit: Sendable {
 
         init(_ e: DelayEnvelope, reference: Int64) {
             let sign: Double = e.side == .above ? 1 : -1
-            let xs = e.points.map { Double($0.x - reference) / 1e9 }
-            let values = e.points.map { sign * Double($0.y) }
+            self.init(sign: sign, xs: e.points.map { Double($0.x - reference) / 1e9 }, values: e.points.map { sign * Double($0.y) })
+        }
+
+        /// Every `count`-th reading, from the `k`-th.
+        func subset(_ k: Int, of count: Int) -> Lowered {
+            let kept = xs.indices.filter { $0 % count == k }
+            return kept.isEmpty ? self : Lowered(sign: sign, xs: kept.map { xs[$0] }, values: kept.map { values[$0] })
+        }
+
+        init(sign: Double, xs: [Double], values: [Double]) {
             var h: [Int] = []
             for i in xs.indices {
                 while h.count >= 2 {

@@ -67,6 +67,8 @@ public final class PlayoutEngine {
     /// Frames of fade-in still to apply.
     var fadeIn = 0
     public internal(set) var statistics = PlayoutStatistics()
+    /// Which missing packets to ask the coordinator for, and when.
+    public private(set) var requester = RetransmissionRequester()
 
     public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
         self.decoder = decoder
@@ -101,14 +103,27 @@ public final class PlayoutEngine {
         receive(packet, at: now)
     }
 
-    public func receive(_ packet: RTPPacket, at now: LocalTime) {
+    /// A retransmission (RFC 4588) the coordinator sent in answer to this follower's request:
+    /// the original packet of the stream playing goes in as if it had come in time.
+    public func receiveRetransmission(_ datagram: [UInt8], at now: LocalTime) {
+        guard let packet = try? RTPPacket.decode(datagram), packet.payloadType == RTPPacket.retransmissionPayloadType,
+              let ssrc = current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
+        else {
+            statistics.malformed += 1
+            return
+        }
+        receive(original, at: now, retransmitted: true)
+    }
+
+    public func receive(_ packet: RTPPacket, at now: LocalTime, retransmitted: Bool = false) {
         guard packet.payloadType == configuration.payloadType, let presentation = packet.presentationTime,
               !packet.payload.isEmpty else {
             statistics.foreign += 1
             return
         }
         // Every packet of the stream is also a reading of the clock: when it left, when it came.
-        if let sent = packet.sendTime, sent.nanoseconds != 0, current.map({ $0.ssrc == packet.ssrc }) ?? true {
+        let sent = retransmitted ? nil : packet.sendTime.flatMap { $0.nanoseconds == 0 ? nil : $0 }
+        if let sent, current.map({ $0.ssrc == packet.ssrc }) ?? true {
             clock.addStreamReading(sent: sent, arrived: now)
         }
         guard let estimate = clock.estimate else {
@@ -116,6 +131,10 @@ public final class PlayoutEngine {
             return
         }
         let nowCoordinator = estimate.coordinatorTime(at: now)
+        if abs(presentation - nowCoordinator) <= configuration.absurdHorizon {
+            requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, presentation: presentation, sent: sent,
+                              at: nowCoordinator, retransmitted: retransmitted)
+        }
         if abs(presentation - nowCoordinator) > configuration.absurdHorizon {
             statistics.absurd += 1
             return
@@ -152,6 +171,21 @@ public final class PlayoutEngine {
         } else {
             count(fit)
         }
+    }
+
+    /// The packets to ask the coordinator for at `now` (the stream's SSRC, their sequence
+    /// numbers, and how many copies of the request to send); `outputLead` is how far ahead
+    /// of being heard the output decodes.
+    public func retransmissionRequests(at now: LocalTime, outputLead: Int64) -> (ssrc: UInt32, sequences: [SequenceNumber], copies: Int)? {
+        guard let estimate = clock.estimate, let ssrc = current?.ssrc else { return nil }
+        let due = requester.due(at: estimate.coordinatorTime(at: now), outputLead: outputLead)
+        return due.sequences.isEmpty ? nil : (ssrc, due.sequences, due.copies)
+    }
+
+    /// When the next retransmission request is due (local time), if any.
+    public var nextRetransmissionRequest: LocalTime? {
+        guard let estimate = clock.estimate, let due = requester.nextDue else { return nil }
+        return estimate.localTime(at: due)
     }
 
     private func count(_ fit: PlayoutSegment.Fit) {

@@ -46,6 +46,7 @@ public struct SessionDescription: Sendable {
             "m=audio \(port) RTP/AVP \(payloadType)",
             "a=rtpmap:\(payloadType) opus/48000/2",
             "a=fmtp:\(payloadType) stereo=1; sprop-stereo=1; useinbandfec=1",
+            "a=rtcp-fb:\(payloadType) nack",
             "a=ptime:\(ptime)",
             "a=extmap:1 urn:tutti:presentation-time",
             "a=extmap:2 urn:tutti:epoch",
