@@ -196,10 +196,11 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
 
     /// The server sampled its read index and the sink's latency just before it stamped its
     /// answer (wall-clock time); on this host that stamp converts to the monotonic clock.
-    /// Where it cannot be trusted, the middle of the round trip stands in for it.
+    /// Where it cannot be trusted, the middle of the round trip stands in for it. Both the
+    /// stamp's age and the sink's latency are durations of the host's, converted to ours.
     private func timingArrived(_ s: OpaquePointer?, success: Bool) {
         let now = clock.nanosecondsNow()
-        let wallMinusMonotonic = Self.wallClock() - now
+        let wall = Self.wallClock()
         defer { requestedAt = nil; signal() }
         // Until the stream plays, its read index and the sink's latency describe a start
         // still to come, and can be milliseconds off.
@@ -211,13 +212,13 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         guard info.read_index_corrupt == 0, info.playing != 0, !corked else { return }
         var sampled = sent + (now - sent) / 2
         if info.synchronized_clocks != 0 {
-            let stamp = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000
-                - wallMinusMonotonic
+            let stampWall = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000
+            let stamp = now - Int64((Double(wall - stampWall) * clock.rate).rounded())
             if stamp >= sent - 1_000, stamp <= now + 1_000 { sampled = stamp }
         }
         latest = DeviceTiming(
             frame: info.read_index / Int64(Self.bytesPerFrame),
-            heardAt: LocalTime(nanoseconds: sampled + Int64(info.sink_usec) * 1_000),
+            heardAt: LocalTime(nanoseconds: sampled + Int64((Double(info.sink_usec) * 1_000 * clock.rate).rounded())),
             measuredAt: LocalTime(nanoseconds: now), uncertainty: now - sent)
         taken = false
     }

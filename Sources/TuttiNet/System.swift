@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import TuttiCore
 
@@ -22,10 +23,28 @@ enum System {
     }
 }
 
-/// CLOCK_MONOTONIC, the clock every tutti process keeps time by.
+/// CLOCK_MONOTONIC, the clock every tutti process keeps time by: every reading of time in
+/// tutti comes through here (and the kernel's and PulseAudio's stamps are converted with it),
+/// so that a test can run a process on a clock of its own (`ClockTransform`).
 public struct SystemClock: MonotonicClock {
     public init() {}
+
     public func nanosecondsNow() -> Int64 {
+        ClockTransform.process.local(host: Self.hostNanoseconds())
+    }
+
+    /// Local nanoseconds per host nanosecond (1 unless a test scales this process's clock).
+    public var rate: Double { ClockTransform.process.rate }
+
+    /// The local time of a wall-clock (CLOCK_REALTIME) stamp taken on this host a moment ago:
+    /// the kernel's receive stamps. Both host clocks advance together between steps.
+    public func local(ofWallClock stamp: Int64) -> Int64 {
+        let now = nanosecondsNow()
+        return now - Int64((Double(Self.wallNanoseconds() - stamp) * rate).rounded())
+    }
+
+    /// The host's CLOCK_MONOTONIC, untransformed.
+    static func hostNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
@@ -37,4 +56,40 @@ public struct SystemClock: MonotonicClock {
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
+}
+
+/// How this process's clock reads against the host's: `local = host + offset + (host − start)
+/// × ppm / 10⁶`. The identity, unless a test or benchmark runs a process on a clock of its own
+/// with `TUTTI_CLOCK_RATE_PPM` (a follower whose crystal runs fast or slow) or
+/// `TUTTI_CLOCK_OFFSET_MS` (a coordinator that rebooted: its clock starts elsewhere). Every
+/// time source a tutti process reads goes through it, consistently: clock reads, the
+/// kernel's receive stamps, PulseAudio's timing stamps and the durations it reports; a
+/// faithful drifting host, where libfaketime only scales the clock reads (docs/timing.md).
+public struct ClockTransform: Sendable {
+    public let ppm: Double
+    public let offset: Int64
+    /// The host time from which the rate applies (the process's start).
+    public let start: Int64
+
+    public init(ppm: Double = 0, offset: Int64 = 0, start: Int64) {
+        self.ppm = ppm
+        self.offset = offset
+        self.start = start
+    }
+
+    public var rate: Double { 1 + ppm * 1e-6 }
+
+    public func local(host: Int64) -> Int64 {
+        guard ppm != 0 || offset != 0 else { return host }
+        return host + offset + Int64((Double(host - start) * ppm * 1e-6).rounded())
+    }
+
+    /// This process's, from its environment (read once).
+    public static let process: ClockTransform = {
+        let environment = ProcessInfo.processInfo.environment
+        let ppm = environment["TUTTI_CLOCK_RATE_PPM"].flatMap(Double.init) ?? 0
+        let offsetMilliseconds = environment["TUTTI_CLOCK_OFFSET_MS"].flatMap(Double.init) ?? 0
+        return ClockTransform(ppm: min(max(ppm, -1_000), 1_000), offset: Int64(offsetMilliseconds * 1e6),
+                              start: SystemClock.hostNanoseconds())
+    }()
 }

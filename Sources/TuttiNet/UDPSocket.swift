@@ -119,7 +119,8 @@ public final class UDPSocket: @unchecked Sendable {
                 }
             }
         }
-        let monotonic = SystemClock().nanosecondsNow()
+        let clock = SystemClock()
+        let monotonic = clock.nanosecondsNow()
         if n < 0 {
             if Glibc.errno == EINTR || Glibc.errno == EAGAIN { return nil }
             throw SystemError(call: "recvmsg", errno: Glibc.errno)
@@ -127,7 +128,7 @@ public final class UDPSocket: @unchecked Sendable {
         var receivedAt = monotonic
         if stamped, let wall = kernelStamp(controlLength: controlLength) {
             // The kernel stamps wall-clock time; both clocks advance together between steps.
-            receivedAt = wall - (SystemClock.wallNanoseconds() - monotonic)
+            receivedAt = clock.local(ofWallClock: wall)
             if receivedAt > monotonic || monotonic - receivedAt > 1_000_000_000 { receivedAt = monotonic }
         }
         return Datagram(bytes: Array(buffer[0..<n]), from: SocketAddress(sa), receivedAt: receivedAt)

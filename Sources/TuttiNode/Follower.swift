@@ -139,7 +139,7 @@ public final class Follower: @unchecked Sendable {
             let timing = output.takeTiming()
             if let timing { device.report(timing) }
             let written = output.framesWritten
-            let heard = device.heardAt(frame: written, now: now)
+            let heard = device.heardAt(frame: written)
             if output.interrupted != interrupted {
                 interrupted.toggle()
                 log.info(interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)" : "interruption over")
@@ -183,7 +183,7 @@ public final class Follower: @unchecked Sendable {
             let s = e.statistics
             let clock = e.clockEstimate.map { "\($0)" } ?? "not locked"
             let r = e.requester.statistics
-            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(r.recovered) (asked \(r.requested)), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps)"
+            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(r.recovered) (asked \(r.requested)), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)"
         }
     }
 }
@@ -225,7 +225,8 @@ final class SharedEngine: @unchecked Sendable {
                 packetsLost: s.lost, packetsRecovered: s.recoveredByFEC, framesConcealed: s.concealedFrames,
                 packetsLate: s.late, timingErrorMicroseconds: Double(s.lastError) / 1e3,
                 settingsVersion: room.settingsVersion, epoch: engine.playingEpoch,
-                outputDelayMilliseconds: Double(room.outputDelay) / 1e6)
+                outputDelayMilliseconds: Double(room.outputDelay) / 1e6, packetsMissed: engine.requester.statistics.missed,
+                packetsRetransmitted: engine.requester.statistics.recovered, steps: s.steps, slews: s.slews, outages: s.outages)
         }
     }
 }

@@ -38,28 +38,38 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 0)
     }
 
-    /// A device whose crystal runs 230 ppm fast: the timeline learns the rate.
-    @Test func learnsTheDevicesRate() {
+    /// A device whose crystal runs ±230 ppm off the local clock: the timeline learns the
+    /// rate, and says when a frame written now (heard 60 ms later) will be heard, to within
+    /// nanoseconds: no part of the output's lead is carried at the wrong rate.
+    @Test(arguments: [230e-6, -230e-6])
+    func learnsTheDevicesRate(offset: Double) {
         var timeline = DeviceTimeline()
-        var now: Int64 = 1_000_000_000
-        let start = now
-        var worst: Int64 = 0
+        let start: Int64 = 1_000_000_000
+        let rate = 1 + offset  // device frames per nominal frame time
+        func heard(_ frame: Int64) -> Double { Double(start) + Double(AudioFormat.nanoseconds(forFrames: frame)) / rate }
+        var worst = 0.0
         for i in 0..<4_000 {
-            let trueAnchor = Double(start + 40_000_000) - Double(now - start) * 230e-6
-            timeline.report(Self.report(anchor: trueAnchor, frame: Int64(i) * 480, now: now))
-            if i > 1_000, let a = timeline.anchor(at: now) { worst = max(worst, abs(a - Int64(trueAnchor))) }
-            now += 10_000_000
+            let now = start + Int64(i) * 10_000_000
+            // The sink reports which frame it plays now and that it is heard 10 ms later.
+            let playing = Int64((Double(now - start) * rate * 48_000 / 1e9).rounded())
+            timeline.report(DeviceTiming(frame: playing, heardAt: LocalTime(nanoseconds: Int64(heard(playing)) + 10_000_000),
+                                         measuredAt: LocalTime(nanoseconds: now)))
+            // The frame written now is heard 60 ms from now.
+            let written = playing + Int64(0.06 * 48_000 * rate)
+            if i > 1_000, let t = timeline.heardAt(frame: written) {
+                worst = max(worst, abs(Double(t.nanoseconds) - heard(written) - 10_000_000))
+            }
         }
-        #expect(worst < 2_000, "anchor off by up to \(worst) ns")
-        #expect(abs(timeline.rateOffsetPPM + 230) < 1)
+        #expect(worst < 200, "frames heard off by up to \(worst) ns")
+        #expect(abs(timeline.rateOffsetPPM + offset * 1e6) < 1)
         #expect(timeline.jumps == 0)
     }
 
     @Test func theFirstReportAnchorsAtOnce() {
         var timeline = DeviceTimeline()
-        #expect(timeline.heardAt(frame: 0, now: 0) == nil)
+        #expect(timeline.heardAt(frame: 0) == nil)
         timeline.report(Self.report(anchor: 2_000_000, frame: 960, now: 1_000_000))
-        #expect(timeline.heardAt(frame: 1_920, now: 1_000_000) == LocalTime(nanoseconds: 2_000_000 + 40_000_000))
+        #expect(timeline.heardAt(frame: 1_920) == LocalTime(nanoseconds: 2_000_000 + 40_000_000))
     }
 
     @Test func followsAJumpAfterAFewReports() {

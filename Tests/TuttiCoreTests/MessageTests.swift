@@ -24,15 +24,27 @@ struct MessageTests {
         }
     }
 
-    @Test func sizesMatchTheProtocolDocument() {
+    @Test func sizesMatchTheProtocolDocument() throws {
         #expect(ControlMessage.timeRequest(originate: 0).encode().count == 16)
         #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0)).encode().count == 32)
         #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).encode().count == 12)
         #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).encode().count == 16)
         #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode().count == 20)
         #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).encode().count == 20)
-        let report = ControlMessage.roomReport(RoomReport(name: String(repeating: "x", count: 64))).encode()
-        #expect(report.count < 1_000, "a report with a long name still fits one datagram")
+        let full = RoomReport(name: String(repeating: "x", count: 64), state: "acquiring-clock", clockOffsetMicroseconds: -123_456_789.123,
+                              clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
+                              outputLatencyMilliseconds: 1_234.567, packetsReceived: Int(Int32.max), packetsLost: Int(Int32.max),
+                              packetsRecovered: Int(Int32.max), framesConcealed: Int(Int32.max), packetsLate: Int(Int32.max),
+                              timingErrorMicroseconds: -123_456.789, settingsVersion: .max, epoch: .max, outputDelayMilliseconds: 1_000,
+                              packetsMissed: Int(Int32.max), packetsRetransmitted: Int(Int32.max), steps: Int(Int32.max),
+                              slews: Int(Int32.max), outages: Int(Int32.max))
+        let report = ControlMessage.roomReport(full).encode()
+        #expect(report.count < 1_000, "a report with a long name and every counter large still fits one datagram: \(report.count)")
+        #expect(try ControlMessage.decode(report) == .roomReport(full))
+        // A report from a follower older than the newer counters still reads.
+        var older = full
+        (older.packetsMissed, older.packetsRetransmitted, older.steps, older.slews, older.outages) = (nil, nil, nil, nil, nil)
+        #expect(try ControlMessage.decode(ControlMessage.roomReport(older).encode()) == .roomReport(older))
     }
 
     @Test func rejectsForeignAndUnknown() {

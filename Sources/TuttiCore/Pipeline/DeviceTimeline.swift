@@ -3,10 +3,13 @@
 ///
 /// A device consumes frames at its own rate, so frame `n` is heard at `anchor + n / 48 kHz`
 /// local time, where the anchor moves as the device's clock runs against the local one.
-/// Each report implies an anchor (`DeviceTiming.anchor`). The timeline keeps the quickest
-/// report of every `spacing` interval and fits a line through the last few seconds of them,
-/// weighting each by how quick it was: a slow query was answered late, and its anchor is
-/// late by about as much. The line's slope is the device's rate against the local clock (a
+/// Each report implies an anchor (`DeviceTiming.anchor`) at the instant its frame is heard.
+/// The timeline keeps the quickest report of every `spacing` interval and fits a line of
+/// anchor against that instant through the last few seconds of them, weighting each by how
+/// quick it was: a slow query was answered late, and its anchor is late by about as much.
+/// A frame is heard when the anchor *then* plus its own offset comes round (the anchor is
+/// read at the frame's own instant, not at the time of asking: a device 200 ppm off the
+/// local clock would otherwise carry 200 ppm of the output's lead, 12 µs at 60 ms, as error). The line's slope is the device's rate against the local clock (a
 /// sound card's crystal; PulseAudio's null sink, which rounds each block to whole
 /// microseconds, runs up to a few hundred ppm off, by an amount that changes whenever its
 /// block size does). A sustained jump (the stream moved, the device restarted) starts a new line.
@@ -28,6 +31,7 @@ public struct DeviceTimeline: Sendable {
     }
 
     private struct Point {
+        /// When the report's frame is heard (local time).
         var time: Int64
         var anchor: Int64
         var uncertainty: Int64
@@ -49,7 +53,7 @@ public struct DeviceTimeline: Sendable {
 
     /// Records a timing report.
     public mutating func report(_ timing: DeviceTiming) {
-        let now = timing.measuredAt.nanoseconds
+        let now = timing.heardAt.nanoseconds
         let point = Point(time: now, anchor: timing.anchor.nanoseconds, uncertainty: max(0, timing.uncertainty))
         if let predicted = anchor(at: now),
            abs(point.anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
@@ -68,15 +72,19 @@ public struct DeviceTimeline: Sendable {
         if line == nil { keep(pending!); pending = nil }  // the first report anchors at once
     }
 
-    /// The anchor (local time at which frame 0 is heard) at local time `now`; nil before any report.
-    public func anchor(at now: Int64) -> Int64? {
+    /// The anchor (local time at which frame 0 would be heard) for frames heard at local
+    /// time `time`; nil before any report.
+    public func anchor(at time: Int64) -> Int64? {
         guard let line else { return nil }
-        return Int64((line.anchor + line.slope * Double(now - line.reference) / 1e9).rounded())
+        return Int64((line.anchor + line.slope * Double(time - line.reference) / 1e9).rounded())
     }
 
-    /// The local time at which frame `frame` will be heard, as the line predicts at `now`.
-    public func heardAt(frame: Int64, now: Int64) -> LocalTime? {
-        anchor(at: now).map { LocalTime(nanoseconds: $0 + AudioFormat.nanoseconds(forFrames: frame)) }
+    /// The local time at which frame `frame` will be heard: the instant `t` at which
+    /// `anchor(at: t) + frame / 48 kHz = t`.
+    public func heardAt(frame: Int64) -> LocalTime? {
+        guard let line else { return nil }
+        let u = (line.anchor + Double(AudioFormat.nanoseconds(forFrames: frame)) - Double(line.reference)) / (1 - line.slope / 1e9)
+        return LocalTime(nanoseconds: line.reference + Int64(u.rounded()))
     }
 
     /// The device's rate against the local clock, in parts per million (positive: slow).

@@ -71,6 +71,14 @@ extension PlayoutEngine {
     /// nothing) when playback had to stop for a hard resync.
     private func play(_ frames: Int, heard: CoordinatorTime, interval: Double, into out: inout [Float]) -> Bool {
         guard var position = cursor, let segment = current, let due = segment.presentation(of: position) else { return false }
+        if dryFrames >= configuration.outageFrames {
+            // The stream stopped coming (an outage): stop, faded out already; when packets
+            // return, playback starts again exactly where they belong.
+            statistics.outages += 1
+            stopPlayback()
+            current?.jitter.removeAll()
+            return false
+        }
         let raw = heard - due
         if abs(errorFilter.add(raw)) > configuration.hardResyncThreshold, errorFilter.count >= 3 {
             statistics.resyncs += 1
@@ -90,6 +98,13 @@ extension PlayoutEngine {
             statistics.steps += 1
             errorFilter.reset()
             error = 0
+        }
+        // A slew: the error went beyond a sample and the resampler is bringing it back.
+        if !settling, !slewing, abs(error) > configuration.slewThreshold {
+            slewing = true
+            statistics.slews += 1
+        } else if slewing, abs(error) < configuration.slewThreshold / 2 {
+            slewing = false
         }
         statistics.lastError = error
         // Feed forward how fast coordinator time passes per device frame (clock drift and
@@ -175,13 +190,26 @@ extension PlayoutEngine {
                 if p.timestamp > queue.end {  // a gap the jitter buffer could not see
                     conceal(Int(min(p.timestamp - queue.end, Int64(configuration.maximumConcealment))))
                 }
+                let from = queue.end
                 decodePacket(p)
+                if dryFrames > 0 { queue.fadeIn(from: from) }  // back after a faded-out gap
+                dryFrames = 0
             case let .missing(_, following):
+                dryFrames = 0
                 statistics.lost += 1
                 if let following, recoverFEC(following) { continue }
                 conceal(lastFrameCount)
             case .empty:
-                conceal(lastFrameCount)
+                // Nothing buffered at all: the stream has stopped coming. The first missing
+                // frame is concealed and faded out; after that, silence, until playback stops.
+                if dryFrames == 0 {
+                    let from = queue.end
+                    conceal(lastFrameCount)
+                    queue.fadeOut(from: from)
+                } else {
+                    queue.appendSilence(frames: lastFrameCount)
+                }
+                dryFrames += lastFrameCount
             }
         }
     }

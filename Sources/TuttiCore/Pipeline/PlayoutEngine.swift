@@ -11,8 +11,8 @@ public final class PlayoutEngine {
         public var payloadType: UInt8 = RTPPacket.defaultPayloadType
         /// Packets the jitter buffer holds at most.
         public var jitterCapacity = 512
-        /// Beyond this timing error, jump instead of slewing (nanoseconds).
-        public var hardResyncThreshold: Int64 = 5_000_000
+        /// Beyond this timing error, start playback again at the right position (nanoseconds).
+        public var hardResyncThreshold: Int64 = 20_000_000
         /// A packet whose presentation time is further than this from now is absurd.
         public var absurdHorizon: Int64 = 10_000_000_000
         /// Conceal at most this many frames in a row before falling silent.
@@ -24,9 +24,14 @@ public final class PlayoutEngine {
         public var settlingTime: Int64 = 3_000_000_000
         /// While settling, errors beyond this are stepped out (nanoseconds).
         public var stepThreshold: Int64 = 100_000
-        /// At any time, errors beyond this are stepped out: slewing them at the servo's
-        /// ±500 ppm would leave the room audibly apart for seconds (an echo).
-        public var lateStepThreshold: Int64 = 1_500_000
+        /// Once settled, errors beyond this are stepped out: slewing them at the servo's
+        /// ±500 ppm would take more than six seconds. Anything less is slewed.
+        public var lateStepThreshold: Int64 = 3_000_000
+        /// A playback error beyond this (one sample) that the resampler brings back is a slew.
+        public var slewThreshold: Int64 = 20_833
+        /// With nothing left to play for this many frames (100 ms) the stream is gone (an
+        /// outage): playback stops, faded out, and starts again, in place, when packets return.
+        public var outageFrames = 4_800
         /// Sound fades in over this many frames when it starts and out before a cut (5 ms).
         public var fadeFrames = 240
         public init() {}
@@ -66,6 +71,10 @@ public final class PlayoutEngine {
     var settlingUntil: LocalTime?
     /// Frames of fade-in still to apply.
     var fadeIn = 0
+    /// The error is beyond `slewThreshold`, being slewed back.
+    var slewing = false
+    /// The jitter buffer has run dry for this many frames (the stream stopped coming).
+    var dryFrames = 0
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
@@ -234,6 +243,8 @@ public final class PlayoutEngine {
         decoder.reset()
         concealedInARow = 0
         fadeIn = 0
+        slewing = false
+        dryFrames = 0
     }
 
     /// The device's timeline moved (it restarted, underran, or began to play): settle again,

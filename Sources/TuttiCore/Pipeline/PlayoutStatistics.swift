@@ -19,8 +19,13 @@ public struct PlayoutStatistics: Equatable, Sendable {
     public var silenceFrames = 0
     public var decodeErrors = 0
     public var resyncs = 0
-    /// Timing errors stepped out while settling after a start.
+    /// Timing errors stepped out (a jump of the position): while settling after a start, or
+    /// beyond what slewing corrects in a few seconds.
     public var steps = 0
+    /// Timing errors beyond a sample brought back by resampling (inaudible).
+    public var slews = 0
+    /// Times the stream stopped coming (the buffer ran dry) and playback stopped until it returned.
+    public var outages = 0
     public var discontinuities = 0
     /// Last measured playback error, nanoseconds (positive: late).
     public var lastError: Int64 = 0

@@ -29,6 +29,27 @@ public struct SampleQueue: Sendable {
         samples.append(contentsOf: repeatElement(0, count: frames * 2))
     }
 
+    /// Fades the frames from `timestamp` to the end out, linearly to silence.
+    public mutating func fadeOut(from timestamp: Int64) {
+        ramp(from: timestamp) { i, count in Float(count - 1 - i) / Float(count) }
+    }
+
+    /// Fades the frames from `timestamp` to the end in, linearly from silence.
+    public mutating func fadeIn(from timestamp: Int64) {
+        ramp(from: timestamp) { i, count in Float(i) / Float(count) }
+    }
+
+    private mutating func ramp(from timestamp: Int64, gain: (Int, Int) -> Float) {
+        let first = max(timestamp, start), count = Int(end - first)
+        guard count > 0 else { return }
+        let base = head + Int(first - start) * 2
+        for i in 0..<count {
+            let g = gain(i, count)
+            samples[base + 2 * i] *= g
+            samples[base + 2 * i + 1] *= g
+        }
+    }
+
     /// Frees frames before `timestamp`.
     public mutating func discard(before timestamp: Int64) {
         let drop = min(max(0, timestamp - start), end - start)

@@ -54,13 +54,24 @@ public struct RoomReport: Codable, Equatable, Sendable {
     public var epoch: UInt32?
     /// The output delay it applies now (its `--output-delay-ms` until told otherwise).
     public var outputDelayMilliseconds: Double
+    /// Packets the network lost, and of those the ones retransmitted in time (absent from
+    /// followers older than retransmission).
+    public var packetsMissed: Int?
+    public var packetsRetransmitted: Int?
+    /// Timing errors stepped out (an audible jump: at a start, after an outage, or too large
+    /// to slew) and slewed out (beyond a sample, corrected by resampling: inaudible).
+    public var steps: Int?
+    public var slews: Int?
+    /// Times the stream stopped coming and playback stopped until it returned.
+    public var outages: Int?
 
     public init(name: String, state: String = "waiting", interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
                 outputLatencyMilliseconds: Double = 0, packetsReceived: Int = 0, packetsLost: Int = 0,
                 packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,
                 timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
-                outputDelayMilliseconds: Double = 0) {
+                outputDelayMilliseconds: Double = 0, packetsMissed: Int? = nil, packetsRetransmitted: Int? = nil,
+                steps: Int? = nil, slews: Int? = nil, outages: Int? = nil) {
         self.name = name
         self.state = state
         self.interrupted = interrupted
@@ -78,6 +89,11 @@ public struct RoomReport: Codable, Equatable, Sendable {
         self.settingsVersion = settingsVersion
         self.epoch = epoch
         self.outputDelayMilliseconds = outputDelayMilliseconds
+        self.packetsMissed = packetsMissed
+        self.packetsRetransmitted = packetsRetransmitted
+        self.steps = steps
+        self.slews = slews
+        self.outages = outages
     }
 }
 

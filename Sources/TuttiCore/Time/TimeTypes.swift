@@ -55,4 +55,11 @@ public enum AudioFormat {
 /// CLOCK_MONOTONIC; tests inject a manual clock. Core logic never reads a clock itself.
 public protocol MonotonicClock: Sendable {
     func nanosecondsNow() -> Int64
+    /// Nanoseconds of this clock per nanosecond of the host's: a duration the host measured
+    /// (a sound server's latency) is this many of ours. 1 but for a scaled test clock.
+    var rate: Double { get }
+}
+
+extension MonotonicClock {
+    public var rate: Double { 1 }
 }

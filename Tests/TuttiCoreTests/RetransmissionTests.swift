@@ -1,0 +1,145 @@
+import Testing
+import TuttiTesting
+@testable import TuttiCore
+
+@Suite("Retransmission")
+struct RetransmissionTests {
+    static func packet(_ sequence: UInt16, presentation: Int64 = 2_000_000_000) -> RTPPacket {
+        RTPPacket(sequenceNumber: SequenceNumber(sequence), timestamp: StreamTimestamp(UInt32(sequence) * 960), ssrc: 0xABCD,
+                  presentationTime: CoordinatorTime(nanoseconds: presentation), epoch: 3, payload: [1, 2, 3, UInt8(sequence & 0xFF)])
+    }
+
+    @Test func nackRoundTripsAcrossTheWrap() throws {
+        let sequences: [UInt16] = [10, 11, 13, 26, 27, 65_534, 65_535, 0, 1, 17]
+        let nack = GenericNACK(senderSSRC: 7, mediaSSRC: 0xABCD, sequences: sequences.map(SequenceNumber.init))
+        let bytes = nack.encode()
+        #expect(bytes[0] == 0x81 && bytes[1] == 205)
+        #expect(GenericNACK.isFeedback(bytes) && !GenericNACK.isFeedback(Self.packet(1).encode()))
+        let decoded = try GenericNACK.decode(bytes)
+        #expect(decoded.senderSSRC == 7 && decoded.mediaSSRC == 0xABCD)
+        #expect(Set(decoded.sequences.map(\.rawValue)) == Set(sequences))
+        // 10 takes 11, 13 and 26 (within 16), 27 starts an entry; 65534 takes the wrap to 1; then 17.
+        #expect(bytes.count == 12 + 4 * 4)
+    }
+
+    @Test func badFeedbackIsRefusedAndNeverCrashes() {
+        let bytes = GenericNACK(senderSSRC: 1, mediaSSRC: 2, sequences: [SequenceNumber(5)]).encode()
+        for cut in 0..<bytes.count {
+            #expect(throws: PacketError.self) { try GenericNACK.decode(Array(bytes[0..<cut])) }
+        }
+        var otherFormat = bytes
+        otherFormat[0] = 0x84  // FMT 4: not a generic NACK
+        #expect(throws: PacketError.self) { try GenericNACK.decode(otherFormat) }
+        #expect(throws: PacketError.self) { try GenericNACK.decode([UInt8](repeating: 0x81, count: 1_500)) }
+        var random = SeededRandom(seed: 11)
+        for _ in 0..<5_000 {
+            var b = bytes + (0..<Int.random(in: 0..<40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            b[Int.random(in: 0..<b.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            _ = try? GenericNACK.decode(b)
+        }
+    }
+
+    @Test func aRetransmissionCarriesTheOriginalBack() throws {
+        var original = Self.packet(40_000)
+        original.sendTime = CoordinatorTime(nanoseconds: 5)
+        let rtx = original.retransmission(ssrc: 99, sequence: SequenceNumber(7))
+        #expect(rtx.payloadType == 97 && rtx.ssrc == 99 && rtx.sequenceNumber.rawValue == 7)
+        #expect(rtx.timestamp == original.timestamp && rtx.presentationTime == original.presentationTime && rtx.epoch == 3)
+        let back = try RTPPacket.decode(rtx.encode()).originalFromRetransmission(ssrc: 0xABCD)
+        #expect(back.sequenceNumber == original.sequenceNumber && back.payload == original.payload && back.payloadType == 96)
+        var empty = rtx
+        empty.payload = [1]
+        #expect(throws: PacketError.self) { try empty.originalFromRetransmission(ssrc: 1) }
+    }
+
+    @Test func theCoordinatorResendsWhatItHoldsWithinEachPeersRate() {
+        var config = Retransmitter<Int>.Configuration()
+        (config.history, config.rate, config.burst) = (64, 10, 20)
+        var r = Retransmitter<Int>(mediaSSRC: 0xABCD, ssrc: 55, initialSequence: 65_535, configuration: config)
+        for s in 0..<100 { r.record(Self.packet(UInt16(s))) }
+        let ask = { (sequences: [UInt16]) in GenericNACK(senderSSRC: 1, mediaSSRC: 0xABCD, sequences: sequences.map(SequenceNumber.init)) }
+        let answer = r.answer(ask([90, 91, 10]), from: 1, now: 0)
+        #expect(answer.map { try! $0.originalFromRetransmission(ssrc: 0xABCD).sequenceNumber.rawValue } == [90, 91])
+        #expect(answer.map(\.sequenceNumber.rawValue) == [65_535, 0])  // its own sequence, wrapping
+        #expect(r.statistics.unknown == 1)  // 10 is no longer held
+        #expect(r.answer(GenericNACK(senderSSRC: 1, mediaSSRC: 1, sequences: [SequenceNumber(90)]), from: 1, now: 0).isEmpty)
+        #expect(r.statistics.foreign == 1)
+        // A peer gets its burst, then its rate; another peer is not affected.
+        let many = ask(Array(40..<99))
+        #expect(r.answer(many, from: 1, now: 0).count == 18)
+        #expect(r.answer(many, from: 1, now: 500_000_000).count == 5)
+        #expect(r.answer(many, from: 2, now: 500_000_000).count == 20)
+        #expect(r.statistics.refused > 0)
+    }
+
+    /// A stream of 20 ms packets sent 150 ms ahead, arriving after `delay`, with some lost.
+    struct Stream {
+        var requester = RetransmissionRequester()
+        func presentation(_ k: Int64) -> CoordinatorTime { CoordinatorTime(nanoseconds: 10_000_000_000 + k * 20_000_000) }
+        func sent(_ k: Int64) -> CoordinatorTime { presentation(k) - 150_000_000 }
+        mutating func arrive(_ k: Int64, delay: Int64 = 5_000_000, retransmitted: Bool = false, at: CoordinatorTime? = nil) {
+            requester.arrived(ssrc: 1, sequence: SequenceNumber(UInt16(k)), presentation: presentation(k),
+                              sent: retransmitted ? nil : sent(k), at: at ?? sent(k) + delay, retransmitted: retransmitted)
+        }
+    }
+
+    @Test func aMissingPacketIsAskedForOnceOverdueAgainAfterARoundTripAndGivenUpInTime() throws {
+        var s = Stream()
+        for k in 0..<10 { s.arrive(Int64(k), delay: Int64(4_000_000 + k * 100_000)) }  // worst delay 4.9 ms
+        s.arrive(11)
+        #expect(s.requester.statistics.missed == 1)
+        let due = try #require(s.requester.nextDue)
+        // Packet 10 left at sent(10); it is overdue once the worst delay (the second largest of
+        // 4.0 … 4.9 and 11's 5.0 ms) and the margin have passed.
+        #expect(due == s.sent(10) + 4_900_000 + 2_000_000)
+        #expect(s.requester.due(at: due - 1, outputLead: 60_000_000).sequences.isEmpty)
+        let first = s.requester.due(at: due, outputLead: 60_000_000)
+        #expect(first.sequences == [SequenceNumber(10)] && first.copies == 1)
+        // Not again until a round trip has passed.
+        #expect(s.requester.due(at: due + 5_000_000, outputLead: 60_000_000).sequences.isEmpty)
+        #expect(s.requester.due(at: due + 12_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
+        // Once too late for the output, given up.
+        _ = s.requester.due(at: s.presentation(10) - 60_000_000, outputLead: 60_000_000)
+        #expect(s.requester.statistics.abandoned == 1 && s.requester.nextDue == nil)
+    }
+
+    @Test func aRetransmissionThatComesBackCountsAsRecovered() {
+        var s = Stream()
+        for k in [0, 1, 2, 4] as [Int64] { s.arrive(k) }
+        _ = s.requester.due(at: s.sent(3) + 10_000_000, outputLead: 60_000_000)
+        s.arrive(3, retransmitted: true, at: s.sent(3) + 20_000_000)
+        #expect(s.requester.statistics.recovered == 1 && s.requester.nextDue == nil)
+        // A packet that was only late (reordered) is no loss.
+        s.arrive(6)
+        s.arrive(5)
+        #expect(s.requester.nextDue == nil && s.requester.statistics.recovered == 1)
+    }
+
+    @Test func aLossyPathGetsMoreCopiesAndALongGapIsNotChased() {
+        var s = Stream()
+        var k: Int64 = 0
+        var random = SeededRandom(seed: 3)
+        for _ in 0..<1_000 {
+            k += Double.random(in: 0..<1, using: &random) < 0.1 ? 2 : 1
+            s.arrive(k)
+        }
+        #expect(s.requester.lossRate > 0.05)
+        k += 2
+        s.arrive(k)
+        let due = s.requester.due(at: s.sent(k - 1) + 20_000_000, outputLead: 60_000_000)
+        #expect(due.sequences.contains(SequenceNumber(UInt16(k - 1))) && due.copies == 3)
+        let before = s.requester.statistics.missed
+        s.requester.reset(ssrc: 1)
+        s.arrive(0)
+        s.arrive(500)  // a 10 s outage: only the last packets are tracked, and only those still in time asked for
+        #expect(s.requester.statistics.missed - before == 499)
+        var asked = Set<UInt16>()
+        var now = s.sent(500) + 5_000_000
+        for _ in 0..<100 {
+            asked.formUnion(s.requester.due(at: now, outputLead: 60_000_000).sequences.map(\.rawValue))
+            now = now + 5_000_000
+        }
+        #expect(!asked.isEmpty && asked.count <= 64 && asked.allSatisfy { $0 >= 436 && $0 < 500 }, "\(asked.sorted())")
+        #expect(s.requester.nextDue == nil)
+    }
+}
