@@ -1,11 +1,13 @@
 import Foundation
+import Glibc
 import TuttiCodecs
 import TuttiCore
 
 /// Produces 48 kHz interleaved stereo float for the coordinator.
 public protocol AudioSource: AnyObject {
-    /// Appends frames to `output`; returns how many, 0 when the source has ended.
-    func read(into output: inout [Float]) throws -> Int
+    /// Appends frames to `output`; returns how many, 0 when the source has ended, nil when
+    /// nothing came within a short wait (a live source that paused: the caller may stop).
+    func read(into output: inout [Float]) throws -> Int?
     /// True when the source produces audio in real time itself (a pipe): the coordinator
     /// stamps its frames on arrival instead of pacing them.
     var isLive: Bool { get }
@@ -26,10 +28,18 @@ public final class RawPCMSource: AudioSource {
         }
     }
 
-    public func read(into output: inout [Float]) throws -> Int {
-        let data = handle.availableData
-        if data.isEmpty { return 0 }
-        carry += data
+    public func read(into output: inout [Float]) throws -> Int? {
+        var pfd = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, 100)
+        if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let n = chunk.withUnsafeMutableBytes { Glibc.read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR || errno == EAGAIN { return nil }
+            throw SourceError.unreadable("the PCM input: \(String(cString: strerror(errno)))")
+        }
+        if n == 0 { return 0 }
+        carry += chunk[0..<n]
         let frames = carry.count / 4
         carry.withUnsafeBytes { raw in
             for i in 0..<(frames * 2) {

@@ -139,7 +139,11 @@ public final class Coordinator: @unchecked Sendable {
                     pcm.removeFirst(offset)
                     offset = 0
                 }
-                if try source.read(into: &pcm) == 0 { ended = true }
+                guard let n = try source.read(into: &pcm) else {
+                    if stopFlag.isSet { return }  // a quiet pipe does not hold a stop up
+                    continue
+                }
+                if n == 0 { ended = true }
             }
             if pcm.count - offset < frameSize * 2 {
                 guard ended, pcm.count > offset else { break }

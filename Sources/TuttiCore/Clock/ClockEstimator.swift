@@ -29,6 +29,11 @@ public struct ClockEstimator: Sendable {
         public var minimumDriftSpan: Int64 = 2_000_000_000
         /// Drift is searched within ± this (1000 ppm), far beyond real crystals.
         public var maximumDrift: Double = 0.001
+        /// What is known of the drift before any reading (a bound on real crystals: 500 ppm),
+        /// and after a coordinator restart, of the drift known before it (its crystal, or
+        /// another machine's close to it: 20 ppm). The fit takes over as it grows more precise.
+        public var priorDriftError: Double = 500e-6
+        public var restartDriftError: Double = 20e-6
         /// How fast a crystal's rate may wander (per second of holdover), beyond the drift's
         /// own uncertainty: the bound grows by this much per second without exchanges.
         public var wander: Double = 1e-6
@@ -155,26 +160,36 @@ public struct ClockEstimator: Sendable {
         guard let first = toward.points.first, !back.isEmpty else { estimate = nil; return }
         let reference = newest.nanoseconds
         let span = reference - first.x
+        // What is known of the drift before these readings: the drift the estimator had before
+        // the coordinator restarted (the same crystals, or nearly), or any crystal's.
+        let prior = (slope: (priorDrift ?? 0) * 1e9, error: priorDrift == nil ? configuration.priorDriftError * 1e9 : configuration.restartDriftError * 1e9)
         let fitsDrift = span >= configuration.minimumDriftSpan && toward.count >= 4
-        let fixed: Double? = fitsDrift ? nil : (priorDrift ?? 0) * 1e9
-        guard let fit = EnvelopeFit([toward, back, stream], reference: reference,
-                                    maximumSlope: configuration.maximumDrift * 1e9, fixedSlope: fixed) else {
+        let sets = [toward, back, stream]
+        let maximumSlope = configuration.maximumDrift * 1e9
+        guard var fit = EnvelopeFit(sets, reference: reference, maximumSlope: maximumSlope, fixedSlope: fitsDrift ? nil : prior.slope) else {
             estimate = nil
             return
         }
+        // The drift: the fit's and the prior's, each by its error (a bound, about 95 %).
+        var driftError = prior.error  // ns per s
+        if fitsDrift {
+            let roundTrip = fit.intercepts[0] - fit.intercepts[1]
+            let fitted: Double
+            if let error = fit.slopeError {
+                fitted = Self.boundFactor * error
+            } else {  // the program's slope: the floors' errors across the span
+                let floors = ((fit.gaps[0] ?? roundTrip / 2) + (fit.gaps[1] ?? roundTrip / 2)) / 2
+                fitted = 4 * max(1, floors) / (Double(span) / 1e9)
+            }
+            let (wf, wp) = (1 / (fitted * fitted), 1 / (prior.error * prior.error))
+            driftError = min(maximumSlope, (1 / (wf + wp)).squareRoot())
+            if wp > 0.01 * wf {  // the prior still counts: fit the levels again on the combined slope
+                let combined = (fit.slope * wf + prior.slope * wp) / (wf + wp)
+                fit = EnvelopeFit(sets, reference: reference, maximumSlope: maximumSlope, fixedSlope: combined) ?? fit
+            }
+        }
         let up = fit.intercepts[0], down = fit.intercepts[1]
         let roundTrip = up - down
-        // The drift's error: the fit's, while it is fitted; else the prior drift's (a known
-        // crystal: 2 ppm) or anything within the search range.
-        let driftError: Double  // ns per s
-        if fitsDrift, let fitted = fit.slopeError {
-            driftError = min(configuration.maximumDrift * 1e9, Self.boundFactor * fitted)
-        } else if fitsDrift {  // the program's slope: the floors' errors across the span
-            let floors = ((fit.gaps[0] ?? roundTrip / 2) + (fit.gaps[1] ?? roundTrip / 2)) / 2
-            driftError = min(configuration.maximumDrift * 1e9, 4 * max(0, floors) / (Double(span) / 1e9))
-        } else {
-            driftError = priorDrift == nil ? configuration.maximumDrift * 1e9 : 2_000
-        }
         // Each way: how far the floor may lie beyond the quickest reading (without enough
         // readings to tell, half the round trip: the offset can be no further off than that),
         // plus the drift's error carried from that reading to the present.
