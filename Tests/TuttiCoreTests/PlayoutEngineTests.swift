@@ -29,8 +29,8 @@ struct PlayoutEngineTests {
     }
 
     /// Two followers, different clocks (±200 ppm, seconds apart), different device
-    /// latencies, each behind a link with 2 % loss and 5 ms jitter (reordering):
-    /// both place every sample at the same presentation time.
+    /// latencies, each behind a link with 2 % loss and 5 ms jitter (reordering): both place
+    /// every sample at the same presentation time, and what the network lost came back in time.
     @Test func twoFollowersOnALossyNetworkPlayTheSameSampleAtTheSameInstant() {
         let house = SimulatedHouse([
             .init(clockOffset: 5_000_000_000, drift: 200e-6, deviceLatency: 40_000_000, loss: 0.02, jitter: 5_000_000),
@@ -38,7 +38,9 @@ struct PlayoutEngineTests {
         ])
         house.run(until: 10_000_000_000)
         for m in house.members {
-            #expect(m.engine.statistics.lost > 0)
+            let r = m.engine.requester.statistics
+            #expect(r.missed > 0 && m.engine.statistics.retransmitted == r.missed, "missed \(r.missed), retransmitted \(m.engine.statistics.retransmitted)")
+            #expect(m.engine.statistics.lost == 0 && m.engine.statistics.concealedFrames == 0)
             #expect(m.engine.statistics.resyncs == 0)
             #expect(worstError(m, house: house, from: 4_000_000_000) < 50_000, "worst \(worstError(m, house: house, from: 4_000_000_000)) ns")
         }
@@ -53,6 +55,32 @@ struct PlayoutEngineTests {
             return abs(rateA - rateB) / 48_000 * 1e9
         }.max() ?? .infinity
         #expect(skew < 100_000, "skew \(skew) ns")
+    }
+
+    /// A hard network: 20 ± 10 ms and 10 % loss on every link, both ways (the stream, the
+    /// clock port, the requests and the retransmissions), clocks 200 ppm fast and slow:
+    /// after settling, both rooms place every sample within 150 µs of its time, without a
+    /// step, and retransmission brings back all but a few of the lost packets in time (here
+    /// about one in a hundred stays lost: 0.05 to 0.1 % of the audio concealed; the goal of
+    /// 0.1 % is bench/network's to show, this bound leaves room for chance).
+    @Test func aJitteryLossyHouseStaysInSyncAndGetsItsPacketsBack() {
+        let path = PathModel(delay: 20_000_000, jitter: 10_000_000, loss: 0.1)
+        let house = SimulatedHouse([
+            .init(clockOffset: 7_000_000_000, drift: 200e-6, deviceLatency: 45_000_000, path: path),
+            .init(clockOffset: -2_000_000_000, drift: -200e-6, deviceLatency: 60_000_000, path: path),
+        ])
+        house.run(until: 40_000_000_000)
+        for m in house.members {
+            let s = m.engine.statistics, r = m.engine.requester.statistics
+            #expect(r.missed > 100, "the network lost \(r.missed)")
+            #expect(Double(s.retransmitted) >= 0.98 * Double(r.missed), "retransmitted \(s.retransmitted) of \(r.missed)")
+            #expect(Double(s.concealedFrames) <= 0.002 * 40 * 48_000, "concealed \(s.concealedFrames) frames")
+            let worst = worstError(m, house: house, from: 15_000_000_000)
+            #expect(worst < 150_000, "worst \(worst) ns")
+        }
+        let stepsAfterSettling = house.members.map { $0.engine.statistics.steps }
+        house.run(until: 50_000_000_000)
+        #expect(house.members.map { $0.engine.statistics.steps } == stepsAfterSettling, "no steps once settled")
     }
 
     @Test func lateJoinerIsInSyncWithinHalfASecond() {

@@ -2,9 +2,9 @@ import TuttiCore
 import TuttiTesting
 
 /// A whole house in memory, driven by a simulated true time: a coordinator stamping
-/// IndexCodec frames, followers with their own drifting clocks and sound devices, and a
-/// lossy, jittery network between them. Records, for every frame each device plays, how
-/// far from its presentation time it was heard.
+/// IndexCodec frames (and resending what followers ask for again), followers with their
+/// own drifting clocks and sound devices, and a lossy, jittery network between them.
+/// Records, for every frame each device plays, how far from its presentation time it was heard.
 final class SimulatedHouse {
     struct FollowerSpec {
         var clockOffset: Int64 = 0
@@ -13,6 +13,8 @@ final class SimulatedHouse {
         var joinAt: Int64 = 0
         var loss = 0.0
         var jitter: Int64 = 0
+        /// Both links (stream and clock port, both ways) as this path, instead of `loss` and `jitter`.
+        var path: PathModel?
     }
 
     final class Member {
@@ -36,8 +38,13 @@ final class SimulatedHouse {
             config.payloadType = 96
             config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
             engine = PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config)
-            network = InMemoryNetwork(loss: spec.loss, baseDelay: 500_000, jitter: spec.jitter, seed: seed)
-            clockNetwork = InMemoryNetwork(loss: spec.loss, baseDelay: 200_000, jitter: spec.jitter / 10, seed: seed + 100)
+            if let path = spec.path {
+                network = InMemoryNetwork(path: path, seed: seed)
+                clockNetwork = InMemoryNetwork(path: path, seed: seed + 100)
+            } else {
+                network = InMemoryNetwork(loss: spec.loss, baseDelay: 500_000, jitter: spec.jitter, seed: seed)
+                clockNetwork = InMemoryNetwork(loss: spec.loss, baseDelay: 200_000, jitter: spec.jitter / 10, seed: seed + 100)
+            }
         }
 
         func local(_ trueTime: Int64) -> Int64 { spec.clockOffset + trueTime + Int64((Double(trueTime) * spec.drift).rounded()) }
@@ -49,6 +56,8 @@ final class SimulatedHouse {
     let frames = 960
     let chunk = 480
     var packetizer: StreamPacketizer
+    /// The coordinator's packets of late, for followers that ask for them again.
+    var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: 78, initialSequence: 1)
     var members: [Member] = []
     var now: Int64 = 0
     /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
@@ -108,12 +117,14 @@ final class SimulatedHouse {
             }
             // Coordinator: send every packet due (lead ahead of presentation).
             while sending, packetizer.nextPresentationTime.nanoseconds - lead <= now {
-                let packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
+                var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
+                packet.sendTime = CoordinatorTime(nanoseconds: now)
+                retransmitter.record(packet)
                 mediaPosition += Int64(frames)
                 for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
             }
-            for m in members where now >= m.spec.joinAt {
-                advance(m)
+            for (index, m) in members.enumerated() where now >= m.spec.joinAt {
+                advance(m, index: index)
             }
         }
     }
@@ -142,7 +153,7 @@ final class SimulatedHouse {
         epochStarts.append((packetizer.epoch, time, position))
     }
 
-    private func advance(_ m: Member) {
+    private func advance(_ m: Member, index: Int) {
         // Clock exchanges: a burst, then every 250 ms. Coordinator time is true time.
         if now >= m.nextExchange {
             m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: m.local(now))).encode(), to: 1, at: now)
@@ -150,6 +161,17 @@ final class SimulatedHouse {
             m.nextExchange = now + ExchangeSchedule.interval(after: m.exchanges - 1, uncertainty: m.engine.clockEstimate?.uncertainty)
         }
         for d in m.clockNetwork.deliver(upTo: now) {
+            if GenericNACK.isFeedback(d.bytes), let nack = try? GenericNACK.decode(d.bytes) {
+                // The coordinator resends at once, by unicast, what the follower asks for.
+                for rtx in retransmitter.answer(nack, from: index, now: d.deliverAt) {
+                    m.clockNetwork.send(rtx.encode(), to: 0, at: d.deliverAt + 20_000)
+                }
+                continue
+            }
+            if d.bytes.first.map({ $0 >> 6 == 2 }) == true {  // a retransmission, on the clock port
+                m.engine.receiveRetransmission(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
+                continue
+            }
             switch try? ControlMessage.decode(d.bytes) {
             case let .timeRequest(t1)?:
                 // Handled exactly when it arrives (not at the step), 20 µs to answer.
@@ -169,6 +191,11 @@ final class SimulatedHouse {
         }
         for d in m.network.deliver(upTo: now) {
             m.engine.receive(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
+        }
+        // Ask for what is missing, as the follower's receive loop does.
+        if let request = m.engine.retransmissionRequests(at: LocalTime(nanoseconds: m.local(now)), outputLead: m.spec.deviceLatency) {
+            let nack = GenericNACK(senderSSRC: UInt32(index + 1), mediaSSRC: request.ssrc, sequences: request.sequences).encode()
+            for _ in 0..<request.copies { m.clockNetwork.send(nack, to: 1, at: now) }
         }
         // The device: chunk k is heard from local time deviceNext on, and must be rendered
         // `deviceLatency` before that.

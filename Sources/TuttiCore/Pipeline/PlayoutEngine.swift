@@ -141,8 +141,8 @@ public final class PlayoutEngine {
         }
         let nowCoordinator = estimate.coordinatorTime(at: now)
         if abs(presentation - nowCoordinator) <= configuration.absurdHorizon {
-            requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, presentation: presentation, sent: sent,
-                              at: nowCoordinator, retransmitted: retransmitted)
+            requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, epoch: packet.epoch, presentation: presentation,
+                              sent: sent, at: nowCoordinator, retransmitted: retransmitted)
         }
         if abs(presentation - nowCoordinator) > configuration.absurdHorizon {
             statistics.absurd += 1
@@ -170,15 +170,15 @@ public final class PlayoutEngine {
                 statistics.late += 1
                 return
             }
-            count(upcoming!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance))
+            count(upcoming!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance), retransmitted: retransmitted)
             return
         }
         let fit = current!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance)
         if fit == .offTimeline {
             replaceCurrent(with: packet)
-            count(current!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance))
+            count(current!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance), retransmitted: retransmitted)
         } else {
-            count(fit)
+            count(fit, retransmitted: retransmitted)
         }
     }
 
@@ -197,9 +197,11 @@ public final class PlayoutEngine {
         return estimate.localTime(at: due)
     }
 
-    private func count(_ fit: PlayoutSegment.Fit) {
+    private func count(_ fit: PlayoutSegment.Fit, retransmitted: Bool) {
         switch fit {
-        case .accepted, .offTimeline: statistics.packetsReceived += 1
+        case .accepted, .offTimeline:
+            statistics.packetsReceived += 1
+            if retransmitted { statistics.retransmitted += 1 }
         case .duplicate: statistics.duplicates += 1
         case .late: statistics.late += 1
         case .overflow: statistics.overflow += 1
@@ -219,6 +221,7 @@ public final class PlayoutEngine {
     /// The coordinator ended epoch `epoch` at `time` (a pause, a stop, a cut before a seek):
     /// its sound stops there, fading out just before.
     public func endEpoch(_ epoch: UInt32, at time: CoordinatorTime) {
+        requester.ended(epoch: epoch)
         if !endedEpochs.contains(where: { $0.epoch == epoch }) {
             endedEpochs.append((epoch, time))
             if endedEpochs.count > 16 { endedEpochs.removeFirst() }

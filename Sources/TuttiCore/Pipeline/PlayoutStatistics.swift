@@ -13,7 +13,10 @@ public struct PlayoutStatistics: Equatable, Sendable {
     public var overflow = 0
     /// Packets that arrived before the clock was locked.
     public var beforeClockLock = 0
+    /// Packets the decoder found missing (never came, or came too late).
     public var lost = 0
+    /// Packets that came back by retransmission in time (after the network lost them).
+    public var retransmitted = 0
     public var recoveredByFEC = 0
     public var concealedFrames = 0
     public var silenceFrames = 0

@@ -2,11 +2,13 @@
 /// when to ask the coordinator for each again (RFC 4585 generic NACK), how many copies of the
 /// request to send, and when to give up.
 ///
-/// The stream's packets say when they were sent, so the requester knows the path's recent
-/// worst delay (about its 99th percentile): a missing packet is asked for as soon as it is
-/// overdue by that much (not merely when a later one arrives: on a jittery path it may still
-/// be on its way), then again after a round trip, for as long as a retransmission can still
-/// arrive before the packet must be decoded (its presentation time minus the output's lead).
+/// The stream's packets say when they were sent, so the requester knows the send schedule
+/// and the path's recent worst delay (about its 99th percentile): a packet counts as missing
+/// as soon as it is overdue by that much, whether or not a later one has come (on a jittery
+/// path a later one comes late too), and is asked for then, and again after a round trip,
+/// for as long as a retransmission can still arrive before the packet must be decoded (its
+/// presentation time minus the output's lead). Nothing is expected of an epoch that has ended
+/// (a pause: the coordinator stops sending).
 /// On a lossy path each request goes out in several copies, so that one lost request (or
 /// one lost retransmission) does not lose the packet. Times are coordinator times.
 public struct RetransmissionRequester: Sendable {
@@ -20,13 +22,12 @@ public struct RetransmissionRequester: Sendable {
     }
 
     public struct Statistics: Equatable, Sendable {
-        /// Packets the network lost (gaps in the sequence), requests sent (NACK packets,
-        /// counting copies), packets asked for, and packets that came back by retransmission.
+        /// Packets the network lost (overdue, or a gap in the sequence), requests sent (NACK
+        /// packets, counting copies), and packets asked for.
         public var missed = 0
         public var requests = 0
         public var requested = 0
-        public var recovered = 0
-        /// Packets given up on: too late for a retransmission to arrive in time.
+        /// Packets no longer asked for: too late for a retransmission to arrive in time.
         public var abandoned = 0
     }
 
@@ -40,7 +41,11 @@ public struct RetransmissionRequester: Sendable {
     private var sequences = Unwrapper(bits: 16)
     private var ssrc: UInt32?
     private var missing: [Int64: Missing] = [:]
-    private var highest: (sequence: Int64, presentation: CoordinatorTime)?
+    private var highest: (sequence: Int64, presentation: CoordinatorTime, epoch: UInt32?)?
+    /// Packets up to this sequence number have come or count as missing.
+    private var accounted: Int64?
+    /// Epochs the coordinator has ended: it sends nothing more of them.
+    private var endedEpochs: [UInt32] = []
     /// Presentation time minus send time: how far ahead the coordinator sends.
     private var lead: Int64?
     /// The last packets' one-way delays (arrival minus send, on the coordinator's clock).
@@ -68,14 +73,15 @@ public struct RetransmissionRequester: Sendable {
 
     public var quickestDelay: Int64 { delays.min() ?? 0 }
 
-    /// A packet of stream `ssrc` arrived at `arrival`; `sent` is its send stamp (none on a
-    /// retransmission, whose delay says nothing of the path's).
-    public mutating func arrived(ssrc: UInt32, sequence raw: SequenceNumber, presentation: CoordinatorTime,
+    /// A packet of stream `ssrc` (and of `epoch`) arrived at `arrival`; `sent` is its send
+    /// stamp (none on a retransmission, whose delay says nothing of the path's).
+    public mutating func arrived(ssrc: UInt32, sequence raw: SequenceNumber, epoch: UInt32? = nil, presentation: CoordinatorTime,
                                  sent: CoordinatorTime?, at arrival: CoordinatorTime, retransmitted: Bool) {
         if self.ssrc != ssrc { reset(ssrc: ssrc) }
         let sequence = sequences.unwrap(UInt64(raw.rawValue))
-        if let entry = missing.removeValue(forKey: sequence) {
-            if retransmitted, entry.requests > 0 { statistics.recovered += 1 }
+        if missing.removeValue(forKey: sequence) != nil {
+            if !retransmitted { statistics.missed -= 1 }  // it was only late
+            if sequence > (highest?.sequence ?? .min) { highest = (sequence, presentation, epoch) }
             return
         }
         guard !retransmitted else { return }
@@ -85,36 +91,77 @@ public struct RetransmissionRequester: Sendable {
             nextDelay = (nextDelay + 1) % 128
         }
         guard let h = highest else {
-            highest = (sequence, presentation)
+            highest = (sequence, presentation, epoch)
+            accounted = sequence
             return
         }
         guard sequence > h.sequence else { return }  // reordered: it was not yet missing
         let gap = sequence - h.sequence - 1
         let duration = (presentation - h.presentation) / (gap + 1)
         if duration >= 2_000_000, duration <= 120_000_000 { packetDuration = duration }  // not across a cut
-        if gap > 0 {
-            statistics.missed += Int(gap)
+        // Packets between the last one that came and this one that were not yet counted
+        // missing: the network lost them.
+        let from = max(h.sequence, accounted ?? h.sequence) + 1
+        if from < sequence {
             let wait = worstDelay + configuration.margin
-            for k in max(h.sequence + 1, sequence - Int64(configuration.maximumMissing))..<sequence {
+            for k in max(from, sequence - Int64(configuration.maximumMissing))..<sequence {
                 let p = presentation - (sequence - k) * packetDuration
-                let first = lead.map { p - $0 + wait } ?? arrival
-                missing[k] = Missing(presentation: p, nextRequest: max(first, arrival - packetDuration))
+                missing[k] = Missing(presentation: p, nextRequest: lead.map { p - $0 + wait } ?? arrival)
             }
-            if missing.count > configuration.maximumMissing {
-                for k in missing.keys.sorted().prefix(missing.count - configuration.maximumMissing) { missing.removeValue(forKey: k) }
-            }
+            statistics.missed += Int(sequence - from)
+            trim()
         }
         for _ in 0..<min(gap, 256) { lossRate += (1 - lossRate) / 256 }
         lossRate -= lossRate / 256
-        highest = (sequence, presentation)
+        highest = (sequence, presentation, epoch)
+        accounted = max(accounted ?? sequence, sequence)
     }
 
-    /// When the next request is due, if any packet is missing.
-    public var nextDue: CoordinatorTime? { missing.values.map(\.nextRequest).min() }
+    /// The coordinator ended `epoch` (a pause, a stop, a cut): no more of its packets will come.
+    public mutating func ended(epoch: UInt32) {
+        if !endedEpochs.contains(epoch) {
+            endedEpochs.append(epoch)
+            if endedEpochs.count > 16 { endedEpochs.removeFirst() }
+        }
+    }
+
+    /// Counts the packets overdue at `now` as missing, by the send schedule: the next after
+    /// the last that came, each the last one's duration later, sent `lead` before its time.
+    private mutating func expectOverdue(at now: CoordinatorTime) {
+        guard let h = highest, let lead, var k = accounted.map({ $0 + 1 }) else { return }
+        if let epoch = h.epoch, endedEpochs.contains(epoch) { return }
+        let overdue = worstDelay + configuration.margin
+        while k - h.sequence <= Int64(configuration.maximumMissing) {
+            let p = h.presentation + (k - h.sequence) * packetDuration
+            guard p - lead + overdue <= now else { break }
+            missing[k] = Missing(presentation: p, nextRequest: now)
+            statistics.missed += 1
+            accounted = k
+            k += 1
+        }
+        trim()
+    }
+
+    private mutating func trim() {
+        if missing.count > configuration.maximumMissing {
+            for k in missing.keys.sorted().prefix(missing.count - configuration.maximumMissing) { missing.removeValue(forKey: k) }
+        }
+    }
+
+    /// When the next request is due, if any packet is missing, or the next packet overdue.
+    public var nextDue: CoordinatorTime? {
+        var next = missing.values.map(\.nextRequest).min()
+        if let h = highest, let lead, let k = accounted.map({ $0 + 1 }), !(h.epoch.map(endedEpochs.contains) ?? false) {
+            let overdue = h.presentation + (k - h.sequence) * packetDuration - lead + worstDelay + configuration.margin
+            next = min(next ?? overdue, overdue)
+        }
+        return next
+    }
 
     /// The sequence numbers to ask for at `now`, and in how many copies; `outputLead` is how
     /// far ahead of being heard the output decodes (a packet must arrive before that).
     public mutating func due(at now: CoordinatorTime, outputLead: Int64) -> (sequences: [SequenceNumber], copies: Int) {
+        expectOverdue(at: now)
         var asked: [Int64] = []
         let roundTrip = 2 * worstDelay + configuration.margin
         for (k, entry) in missing {
@@ -129,7 +176,7 @@ public struct RetransmissionRequester: Sendable {
             missing[k]!.nextRequest = now + roundTrip
         }
         guard !asked.isEmpty else { return ([], 0) }
-        let copies = lossRate < 0.01 ? 1 : lossRate < 0.05 ? 2 : 3
+        let copies = lossRate < 0.01 ? 1 : lossRate < 0.03 ? 2 : lossRate < 0.07 ? 3 : 4
         statistics.requested += asked.count
         statistics.requests += copies
         return (asked.sorted().map { SequenceNumber(UInt16(truncatingIfNeeded: $0)) }, copies)
@@ -141,5 +188,6 @@ public struct RetransmissionRequester: Sendable {
         sequences.reset()
         missing.removeAll()
         highest = nil
+        accounted = nil
     }
 }
