@@ -87,7 +87,11 @@ final class ClockClient: @unchecked Sendable {
             guard let datagram = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
             let t4 = datagram.receivedAt
             if let first = datagram.bytes.first, first >> 6 == 2 {  // RTP: a retransmission
-                if datagram.from == coordinator { handlers.retransmission?(datagram.bytes, t4) }
+                if datagram.from == coordinator {
+                    handlers.retransmission?(datagram.bytes, t4)
+                } else {
+                    log.debug("RTP from \(datagram.from), not the coordinator: dropped")
+                }
                 continue
             }
             guard let message = try? ControlMessage.decode(datagram.bytes) else { continue }

@@ -15,10 +15,12 @@ final class ClockServer: @unchecked Sendable {
     let rejected = Atomic<Int>(0)
     /// Called on this service's thread with every room report, its sender and arrival time.
     var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
-    /// The retransmissions that answer a NACK from a peer, at a time.
-    var retransmit: (@Sendable (GenericNACK, SocketAddress, Int64) -> [RTPPacket])?
+    /// The packets sent lately (recorded by the sender's thread), for peers that ask again.
+    private let retransmitter: Mutex<Retransmitter<SocketAddress>>
     /// NACKs from addresses that have not exchanged time lately, refused.
-    let refusedRequests = Atomic<Int>(0)
+    private var refusedRequests = 0
+    private var reported = Retransmitter<SocketAddress>.Statistics()
+    private var nextSummary: Int64 = 0
     /// Who exchanged time lately, and when (this service's thread only).
     private var peers: [SocketAddress: Int64] = [:]
     private let peerMemory: Int64 = 10_000_000_000
@@ -29,10 +31,18 @@ final class ClockServer: @unchecked Sendable {
         self.clock = clock
         self.ssrc = ssrc
         self.stopFlag = stopFlag
+        retransmitter = Mutex(Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
+                                            initialSequence: UInt16.random(in: 0...UInt16.max)))
+    }
+
+    /// Keeps a packet just sent, for retransmission (any thread).
+    func record(_ packet: RTPPacket) {
+        retransmitter.withLock { $0.record(packet) }
     }
 
     func run() {
         while !stopFlag.isSet {
+            summarize()
             let received: Datagram?
             do {
                 received = try socket.receive(timeoutMilliseconds: 200)
@@ -85,12 +95,27 @@ final class ClockServer: @unchecked Sendable {
     /// Resends what a known peer asks for, to that peer.
     private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64) {
         guard let seen = peers[from], now - seen < peerMemory, let nack = try? GenericNACK.decode(bytes) else {
-            refusedRequests.add(1, ordering: .relaxed)
+            refusedRequests += 1
             return
         }
-        for packet in retransmit?(nack, from, now) ?? [] {
+        for packet in retransmitter.withLock({ $0.answer(nack, from: from, now: now) }) {
             try? socket.send(packet.encode(), to: from)
         }
+    }
+
+    /// Every 10 s, when followers asked for packets again: how many, and what came of it.
+    private func summarize() {
+        let now = clock.nanosecondsNow()
+        guard now >= nextSummary else { return }
+        nextSummary = now + 10_000_000_000
+        let s = retransmitter.withLock { $0.statistics }
+        guard s != reported || refusedRequests > 0 else { return }
+        let asked = s.requested - reported.requested, resent = s.resent - reported.resent
+        let gone = s.unknown - reported.unknown, refused = s.refused - reported.refused, foreign = s.foreign - reported.foreign
+        log.info("retransmissions in the last 10 s: \(asked) packets asked for, \(resent) resent, \(gone) no longer held, "
+                 + "\(refused) beyond a follower's rate, \(foreign) for another stream; \(refusedRequests) requests from strangers refused")
+        reported = s
+        refusedRequests = 0
     }
 
     private func remember(_ peer: SocketAddress, at now: Int64) {

@@ -45,8 +45,6 @@ public final class Coordinator: @unchecked Sendable {
     private let liveTolerance: Int64 = 20_000_000
     /// Packets sent to at least one destination.
     public let packetsSent = Atomic<Int>(0)
-    /// The packets sent lately, for followers that ask for them again.
-    let retransmitter: Mutex<Retransmitter<SocketAddress>>
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -56,11 +54,6 @@ public final class Coordinator: @unchecked Sendable {
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag)
-        retransmitter = Mutex(Retransmitter<SocketAddress>(
-            mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max), initialSequence: UInt16.random(in: 0...UInt16.max)))
-        clockServer.retransmit = { [weak self] nack, peer, now in
-            self?.retransmitter.withLock { $0.answer(nack, from: peer, now: now) } ?? []
-        }
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).
@@ -98,7 +91,7 @@ public final class Coordinator: @unchecked Sendable {
     /// Sends an RTP packet to every destination, each copy stamped with the instant it
     /// leaves (a clock reading for its receiver); counts it when at least one took it.
     func send(_ packet: RTPPacket) {
-        retransmitter.withLock { $0.record(packet) }
+        clockServer.record(packet)
         var bytes = packet.encode()
         let stampAt = RTPPacket.sendTimeOffset(in: bytes)
         var sent = false

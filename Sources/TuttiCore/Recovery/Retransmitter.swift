@@ -22,6 +22,7 @@ public struct Retransmitter<Peer: Hashable & Sendable>: Sendable {
         public var refused = 0
         /// NACKs for another stream (an earlier run's).
         public var foreign = 0
+        public init() {}
     }
 
     public let configuration: Configuration
