@@ -99,17 +99,16 @@ public final class Follower: @unchecked Sendable {
     /// when the next request is due.
     private func receiveLoop() {
         let ssrc = UInt32.random(in: 1...UInt32.max)  // this follower's, in its NACKs
+        var due: LocalTime?
         while !stopFlag.isSet {
             do {
-                let due = engine.withLock { $0.engine.nextRetransmissionRequest }
                 let wait = due.map { max(1, min(200, ($0.nanoseconds - clock.nanosecondsNow()) / 1_000_000 + 1)) } ?? 200
-                if let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait)) {
-                    let arrived = LocalTime(nanoseconds: datagram.receivedAt)
-                    engine.withLock { $0.engine.receive(datagram.bytes, at: arrived) }
-                }
+                let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait))
                 let now = LocalTime(nanoseconds: clock.nanosecondsNow())
                 let request = engine.withLock { box in
-                    box.engine.retransmissionRequests(at: now, outputLead: box.outputLatency > 0 ? box.outputLatency : 60_000_000)
+                    if let datagram { box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt)) }
+                    defer { due = box.engine.nextRetransmissionRequest }
+                    return box.engine.retransmissionRequests(at: now, outputLead: box.outputLatency > 0 ? box.outputLatency : 60_000_000)
                 }
                 if let request {
                     let nack = GenericNACK(senderSSRC: ssrc, mediaSSRC: request.ssrc, sequences: request.sequences).encode()

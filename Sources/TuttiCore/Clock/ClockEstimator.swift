@@ -7,18 +7,17 @@
 /// under every reading towards the coordinator and over every reading from it. The
 /// estimator keeps the quickest reading of each short bucket per path (`DelayEnvelope`) over
 /// a long window, and fits one line against them all (`EnvelopeFit`): its slope is the
-/// drift, and the offset lies midway between the line touching the requests' readings and
-/// the one touching the answers' (the smallest delay each way, taken as equal). Only the
-/// quickest readings count, so jitter and loss do not move the estimate: they only thin out
-/// the readings near the floor. The stream's packets share the slope but keep an intercept of
-/// their own (a larger packet may cross the path more slowly).
+/// drift (combined with what was known of it before, while readings are few), and the
+/// offset lies midway between the requests' floor and the answers' (the smallest delay each
+/// way, taken as equal). Only the quickest readings count, so jitter and loss do not move the
+/// estimate: they only thin out the readings near the floor. The stream's packets share the
+/// slope but keep a floor of their own (a larger packet may cross the path more slowly).
 ///
 /// The uncertainty is a bound (about 95 %) on the estimate's error, from how densely the
-/// readings crowd each floor (a sparse floor may lie lower than the quickest reading seen),
-/// how far the present lies from the readings' centre (an error in the drift grows with it),
-/// and how long since the last exchange. A coordinator restart (its clock jumps) is
-/// recognised after a few consistent outliers, and the estimator starts again, keeping the
-/// drift it knew (the crystals are the same).
+/// readings crowd each floor (a sparse floor may lie lower than the quickest readings seen),
+/// the drift's error carried from those readings to the present, and how long since the last
+/// exchange. A coordinator restart (its clock jumps) is recognised after a few consistent
+/// outliers, and the estimator starts again, keeping the drift it knew.
 public struct ClockEstimator: Sendable {
     public struct Configuration: Sendable {
         /// Local time the readings are kept for.

@@ -28,8 +28,6 @@ struct DelayEnvelope: Sendable {
     /// Local nanoseconds per bucket.
     let bucket: Int64
     private(set) var points: [Point] = []
-    /// Readings offered, and readings kept (the rest were not the quickest of their bucket).
-    private(set) var offered = 0
 
     init(side: Side, bucket: Int64) {
         self.side = side
@@ -40,17 +38,9 @@ struct DelayEnvelope: Sendable {
     var isEmpty: Bool { points.isEmpty }
     var count: Int { points.count }
 
-    /// How far `point` lies from the offset line `line(x)` on its own side: the delay the
-    /// reading carries beyond the line (never negative for a true line and a true reading).
-    func excess(_ point: Point, line: (Int64) -> Double) -> Double {
-        let distance = Double(point.y) - line(point.x)
-        return side == .above ? distance : -distance
-    }
-
     /// Offers a reading; true when the envelope changed (a new bucket, or a quicker reading
     /// in the newest one). `drift` (ns per s) judges readings within a bucket.
     mutating func add(_ point: Point, drift: Double) -> Bool {
-        offered += 1
         if let last = points.last, Self.floorDivide(last.x, bucket) == Self.floorDivide(point.x, bucket) {
             // Same bucket: keep the reading nearer the line (the smaller delay).
             let dx = Double(point.x - last.x) * drift / 1e9

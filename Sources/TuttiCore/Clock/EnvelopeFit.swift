@@ -1,29 +1,31 @@
 /// One line, offset against local time, under the readings that lie above it and over those
-/// that lie below it: a shared slope (the drift) and an intercept of its own per envelope
-/// (where the line touches each path's quickest reading).
+/// that lie below it: a shared slope (the drift) and a level of its own per envelope (each
+/// path's floor: its smallest delay).
 ///
-/// The slope is fitted through the readings near each path's floor: in every slice of time
-/// (2 s), the few quickest, which queueing delay has spared, by least squares (a path's
-/// readings weighted by how tightly they lie, readings far above the line dropped as
-/// queueing the slice did not escape). Choosing them per slice keeps the choice from
-/// leaning on the slope; averaging many keeps the blur of a real path's floor (every host
-/// and hop adds a small random cost) out of the drift. With too little history for that,
-/// the slope is the envelope's linear program (Moon, Skelly and Towsley, "Estimation and
-/// removal of clock skew from network delay measurements", 1999): the line touching the
-/// readings from their side as close to all of them as it can.
+/// The slope is two estimates, each counted by its error:
+/// * the envelopes' linear program (Moon, Skelly and Towsley, "Estimation and removal of
+///   clock skew from network delay measurements", 1999): the line touching every envelope
+///   from its side and as close to all readings as it can. Precise when a path's floor is
+///   sharp; on a blurred floor (every host and hop adds a small random cost) a few lucky
+///   readings steer it. Its error is judged from how far its slopes over every fourth
+///   reading part;
+/// * least squares through the few quickest readings of every slice of time (2 s), which
+///   queueing spared, chosen per slice so that the choice does not lean on the slope, each
+///   path weighted by how tightly its readings lie, readings far above the line dropped as
+///   queueing the slice did not escape. It averages a blurred floor out.
 ///
-/// Each intercept is where a line of that slope touches its envelope: the path's quickest
-/// reading. The least biased level when the two directions' jitter differs (any average of
-/// several readings sits higher on the more jittery side); its distance from the true floor
-/// is estimated from how densely readings crowd it (`gaps`).
+/// Each level is the mean of the path's few quickest readings once the slope is applied:
+/// nearly the floor with many readings, and alike both ways even when one way is far more
+/// jittery (an average of many readings would sit higher on that side). How densely readings
+/// crowd it says how far the true floor may lie beyond it (`gaps`).
 struct EnvelopeFit: Sendable {
     /// Nanoseconds of offset per second of local time.
     var slope: Double
     /// The slope's standard error, ns per s, when fitted by least squares.
     var slopeError: Double?
-    /// Per envelope: the line's value at `reference` (nanoseconds), touching that envelope.
+    /// Per envelope: its level at `reference` (nanoseconds): the line through its quickest readings.
     var intercepts: [Double]
-    /// Per envelope: where (seconds from `reference`) the line touches it.
+    /// Per envelope: where (seconds from `reference`, on average) those readings lie.
     var touching: [Double]
     /// Per envelope: how far its floor may lie beyond the line (about 95 %), or nil with too
     /// few readings to tell.
@@ -51,8 +53,9 @@ struct EnvelopeFit: Sendable {
             // Two estimates of the drift: the program's (precise on a sharp floor, steered by
             // lucky readings on a blurred one) and the near-floor fit's (the reverse). Each
             // counts by its error: the fit's standard error, and for the program how far its
-            // slopes over every fourth bucket part (lucky readings fall in one quarter or another;
-            // the whole has at most a quarter of a quarter's variance).
+            // slopes over every fourth reading part (lucky readings fall in one quarter or
+            // another; the whole is taken to have half a quarter's variance, calibrated by
+            // ClockEstimatorTests' paths).
             let quarters = (0..<4).map { k in Self.linearProgram(present.map { $0.subset(k, of: 4) }, maximumSlope: maximumSlope) }
             let mean = quarters.reduce(0, +) / 4
             let programVariance = max(quarters.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / 3 / 2, 1e-6)
