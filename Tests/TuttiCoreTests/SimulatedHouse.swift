@@ -135,7 +135,7 @@ final class SimulatedHouse {
         cuts.append((packetizer.epoch, cut))
         let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut)).encode()
         for m in members where now >= m.spec.joinAt {
-            for k in 0..<3 { m.clockNetwork.send(message, to: 0, at: now + Int64(k) * 10_000_000) }
+            for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
         }
         switch command {
         case let .pause(resumeAfter):

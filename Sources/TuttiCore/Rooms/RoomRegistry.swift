@@ -71,11 +71,16 @@ public struct RoomRegistry: Sendable {
         connected.filter { $0.report?.settingsVersion != $0.settings.version }
     }
 
-    /// How far ahead of a command's effect every room must hear of it: the largest output
-    /// latency reported, plus a margin for the network.
+    /// How far ahead of a command's effect every room must hear of it: for the slowest room,
+    /// its output latency (it writes that far ahead) plus its round trip (the quickest one
+    /// over twice the quickest way there: room for the path's jitter), plus a margin.
     public func commandLead(margin: Int64 = 15_000_000, minimum: Int64 = 40_000_000, maximum: Int64 = 1_000_000_000) -> Int64 {
-        let worst = connected.compactMap { $0.report?.outputLatencyMilliseconds }.max() ?? 0
-        return min(max(Int64(worst * 1e6) + margin, minimum), maximum)
+        let worst = connected.compactMap { room in
+            room.report.map { $0.outputLatencyMilliseconds * 1e6 + $0.roundTripMicroseconds * 1e3 }
+        }.filter(\.isFinite).max() ?? 0
+        // A report is a stranger's word: clamp before converting.
+        let lead = min(max(worst, 0), Double(maximum)) + Double(margin)
+        return min(max(Int64(lead), minimum), maximum)
     }
 
     // MARK: - Finding

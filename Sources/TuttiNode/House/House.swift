@@ -178,7 +178,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     /// Carries out the transport's actions: rooms hear of cuts, the player streams.
     func execute(_ actions: [TransportAction]) {
         for case let .cut(epoch, end) in actions {
-            messenger.endEpoch(epoch, at: end, rooms: registry.connected)
+            messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
             let t = clock.nanosecondsNow()
             resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
         }

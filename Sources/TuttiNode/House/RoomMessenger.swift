@@ -25,9 +25,13 @@ final class RoomMessenger: Sendable {
         try? socket.send(message.encode(), to: address)
     }
 
-    func endEpoch(_ epoch: UInt32, at end: CoordinatorTime, rooms: [RoomRegistry.Room]) {
+    /// `copies` datagrams to each room at once: one lost on a lossy path would leave the
+    /// room playing past the cut (the follower takes the first; the others change nothing).
+    func endEpoch(_ epoch: UInt32, at end: CoordinatorTime, rooms: [RoomRegistry.Room], copies: Int = 1) {
         let bytes = ControlMessage.epochEnd(epoch: epoch, at: NTPTimestamp(end)).encode()
         let targets = addresses.withLock { table in rooms.compactMap { table[$0.key] } }
-        for address in targets { try? socket.send(bytes, to: address) }
+        for _ in 0..<copies {
+            for address in targets { try? socket.send(bytes, to: address) }
+        }
     }
 }
