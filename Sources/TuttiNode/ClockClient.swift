@@ -4,7 +4,8 @@ import TuttiNet
 
 /// A follower's side of the clock port: keeps its clock locked to the coordinator's (a
 /// burst of time exchanges at start, then as often as the estimate's bound needs), renews
-/// the unicast subscription every second (so a restarted coordinator learns of it at once),
+/// the unicast subscription every second and at once when the coordinator answers after a
+/// silence or from another clock (so a restarted coordinator learns of it at once),
 /// reports the room once a second, and hands on the coordinator's room settings and epoch
 /// ends. Backs off (to once a second) and says so while the coordinator does not answer.
 final class ClockClient: @unchecked Sendable {
@@ -29,6 +30,8 @@ final class ClockClient: @unchecked Sendable {
     private let reportInterval: Int64 = 1_000_000_000
     private let subscribeInterval: Int64 = 1_000_000_000
     private let maximumBackoff: Int64 = 1_000_000_000
+    /// Answers come at least every 250 ms plus a round trip; a longer gap is an outage.
+    private let silenceBeforeResubscribing: Int64 = 600_000_000
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
@@ -119,8 +122,13 @@ final class ClockClient: @unchecked Sendable {
                 if complained { log.info("coordinator at \(coordinator) answers again") }
                 complained = false
                 backoff = 500_000_000
+                // Back after a silence, or answering from another clock: it may have
+                // restarted and forgotten this follower. Subscribe now, not at the next turn.
+                let wasSilent = lastAnswer.map { t4 - $0 > silenceBeforeResubscribing } ?? false
                 lastAnswer = t4
+                let wasSuspect = lock.suspect
                 lock = handlers.sample(sample)
+                if wasSilent || (lock.suspect && !wasSuspect) { nextSubscribe = min(nextSubscribe, t4) }
             }
         }
     }
