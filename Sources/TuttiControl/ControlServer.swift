@@ -107,7 +107,7 @@ public final class ControlServer: Sendable {
                 tasks.addTask {
                     // Until the client goes away; it may ask the time (screens lock their clocks).
                     for try await message in inbound.messages(maxSize: 4_096) {
-                        guard case let .text(text) = message,
+                        guard case let .text(text) = message, JSONNesting.isShallow(text),
                               var exchange = try? JSONDecoder().decode(TimeExchange.self, from: Data(text.utf8)),
                               exchange.type == "time" else { continue }
                         exchange.t2 = service.coordinatorTime()

@@ -30,6 +30,9 @@ func authorize(_ request: Request, _ service: any ControlService) throws(Control
 /// Decodes a JSON body, saying what was wrong with it.
 func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ControlContext) async throws -> T {
     let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+    guard JSONNesting.isShallow(buffer.readableBytesView) else {
+        throw ControlError.badRequest("malformed request body: nested more than \(JSONNesting.maximumDepth) levels deep")
+    }
     do {
         return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
     } catch let error as DecodingError {
@@ -67,7 +70,9 @@ enum TransportRoutes {
             case "previous": command = .previous
             case "seek":
                 let seconds = try await body(SeekRequest.self, request, context).position
-                guard seconds.isFinite, seconds >= 0 else { throw ControlError.badRequest("position must be 0 or more seconds, not \(seconds)") }
+                guard seconds.isFinite, seconds >= 0, seconds <= 1_000_000 else {
+                    throw ControlError.badRequest("position must be 0 to 1000000 seconds, not \(seconds)")
+                }
                 command = .seek(to: Int64(seconds * Double(AudioFormat.sampleRate)))
             case "skip":
                 let seconds = try await body(SkipRequest.self, request, context).seconds

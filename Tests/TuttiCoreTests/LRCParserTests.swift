@@ -47,6 +47,12 @@ struct LRCParserTests {
         #expect(lyrics.lines.first?.time == 1_250)
     }
 
+    @Test func absurdOffsetIsSkippedNotACrash() {
+        let lyrics = LRCParser.parse("[offset:-9223372036854775807]\n[00:01.00]a")
+        #expect(lyrics.lines.first?.time == 1_000)
+        #expect(lyrics.skipped == 1)
+    }
+
     @Test func enhancedWordTiming() throws {
         let lyrics = LRCParser.parse("[00:02.00]<00:02.00>Every <00:02.52>room <00:03.07>sings<00:04.57>")
         let line = try #require(lyrics.lines.first)

@@ -61,6 +61,18 @@ struct MessageTests {
         var report = ControlMessage.roomReport(RoomReport(name: "A")).encode()
         report[9] = UInt8(ascii: "!")
         #expect(throws: PacketError.badPayload("room report is not valid JSON")) { try ControlMessage.decode(report) }
+        // 513 brackets killed the coordinator inside Foundation's decoder; now a clear refusal.
+        let deep = Array(report[0..<8]) + [UInt8](repeating: UInt8(ascii: "["), count: 513)
+        #expect(throws: PacketError.badPayload("room report nests too deeply")) { try ControlMessage.decode(deep) }
+    }
+
+    @Test func jsonNestingIsMeasuredOutsideStrings() {
+        #expect(JSONNesting.isShallow(#"{"a": [1, {"b": [[]]}]}"#))
+        #expect(!JSONNesting.isShallow(String(repeating: "[", count: 33)))
+        #expect(JSONNesting.isShallow(String(repeating: "[", count: 32)))
+        #expect(JSONNesting.isShallow(#"{"name": "\#(String(repeating: "[", count: 600))"}"#), "brackets in a string")
+        #expect(!JSONNesting.isShallow(#"{"n": "\\"}"# + String(repeating: "{", count: 40)), "an escaped backslash ends no string")
+        #expect(JSONNesting.isShallow(#"{"n": "\"}"# + String(repeating: "{", count: 40)), "an escaped quote ends no string")
     }
 
     @Test func senderReportRoundTripsWithCNAME() throws {

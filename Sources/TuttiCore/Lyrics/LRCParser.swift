@@ -22,7 +22,12 @@ public enum LRCParser {
                 lyrics.lines += times.map { time in makeLine(at: time, body: body, firstTime: times[0]) }
             case let .metadata(key, value):
                 if key == "offset" {
-                    if let ms = Int(value.replacingOccurrences(of: " ", with: "")) { offset = ms } else { lyrics.skipped += 1 }
+                    // Within a day: beyond that it is garbage (and would overflow the times).
+                    if let ms = Int(value.replacingOccurrences(of: " ", with: "")), abs(ms) <= 86_400_000 {
+                        offset = ms
+                    } else {
+                        lyrics.skipped += 1
+                    }
                 } else {
                     lyrics.metadata[key] = value
                 }

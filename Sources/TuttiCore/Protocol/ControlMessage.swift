@@ -105,6 +105,7 @@ public enum ControlMessage: Equatable, Sendable {
             try r.skip(3)
             return .subscribed(ssrc: ssrc, payloadType: pt)
         case .roomReport:
+            guard JSONNesting.isShallow(bytes[8...]) else { throw .badPayload("room report nests too deeply") }
             guard let report = try? JSONDecoder().decode(RoomReport.self, from: Data(bytes[8...])) else {
                 throw .badPayload("room report is not valid JSON")
             }

@@ -110,7 +110,7 @@ public final class LyricScreen: @unchecked Sendable {
                 let socket = try WebSocketClient(host: configuration.server.host, port: configuration.server.port, path: "/api/v1/events")
                 lock.withLock { connected = true }
                 while !stopFlag.isSet, let text = try socket.nextText() {
-                    guard let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) else { continue }
+                    guard JSONNesting.isShallow(text), let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) else { continue }
                     apply(event)
                 }
             } catch {

@@ -99,7 +99,7 @@ struct CtlClient {
         }
         defer { socket.close() }
         while let text = try socket.nextText() {
-            if let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) { try body(event, text) }
+            if JSONNesting.isShallow(text), let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) { try body(event, text) }
         }
     }
 }
