@@ -1,41 +1,53 @@
 import Foundation
 import TuttiCore
 
-/// `TUTTI_TRACE=PATH`: one CSV line per render of the follower's playout loop, for
-/// studying the timing loop (bench/ reads it).
-final class TimingTrace {
+/// A CSV file a trace writes, its header first; nil without a path or when it cannot be made.
+final class CSVTrace: @unchecked Sendable {
     private let handle: FileHandle
 
-    init?(path: String?) {
+    init?(path: String?, header: String) {
         guard let path, FileManager.default.createFile(atPath: path, contents: nil),
               let handle = FileHandle(forWritingAtPath: path) else { return nil }
         self.handle = handle
-        handle.write(Data("local_ns,report_frame,report_heard_ns,report_rtt_ns,frames_written,heard_at_ns,error_ns,ratio,offset_ns,drift\n".utf8))
+        write(header)
+    }
+
+    func write(_ line: String) {
+        handle.write(Data((line + "\n").utf8))
+    }
+}
+
+/// `TUTTI_TRACE=PATH`: one CSV line per render of the follower's playout loop, for
+/// studying the timing loop (bench/ reads it).
+final class TimingTrace {
+    private let file: CSVTrace
+
+    init?(path: String?) {
+        guard let file = CSVTrace(path: path, header: "local_ns,report_frame,report_heard_ns,report_rtt_ns,frames_written,heard_at_ns,error_ns,ratio,offset_ns,drift")
+        else { return nil }
+        self.file = file
     }
 
     func record(now: Int64, timing: DeviceTiming?, written: Int64, heard: LocalTime?, engine: PlayoutEngine) {
         let s = engine.statistics
         let e = engine.clockEstimate
         let report = timing.map { "\($0.frame),\($0.heardAt.nanoseconds),\($0.uncertainty)" } ?? ",,"
-        let line = "\(now),\(report),\(written),\(heard?.nanoseconds ?? 0),\(s.lastError),\(s.ratio),\(e?.offset ?? 0),\(e?.drift ?? 0)\n"
-        handle.write(Data(line.utf8))
+        file.write("\(now),\(report),\(written),\(heard?.nanoseconds ?? 0),\(s.lastError),\(s.ratio),\(e?.offset ?? 0),\(e?.drift ?? 0)")
     }
 }
 
 /// `TUTTI_CLOCK_TRACE=PATH`: one CSV line per time exchange (its four timestamps) and the
 /// estimate after it, for studying the clock (the truth is known on a test rig).
-final class ClockTrace: @unchecked Sendable {
-    private let handle: FileHandle
+final class ClockTrace: Sendable {
+    private let file: CSVTrace
 
     init?(path: String?) {
-        guard let path, FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else { return nil }
-        self.handle = handle
-        handle.write(Data("t1,t2,t3,t4,offset_ns,reference_ns,drift,uncertainty_ns\n".utf8))
+        guard let file = CSVTrace(path: path, header: "t1,t2,t3,t4,offset_ns,reference_ns,drift,uncertainty_ns") else { return nil }
+        self.file = file
     }
 
     func record(_ s: ClockSample, _ e: ClockEstimate?) {
         let estimate = e.map { "\($0.offset),\($0.reference.nanoseconds),\($0.drift),\($0.uncertainty)" } ?? ",,,"
-        handle.write(Data("\(s.t1.nanoseconds),\(s.t2.nanoseconds),\(s.t3.nanoseconds),\(s.t4.nanoseconds),\(estimate)\n".utf8))
+        file.write("\(s.t1.nanoseconds),\(s.t2.nanoseconds),\(s.t3.nanoseconds),\(s.t4.nanoseconds),\(estimate)")
     }
 }
