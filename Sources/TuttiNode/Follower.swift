@@ -36,6 +36,7 @@ public final class Follower: @unchecked Sendable {
     private let rtpSocket: UDPSocket
     private let clockSocket: UDPSocket
     private let log = Log("follower")
+    private let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -62,9 +63,9 @@ public final class Follower: @unchecked Sendable {
     public func run(output: AudioOutput) throws {
         let unicastPort = configuration.unicast ? try rtpSocket.localAddress().port : nil
         let engine = self.engine
+        let clockTrace = self.clockTrace
         let name = configuration.name
         let log = self.log
-        let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
         let handlers = ClockClient.Handlers(
             sample: { sample in
                 engine.withLock { box in
@@ -106,7 +107,10 @@ public final class Follower: @unchecked Sendable {
                 let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait))
                 let now = LocalTime(nanoseconds: clock.nanosecondsNow())
                 let request = engine.withLock { box in
-                    if let datagram { box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt)) }
+                    if let datagram {
+                        box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt))
+                        clockTrace?.recordStream(datagram.bytes, arrived: datagram.receivedAt)
+                    }
                     defer { due = box.engine.nextRetransmissionRequest }
                     return box.engine.retransmissionRequests(at: now, outputLead: box.outputLatency > 0 ? box.outputLatency : 60_000_000)
                 }

@@ -37,7 +37,9 @@ final class TimingTrace {
 }
 
 /// `TUTTI_CLOCK_TRACE=PATH`: one CSV line per time exchange (its four timestamps) and the
-/// estimate after it, for studying the clock (the truth is known on a test rig).
+/// estimate after it, and one per stream packet stamped with its send time (`t2` the send
+/// time, `t4` the kernel's arrival stamp, `t1` and `t3` empty), for studying the clock (the
+/// truth is known on a test rig; `tutti clock-replay` runs a trace through the estimator).
 final class ClockTrace: Sendable {
     private let file: CSVTrace
 
@@ -49,5 +51,11 @@ final class ClockTrace: Sendable {
     func record(_ s: ClockSample, _ e: ClockEstimate?) {
         let estimate = e.map { "\($0.offset),\($0.reference.nanoseconds),\($0.drift),\($0.uncertainty)" } ?? ",,,"
         file.write("\(s.t1.nanoseconds),\(s.t2.nanoseconds),\(s.t3.nanoseconds),\(s.t4.nanoseconds),\(estimate)")
+    }
+
+    /// A stream packet's bytes as they arrived (packets without a send time are not written).
+    func recordStream(_ bytes: [UInt8], arrived: Int64) {
+        guard let sent = (try? RTPPacket.decode(bytes))?.sendTime, sent.nanoseconds != 0 else { return }
+        file.write(",\(sent.nanoseconds),,\(arrived),,,,")
     }
 }

@@ -16,6 +16,9 @@ struct ClockEstimatorTests {
         var offset: Int64 = 3_700_000_000
         var step: Int64 = 0
         var stepAt = Int64.max
+        /// How fast the stream's packets' floor moves apart from the exchanges' (ns per s of
+        /// true time): a sender whose pace, or a path whose cost for larger packets, changes.
+        var streamFloorRamp = 0.0
         var random: SeededRandom
         var estimator = ClockEstimator()
         /// (true time, error, bound) at every check.
@@ -54,8 +57,9 @@ struct ClockEstimatorTests {
                 }
                 if t == nextPacket {
                     if let d = down.delay(sentAt: t, using: &random) {
+                        let moved = Int64(Double(t - start) / 1e9 * streamFloorRamp)
                         estimator.addStreamReading(sent: CoordinatorTime(nanoseconds: coordinator(at: t)),
-                                                   arrived: LocalTime(nanoseconds: t + d))
+                                                   arrived: LocalTime(nanoseconds: t + d + moved))
                     }
                     nextPacket = t + 20_000_000
                 }
@@ -127,6 +131,21 @@ struct ClockEstimatorTests {
         let floors = c.up.floor + c.down.floor
         #expect(e.minimumRoundTrip > floors - 2 * e.uncertainty - 20_000 && e.minimumRoundTrip < floors + c.up.fuzz + c.down.fuzz + 2 * e.uncertainty + 20_000,
                 "round trip \(e.minimumRoundTrip), floors \(floors)")
+    }
+
+    /// The stream's floor creeping away from the exchanges' (here by 1 µs a second, a slope of
+    /// 1 ppm that the clocks do not have) must not pass for drift: the exchanges disagree, so
+    /// the stream counts for little.
+    @Test func aStreamWhoseFloorMovesDoesNotSteerTheDrift() throws {
+        for (name, up, down) in [("wired", Self.path(0.1, 0.05), Self.path(0.1, 0.05)), ("5 ± 2 ms", Self.path(5, 2), Self.path(5, 2))] {
+            var lab = Lab(up: up, down: down, drift: 100e-6, seed: 11)
+            lab.streamFloorRamp = 1_000
+            lab.run(seconds: 60)
+            let e = try #require(lab.estimator.estimate)
+            #expect(abs(e.drift - 100e-6) < 0.3e-6, "\(name): drift \(e.drift * 1e6) ppm, want 100")
+            let worst = lab.checks(from: 30_000_000_000).map { abs($0.error) }.max() ?? .max
+            #expect(worst <= (name == "wired" ? 5_000 : 40_000), "\(name): worst error \(worst) ns")
+        }
     }
 
     @Test func locksWithinTheBurstAndExchangesLessOnceLocked() throws {

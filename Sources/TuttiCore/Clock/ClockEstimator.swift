@@ -151,6 +151,17 @@ public struct ClockEstimator: Sendable {
         refit(newest: newest)
     }
 
+    /// A bound on a fit's slope error (ns per s): `boundFactor` standard errors of its least
+    /// squares, or before there is enough history for them, its floors' errors across the
+    /// span (the program's slope).
+    static func slopeBound(_ fit: EnvelopeFit, span: Int64) -> Double {
+        if let error = fit.slopeError { return boundFactor * error }
+        let roundTrip = fit.intercepts.count >= 2 ? fit.intercepts[0] - fit.intercepts[1] : 0
+        let gaps = fit.gaps.prefix(2).map { $0 ?? roundTrip / 2 }
+        let floors = gaps.reduce(0, +) / Double(gaps.count)
+        return 4 * max(1, floors) / (Double(span) / 1e9)
+    }
+
     private mutating func refit(newest: LocalTime) {
         let horizon = newest.nanoseconds - configuration.window
         toward.expire(before: horizon)
@@ -163,29 +174,37 @@ public struct ClockEstimator: Sendable {
         // the coordinator restarted (the same crystals, or nearly), or any crystal's.
         let prior = (slope: (priorDrift ?? 0) * 1e9, error: priorDrift == nil ? configuration.priorDriftError * 1e9 : configuration.restartDriftError * 1e9)
         let fitsDrift = span >= configuration.minimumDriftSpan && toward.count >= 4
-        let sets = [toward, back, stream]
         let maximumSlope = configuration.maximumDrift * 1e9
-        guard var fit = EnvelopeFit(sets, reference: reference, maximumSlope: maximumSlope, fixedSlope: fitsDrift ? nil : prior.slope) else {
+        // The drift: the exchanges' fit, the stream's, and the prior, each counted by its
+        // error (as a standard error here; bounds are `boundFactor` of them).
+        var slope = prior.slope
+        var driftError = prior.error  // ns per s, a bound
+        if fitsDrift, let own = EnvelopeFit([toward, back], reference: reference, maximumSlope: maximumSlope) {
+            var estimates = [(slope: own.slope, sigma: Self.slopeBound(own, span: span) / Self.boundFactor)]
+            if let firstSent = stream.points.first, reference - firstSent.x >= configuration.minimumDriftSpan, stream.count >= 8,
+               let streamFit = EnvelopeFit([stream], reference: reference, maximumSlope: maximumSlope),
+               streamFit.gaps[0] != nil {
+                // The stream's packets take their own way through both hosts, and its floor
+                // may move where the exchanges' does not (its sender's pace, larger packets):
+                // its readings' scatter cannot show that. How far the two slopes part beyond
+                // both their errors is counted as the stream's own error, so a stream that
+                // agrees sharpens the drift and one that does not leaves it to the exchanges.
+                let sigma = Self.slopeBound(streamFit, span: reference - firstSent.x) / Self.boundFactor
+                let apart = streamFit.slope - own.slope
+                let excess = max(0, apart * apart - estimates[0].sigma * estimates[0].sigma - sigma * sigma)
+                estimates.append((streamFit.slope, (sigma * sigma + excess).squareRoot()))
+            }
+            estimates.append((prior.slope, prior.error / Self.boundFactor))
+            let weights = estimates.map { 1 / max($0.sigma * $0.sigma, 1e-9) }
+            let total = weights.reduce(0, +)
+            slope = zip(estimates, weights).reduce(0) { $0 + $1.0.slope * $1.1 } / total
+            slope = min(max(slope, -maximumSlope), maximumSlope)
+            driftError = min(maximumSlope, Self.boundFactor / total.squareRoot())
+        }
+        // The levels: every path's floor on that drift.
+        guard let fit = EnvelopeFit([toward, back, stream], reference: reference, maximumSlope: maximumSlope, fixedSlope: slope) else {
             estimate = nil
             return
-        }
-        // The drift: the fit's and the prior's, each by its error (a bound, about 95 %).
-        var driftError = prior.error  // ns per s
-        if fitsDrift {
-            let roundTrip = fit.intercepts[0] - fit.intercepts[1]
-            let fitted: Double
-            if let error = fit.slopeError {
-                fitted = Self.boundFactor * error
-            } else {  // the program's slope: the floors' errors across the span
-                let floors = ((fit.gaps[0] ?? roundTrip / 2) + (fit.gaps[1] ?? roundTrip / 2)) / 2
-                fitted = 4 * max(1, floors) / (Double(span) / 1e9)
-            }
-            let (wf, wp) = (1 / (fitted * fitted), 1 / (prior.error * prior.error))
-            driftError = min(maximumSlope, (1 / (wf + wp)).squareRoot())
-            if wp > 0.01 * wf {  // the prior still counts: fit the levels again on the combined slope
-                let combined = (fit.slope * wf + prior.slope * wp) / (wf + wp)
-                fit = EnvelopeFit(sets, reference: reference, maximumSlope: maximumSlope, fixedSlope: combined) ?? fit
-            }
         }
         let up = fit.intercepts[0], down = fit.intercepts[1]
         let roundTrip = up - down
