@@ -107,13 +107,12 @@ public final class Follower: @unchecked Sendable {
                 let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait))
                 let now = LocalTime(nanoseconds: clock.nanosecondsNow())
                 let request = engine.withLock { box in
-                    if let datagram {
-                        box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt))
-                        clockTrace?.recordStream(datagram.bytes, arrived: datagram.receivedAt)
-                    }
+                    if let datagram { box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt)) }
                     defer { due = box.engine.nextRetransmissionRequest }
                     return box.engine.retransmissionRequests(at: now, outputLead: box.outputLatency > 0 ? box.outputLatency : 60_000_000)
                 }
+                // Outside the lock: the trace parses the packet again and writes a file.
+                if let datagram { clockTrace?.recordStream(datagram.bytes, arrived: datagram.receivedAt) }
                 if let request {
                     let nack = GenericNACK(senderSSRC: ssrc, mediaSSRC: request.ssrc, sequences: request.sequences).encode()
                     for _ in 0..<request.copies { try? clockSocket.send(nack, to: configuration.coordinator) }

@@ -6,10 +6,10 @@
 /// plus or minus that trip's delay, and delay is never negative, so the offset line lies
 /// under every reading towards the coordinator and over every reading from it. The
 /// estimator keeps the quickest reading of each short bucket per path (`DelayEnvelope`) over
-/// a long window, and fits one line against them all (`EnvelopeFit`): its slope is the
-/// drift (combined with what was known of it before, while readings are few), and the
-/// offset lies midway between the requests' floor and the answers' (the smallest delay each
-/// way, taken as equal). Only the quickest readings count, so jitter and loss do not move the
+/// a long window, and fits lines against them (`EnvelopeFit`): the drift is the exchanges'
+/// slope and the stream's, combined by their errors (and with what was known of it before,
+/// while readings are few); the offset lies midway between the requests' floor and the
+/// answers' on that drift (the smallest delay each way, taken as equal). Only the quickest readings count, so jitter and loss do not move the
 /// estimate: they only thin out the readings near the floor. The stream's packets share the
 /// slope but keep a floor of their own (a larger packet may cross the path more slowly).
 ///
