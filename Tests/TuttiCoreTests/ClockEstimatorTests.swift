@@ -144,7 +144,9 @@ struct ClockEstimatorTests {
             let e = try #require(lab.estimator.estimate)
             #expect(abs(e.drift - 100e-6) < 0.3e-6, "\(name): drift \(e.drift * 1e6) ppm, want 100")
             let worst = lab.checks(from: 30_000_000_000).map { abs($0.error) }.max() ?? .max
-            #expect(worst <= (name == "wired" ? 5_000 : 40_000), "\(name): worst error \(worst) ns")
+            // Fitted jointly, as before, the wired path erred by 22 µs; apart, it errs by 1 to
+            // 8 µs over seeds 11 to 20 (which seed lands where moves with any change upstream).
+            #expect(worst <= (name == "wired" ? 10_000 : 40_000), "\(name): worst error \(worst) ns")
         }
     }
 
@@ -158,6 +160,25 @@ struct ClockEstimatorTests {
         let before = lab.exchanges
         lab.run(from: 70_000_000_000, seconds: 10)
         #expect(lab.exchanges - before <= 45, "a locked follower exchanges 4 times a second: \(lab.exchanges - before) in 10 s")
+    }
+
+    /// A restarted follower on a jittery path (5 ± 2 ms, 2 % loss): a quarter of a second
+    /// after its first exchange its clock is within its bound on every seed and within 100 µs
+    /// on most (the quickest of its first 50 exchanges lies some 80 µs above each floor);
+    /// half a second after, within 100 µs on every seed.
+    @Test func joinsAJitteryPathWithinHalfASecond() throws {
+        var near = 0
+        for seed in UInt64(20)..<UInt64(40) {
+            var lab = Lab(up: Self.path(5, 2, loss: 0.02), down: Self.path(5, 2, loss: 0.02), drift: 40e-6, seed: seed)
+            lab.run(seconds: 1)
+            // Checks come every 250 ms from the start.
+            let quarter = try #require(lab.checks.first { $0.time >= 10_250_000_000 })
+            let half = try #require(lab.checks.first { $0.time >= 10_500_000_000 })
+            #expect(abs(quarter.error) <= quarter.bound, "seed \(seed): \(quarter.error) ns off, bound \(quarter.bound)")
+            #expect(abs(half.error) <= 100_000, "seed \(seed): \(half.error) ns off after 500 ms")
+            if abs(quarter.error) <= 100_000 { near += 1 }
+        }
+        #expect(near >= 16, "within 100 µs after 250 ms on \(near) of 20 seeds")
     }
 
     @Test func holdsOverAnOutageWithinItsBound() throws {

@@ -38,6 +38,8 @@ public struct ClockEstimator: Sendable {
         public var wander: Double = 1e-6
         /// Refit at most this often (readings arrive up to 150 times a second).
         public var refitInterval: Int64 = 100_000_000
+        /// ...except in the first this much local time of readings, when every reading refits.
+        public var lockingSpan: Int64 = 250_000_000
         /// An exchange this far from the prediction (plus its round trip) is an outlier...
         public var jumpThreshold: Int64 = 20_000_000
         /// ...and this many in a row mean the coordinator's clock jumped.
@@ -145,7 +147,10 @@ public struct ClockEstimator: Sendable {
     }
 
     private mutating func refitIfDue(newest: LocalTime) {
-        guard dirty, estimate == nil || newest.nanoseconds - lastFit >= configuration.refitInterval else { return }
+        // While locking (the first burst of exchanges) every reading may move the estimate by
+        // much, and the fits are small: each is fitted at once, not a tenth of a second later.
+        let locking = toward.points.first.map { newest.nanoseconds - $0.x < configuration.lockingSpan } ?? true
+        guard dirty, estimate == nil || locking || newest.nanoseconds - lastFit >= configuration.refitInterval else { return }
         dirty = false
         lastFit = newest.nanoseconds
         refit(newest: newest)
