@@ -36,6 +36,7 @@ struct ClockReplayCommand: ParsableCommand {
         var errors: [Int64] = []
         var covered = 0
         var skipped = 0
+        var checks = 0
         for line in text.split(separator: "\n").dropFirst() {
             let f = line.split(separator: ",", omittingEmptySubsequences: false).map { Int64($0) }
             guard f.count >= 4, let t2 = f[1], let t4 = f[3] else { skipped += 1; continue }
@@ -53,7 +54,8 @@ struct ClockReplayCommand: ParsableCommand {
             let error = e.offset(at: local) - truth
             let bound = e.uncertainty(at: local)
             let seconds = Double(t4 - start) / 1e9
-            if verbose, errors.count % 4 == 0 {
+            checks += 1
+            if verbose, checks % 4 == 1 {
                 print(String(format: "%7.2f s  error %+8.1f µs  bound %7.1f µs  drift %+7.3f ppm ± %.3f", seconds,
                              Double(error) / 1e3, Double(bound) / 1e3, e.drift * 1e6, e.driftUncertainty * 1e6))
             }

@@ -9,9 +9,10 @@
 /// a long window, and fits lines against them (`EnvelopeFit`): the drift is the exchanges'
 /// slope and the stream's, combined by their errors (and with what was known of it before,
 /// while readings are few); the offset lies midway between the requests' floor and the
-/// answers' on that drift (the smallest delay each way, taken as equal). Only the quickest readings count, so jitter and loss do not move the
-/// estimate: they only thin out the readings near the floor. The stream's packets share the
-/// slope but keep a floor of their own (a larger packet may cross the path more slowly).
+/// answers' on that drift (the smallest delay each way, taken as equal). Only the quickest
+/// readings count, so jitter and loss do not move the estimate: they only thin out the
+/// readings near the floor. The stream's packets share the slope but keep a floor of their
+/// own (a larger packet may cross the path more slowly).
 ///
 /// The uncertainty is a bound (about 95 %) on the estimate's error, from how densely the
 /// readings crowd each floor (a sparse floor may lie lower than the quickest readings seen),
