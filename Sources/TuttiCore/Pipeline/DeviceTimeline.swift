@@ -17,8 +17,12 @@ public struct DeviceTimeline: Sendable {
     public struct Configuration: Sendable {
         /// How much history the anchor line is fitted to.
         public var window: Int64 = 5_000_000_000
-        /// Fit a slope only over this much history: over less, the reports' wander would pass for drift.
-        public var minimumSlopeSpan: Int64 = 1_000_000_000
+        /// Fit a slope only over this much history: over less, the reports' wander would pass
+        /// for drift. Without a slope the line's end lags a device off the local clock by half
+        /// the history times its rate: after a follower started, the null sink's 100 ppm put
+        /// the line 50 to 60 µs off by the end of its first second (three traces, replayed),
+        /// and 0.25 s of reports already tell the slope to within that.
+        public var minimumSlopeSpan: Int64 = 250_000_000
         /// Keep the quickest report of each interval this long.
         public var spacing: Int64 = 50_000_000
         /// A report whose round trip exceeds the quickest kept by this much counts half.
