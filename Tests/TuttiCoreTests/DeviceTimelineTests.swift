@@ -65,8 +65,8 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 0)
     }
 
-    /// A stream that has just started, on a device 100 ppm slow against the local clock (the
-    /// null sink's usual rate here), reporting every 20 ms with ±20 µs of scatter: from 0.3 s
+    /// A stream that has just started, on a device 100 ppm off the local clock (as far off as
+    /// the null sink here, which runs fast; this one runs slow), reporting every 20 ms with ±20 µs of scatter: from 0.3 s
     /// on, the line's end stays within 35 µs of the truth (31 µs at worst over ten seeds).
     /// Without a slope until a second of history it drifted 63 µs off.
     @Test func followsTheDevicesRateFromItsFirstQuarterSecond() {
