@@ -185,7 +185,7 @@ public final class Follower: @unchecked Sendable {
             let s = e.statistics
             let clock = e.clockEstimate.map { "\($0)" } ?? "not locked"
             let r = e.requester.statistics
-            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) (asked \(r.requested)), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)"
+            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) (asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)"
         }
     }
 }

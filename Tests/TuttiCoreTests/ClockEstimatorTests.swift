@@ -153,7 +153,7 @@ struct ClockEstimatorTests {
     @Test func locksWithinTheBurstAndExchangesLessOnceLocked() throws {
         var lab = Lab(up: Self.path(0.1, 0.05), down: Self.path(0.1, 0.05), drift: 100e-6, seed: 4)
         lab.run(seconds: 1)
-        // After the 200 ms burst: locked to a few microseconds.
+        // After the 100 ms burst: locked to a few microseconds.
         let early = try #require(lab.checks.first { $0.time >= 10_250_000_000 })
         #expect(abs(early.error) < 20_000 && abs(early.error) <= early.bound)
         lab.run(from: 11_000_000_000, seconds: 59)
@@ -163,9 +163,10 @@ struct ClockEstimatorTests {
     }
 
     /// A restarted follower on a jittery path (5 ± 2 ms, 2 % loss): a quarter of a second
-    /// after its first exchange its clock is within its bound on every seed and within 100 µs
-    /// on most (the quickest of its first 50 exchanges lies some 80 µs above each floor);
-    /// half a second after, within 100 µs on every seed.
+    /// after its first exchange its clock is within its bound and within 100 µs on every seed
+    /// (the quickest of its first 100 exchanges, a millisecond apart, lies some 40 µs above
+    /// each floor; with 20 exchanges 5 ms apart it was 100 to 220 µs off on 6 of 60 seeds);
+    /// half a second after, within 60 µs.
     @Test func joinsAJitteryPathWithinHalfASecond() throws {
         var near = 0
         for seed in UInt64(20)..<UInt64(40) {
@@ -175,10 +176,10 @@ struct ClockEstimatorTests {
             let quarter = try #require(lab.checks.first { $0.time >= 10_250_000_000 })
             let half = try #require(lab.checks.first { $0.time >= 10_500_000_000 })
             #expect(abs(quarter.error) <= quarter.bound, "seed \(seed): \(quarter.error) ns off, bound \(quarter.bound)")
-            #expect(abs(half.error) <= 100_000, "seed \(seed): \(half.error) ns off after 500 ms")
+            #expect(abs(half.error) <= 60_000, "seed \(seed): \(half.error) ns off after 500 ms")
             if abs(quarter.error) <= 100_000 { near += 1 }
         }
-        #expect(near >= 16, "within 100 µs after 250 ms on \(near) of 20 seeds")
+        #expect(near == 20, "within 100 µs after 250 ms on \(near) of 20 seeds")
     }
 
     @Test func holdsOverAnOutageWithinItsBound() throws {

@@ -75,17 +75,53 @@ struct RetransmissionTests {
     /// A stream of 20 ms packets sent 150 ms ahead, arriving after `delay`, with some lost.
     struct Stream {
         var requester = RetransmissionRequester()
+        var epoch: UInt32?
         func presentation(_ k: Int64) -> CoordinatorTime { CoordinatorTime(nanoseconds: 10_000_000_000 + k * 20_000_000) }
         func sent(_ k: Int64) -> CoordinatorTime { presentation(k) - 150_000_000 }
         mutating func arrive(_ k: Int64, delay: Int64 = 5_000_000, retransmitted: Bool = false, at: CoordinatorTime? = nil) {
-            requester.arrived(ssrc: 1, sequence: SequenceNumber(UInt16(k)), presentation: presentation(k),
+            requester.arrived(ssrc: 1, sequence: SequenceNumber(UInt16(truncatingIfNeeded: k)), epoch: epoch, presentation: presentation(k),
                               sent: retransmitted ? nil : sent(k), at: at ?? sent(k) + delay, retransmitted: retransmitted)
         }
+
+        /// Joins at packet 0 (arriving after `delay`), asks at once for those sent before it
+        /// that can still be played, and receives them a round trip later: what it asked for.
+        @discardableResult
+        mutating func join(delay: Int64 = 5_000_000) -> [Int64] {
+            arrive(0, delay: delay)
+            let asked = requester.due(at: sent(0) + delay, outputLead: 60_000_000).sequences.map { Int64(Int16(bitPattern: $0.rawValue)) }
+            for k in asked { arrive(k, retransmitted: true, at: sent(0) + delay + 10_000_000) }
+            return asked
+        }
+    }
+
+    /// A follower that joins mid-stream asks for the packets sent before the first it
+    /// received whose time is still ahead (here 150 ms of lead, an output 60 ms ahead: the
+    /// three before it), at once; none of that is a loss, and what does not come in time is
+    /// asked for again, then dropped without counting as given up.
+    @Test func joiningAsksForThePacketsAlreadyOnTheirWay() {
+        var s = Stream()
+        #expect(s.join() == [-3, -2, -1])
+        #expect(s.requester.statistics.joining == 3 && s.requester.statistics.missed == 0)
+        for k in 1..<10 as Range<Int64> { s.arrive(k) }
+        #expect(s.requester.statistics.missed == 0 && s.requester.statistics.abandoned == 0)
+        // Unanswered, they are asked for again a round trip later, while still in time.
+        var t = Stream()
+        t.arrive(0)
+        #expect(t.requester.due(at: t.sent(0) + 5_000_000, outputLead: 60_000_000).sequences.count == 3)
+        #expect(t.requester.due(at: t.sent(0) + 25_000_000, outputLead: 60_000_000).sequences.count == 2)
+        // (By then 1, 2 and 3 are overdue: those are losses.)
+        #expect(t.requester.due(at: t.sent(0) + 70_000_000, outputLead: 60_000_000).sequences.map(\.rawValue) == [1, 2, 3])
+        #expect(t.requester.statistics.joining == 3 && t.requester.statistics.abandoned == 0 && t.requester.statistics.missed == 3)
+        // A packet without a send stamp says nothing of the lead: nothing is asked for.
+        var u = Stream()
+        u.requester.arrived(ssrc: 1, sequence: SequenceNumber(0), presentation: u.presentation(0), sent: nil, at: u.sent(0) + 5_000_000, retransmitted: false)
+        #expect(u.requester.due(at: u.sent(0) + 5_000_000, outputLead: 60_000_000).sequences.isEmpty)
     }
 
     @Test func aMissingPacketIsAskedForOnceOverdueAgainAfterARoundTripAndGivenUpInTime() throws {
         var s = Stream()
-        for k in 0..<10 { s.arrive(Int64(k), delay: Int64(4_000_000 + k * 100_000)) }  // worst delay 4.9 ms
+        s.join(delay: 4_000_000)
+        for k in 1..<10 { s.arrive(Int64(k), delay: Int64(4_000_000 + k * 100_000)) }  // worst delay 4.9 ms
         s.arrive(11)
         #expect(s.requester.statistics.missed == 1)
         let due = try #require(s.requester.nextDue)
@@ -106,7 +142,8 @@ struct RetransmissionTests {
 
     @Test func aPacketThatComesBackIsNotAskedForAgainAndALateOneIsNoLoss() {
         var s = Stream()
-        for k in [0, 1, 2, 4] as [Int64] { s.arrive(k) }
+        s.join()
+        for k in [1, 2, 4] as [Int64] { s.arrive(k) }
         #expect(s.requester.due(at: s.sent(3) + 10_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(3)])
         s.arrive(3, retransmitted: true, at: s.sent(3) + 20_000_000)
         // A round trip later 3 would be asked for again; it came, so nothing is.
@@ -121,18 +158,17 @@ struct RetransmissionTests {
 
     @Test func aPacketIsMissingOnceOverdueEvenWithNothingAfterItButNotAfterItsEpochEnded() throws {
         var s = Stream()
-        for k in 0..<10 as Range<Int64> { s.arrive(k) }
+        s.join()
+        for k in 1..<10 as Range<Int64> { s.arrive(k) }
         // Nothing after 9: packet 10 is overdue at sent(10) + worst delay (5 ms) + margin.
         let due = try #require(s.requester.nextDue)
         #expect(due == s.sent(10) + 7_000_000)
         #expect(s.requester.due(at: due, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
         #expect(s.requester.statistics.missed == 1)
         // A pause: the coordinator ended the epoch; nothing more of it is expected.
-        var paused = Stream()
-        for k in 0..<10 as Range<Int64> {
-            paused.requester.arrived(ssrc: 1, sequence: SequenceNumber(UInt16(k)), epoch: 4, presentation: paused.presentation(k),
-                                     sent: paused.sent(k), at: paused.sent(k) + 5_000_000, retransmitted: false)
-        }
+        var paused = Stream(epoch: 4)
+        paused.join()
+        for k in 1..<10 as Range<Int64> { paused.arrive(k) }
         paused.requester.ended(epoch: 4)
         #expect(paused.requester.nextDue == nil)
         #expect(paused.requester.due(at: paused.sent(20), outputLead: 60_000_000).sequences.isEmpty)

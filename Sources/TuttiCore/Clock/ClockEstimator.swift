@@ -39,7 +39,8 @@ public struct ClockEstimator: Sendable {
         public var wander: Double = 1e-6
         /// Refit at most this often (readings arrive up to 150 times a second).
         public var refitInterval: Int64 = 100_000_000
-        /// ...except in the first this much local time of readings, when every reading refits.
+        /// ...except in the first this much local time of readings (the opening burst), when
+        /// every reading refits. Those readings do not count for the drift.
         public var lockingSpan: Int64 = 250_000_000
         /// An exchange this far from the prediction (plus its round trip) is an outlier...
         public var jumpThreshold: Int64 = 20_000_000
@@ -62,6 +63,9 @@ public struct ClockEstimator: Sendable {
     private var outliers: [ClockSample] = []
     /// The newest exchange's local time.
     private var lastExchange: LocalTime?
+    /// The local time of the first exchange since the estimator (re)started: the readings of
+    /// its first `lockingSpan` (the opening burst) do not count for the drift.
+    private var lockStart: Int64?
     /// The drift known before a restart, used until the new readings span enough time.
     private var priorDrift: Double?
     /// Readings changed since the last fit, which was at this local time.
@@ -123,6 +127,7 @@ public struct ClockEstimator: Sendable {
         outliers = []
         estimate = nil
         lastExchange = nil
+        lockStart = nil
         dirty = false
         lastFit = .min
     }
@@ -137,7 +142,10 @@ public struct ClockEstimator: Sendable {
     }
 
     private mutating func take(_ sample: ClockSample) {
-        if estimate == nil, toward.isEmpty { base = sample.offset }
+        if estimate == nil, toward.isEmpty {
+            base = sample.offset
+            lockStart = sample.t1.nanoseconds
+        }
         let drift = (estimate?.drift ?? 0) * 1e9
         var changed = toward.add(.init(x: sample.t1.nanoseconds, y: sample.t2.nanoseconds - sample.t1.nanoseconds - base), drift: drift)
         changed = back.add(.init(x: sample.t4.nanoseconds, y: sample.t3.nanoseconds - sample.t4.nanoseconds - base), drift: drift) || changed
@@ -179,13 +187,23 @@ public struct ClockEstimator: Sendable {
         // What is known of the drift before these readings: the drift the estimator had before
         // the coordinator restarted (the same crystals, or nearly), or any crystal's.
         let prior = (slope: (priorDrift ?? 0) * 1e9, error: priorDrift == nil ? configuration.priorDriftError * 1e9 : configuration.restartDriftError * 1e9)
-        let fitsDrift = span >= configuration.minimumDriftSpan && toward.count >= 4
+        // The opening burst (a reading a millisecond) crowds the first buckets far more
+        // densely than any later ones, so their quickest readings lie nearer the floors than
+        // any later bucket's. The levels may use them (both ways alike), but the drift's line
+        // would pivot on them (in a bench run a follower's first fit read −54 ppm against a
+        // truth of 0, and its offset jumped by 100 µs): the drift is fitted without them.
+        var towardForDrift = toward, backForDrift = back
+        if let start = lockStart {
+            towardForDrift.expire(before: start + configuration.lockingSpan)
+            backForDrift.expire(before: start + configuration.lockingSpan)
+        }
+        let fitsDrift = span >= configuration.minimumDriftSpan && towardForDrift.count >= 4 && !backForDrift.isEmpty
         let maximumSlope = configuration.maximumDrift * 1e9
         // The drift: the exchanges' fit, the stream's, and the prior, each counted by its
         // error (as a standard error here; bounds are `boundFactor` of them).
         var slope = prior.slope
         var driftError = prior.error  // ns per s, a bound
-        if fitsDrift, let own = EnvelopeFit([toward, back], reference: reference, maximumSlope: maximumSlope) {
+        if fitsDrift, let own = EnvelopeFit([towardForDrift, backForDrift], reference: reference, maximumSlope: maximumSlope) {
             var estimates = [(slope: own.slope, sigma: Self.slopeBound(own, span: span) / Self.boundFactor)]
             if let firstSent = stream.points.first, reference - firstSent.x >= configuration.minimumDriftSpan, stream.count >= 8,
                let streamFit = EnvelopeFit([stream], reference: reference, maximumSlope: maximumSlope),

@@ -9,6 +9,9 @@
 /// for as long as a retransmission can still arrive before the packet must be decoded (its
 /// presentation time minus the output's lead). Nothing is expected of an epoch that has ended
 /// (a pause: the coordinator stops sending).
+/// A follower that joins mid-stream also asks for the packets sent just before the first it
+/// received (they are still on their way to their presentation time, `lead` ahead): it can
+/// start playing at once rather than a whole lead later.
 /// On a lossy path each request goes out in several copies, so that one lost request (or
 /// one lost retransmission) does not lose the packet. Times are coordinator times.
 public struct RetransmissionRequester: Sendable {
@@ -29,12 +32,17 @@ public struct RetransmissionRequester: Sendable {
         public var requested = 0
         /// Packets no longer asked for: too late for a retransmission to arrive in time.
         public var abandoned = 0
+        /// Packets sent before the first one received, asked for on joining the stream (not
+        /// losses: counted apart from `missed` and `abandoned`, but in `requested`).
+        public var joining = 0
     }
 
     private struct Missing {
         var presentation: CoordinatorTime
         var nextRequest: CoordinatorTime
         var requests = 0
+        /// Sent before the first packet this follower received: asked for on joining.
+        var joining = false
     }
 
     public let configuration: Configuration
@@ -79,8 +87,8 @@ public struct RetransmissionRequester: Sendable {
                                  sent: CoordinatorTime?, at arrival: CoordinatorTime, retransmitted: Bool) {
         if self.ssrc != ssrc { reset(ssrc: ssrc) }
         let sequence = sequences.unwrap(UInt64(raw.rawValue))
-        if missing.removeValue(forKey: sequence) != nil {
-            if !retransmitted { statistics.missed -= 1 }  // it was only late
+        if let found = missing.removeValue(forKey: sequence) {
+            if !retransmitted, !found.joining { statistics.missed -= 1 }  // it was only late
             if sequence > (highest?.sequence ?? .min) { highest = (sequence, presentation, epoch) }
             return
         }
@@ -93,6 +101,7 @@ public struct RetransmissionRequester: Sendable {
         guard let h = highest else {
             highest = (sequence, presentation, epoch)
             accounted = sequence
+            if let lead { askForThoseBefore(sequence, presentation: presentation, lead: lead, at: arrival) }
             return
         }
         guard sequence > h.sequence else { return }  // reordered: it was not yet missing
@@ -115,6 +124,17 @@ public struct RetransmissionRequester: Sendable {
         lossRate -= lossRate / 256
         highest = (sequence, presentation, epoch)
         accounted = max(accounted ?? sequence, sequence)
+    }
+
+    /// Joining: the packets sent before `first` whose presentation times are still ahead
+    /// (those within `lead` of it), asked for at once; `due` drops those that can no longer
+    /// arrive before the output needs them.
+    private mutating func askForThoseBefore(_ first: Int64, presentation: CoordinatorTime, lead: Int64, at now: CoordinatorTime) {
+        let count = min(Int64(configuration.maximumMissing), lead / packetDuration)
+        guard count > 0 else { return }
+        for k in (first - count)..<first {
+            missing[k] = Missing(presentation: presentation - (first - k) * packetDuration, nextRequest: now, joining: true)
+        }
     }
 
     /// The coordinator ended `epoch` (a pause, a stop, a cut): no more of its packets will come.
@@ -167,10 +187,11 @@ public struct RetransmissionRequester: Sendable {
         for (k, entry) in missing {
             if now + quickestDelay >= entry.presentation - outputLead {
                 missing.removeValue(forKey: k)
-                statistics.abandoned += 1
+                if !entry.joining { statistics.abandoned += 1 }
                 continue
             }
             guard now >= entry.nextRequest else { continue }
+            if entry.joining, entry.requests == 0 { statistics.joining += 1 }
             asked.append(k)
             missing[k]!.requests += 1
             missing[k]!.nextRequest = now + roundTrip
