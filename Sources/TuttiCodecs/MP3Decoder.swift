@@ -7,6 +7,8 @@ import TuttiCore
 public final class MP3Decoder {
     public let path: String
     private var handle: OpaquePointer?
+    /// The file, opened here (libmpg123 reads it but leaves closing it to us).
+    private var descriptor: Int32 = -1
     private var scratch = [UInt8](repeating: 0, count: 64 * 1024)
     /// Frames decoded so far.
     public private(set) var framesDecoded: Int64 = 0
@@ -23,10 +25,23 @@ public final class MP3Decoder {
         _ = mpg123_param2(h, Int32(MPG123_FORCE_RATE.rawValue), AudioFormat.sampleRate, 0)
         _ = mpg123_format_none(h)
         _ = mpg123_format(h, AudioFormat.sampleRate, Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
-        if mpg123_open(h, path) != MPG123_OK.rawValue {
+        // Only a regular file, opened without blocking: a FIFO or a device named in the
+        // queue would otherwise stall the player (or stream /dev/zero for ever).
+        let fd: Int32
+        do throws(CodecError) {
+            fd = try Self.openRegularFile(path)
+        } catch {
+            mpg123_delete(h)
+            handle = nil
+            throw error
+        }
+        descriptor = fd
+        if mpg123_open_fd(h, fd) != MPG123_OK.rawValue {
             let reason = String(cString: mpg123_strerror(h))
             mpg123_delete(h)
             handle = nil
+            close(fd)
+            descriptor = -1
             throw .cannotOpen(path: path, reason: reason)
         }
     }
@@ -36,6 +51,20 @@ public final class MP3Decoder {
             mpg123_close(handle)
             mpg123_delete(handle)
         }
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Opens `path` for reading if it is a regular file, without ever blocking on it.
+    public static func openRegularFile(_ path: String) throws(CodecError) -> Int32 {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(path: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .cannotOpen(path: path, reason: "not a regular file")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        return fd
     }
 
     /// The track's length in frames, from its header (exact with a Xing/LAME header, an

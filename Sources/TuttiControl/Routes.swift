@@ -27,6 +27,15 @@ func authorize(_ request: Request, _ service: any ControlService) throws(Control
     }
 }
 
+/// A room's name from the path (`/rooms/Living%20Room`), percent-decoded as clients encode it.
+func roomName(_ context: ControlContext) throws -> String {
+    let raw = try context.parameters.require("name")
+    guard let name = raw.removingPercentEncoding else {
+        throw ControlError.badRequest("malformed room name in the path: '\(raw)' (percent-encode it as UTF-8)")
+    }
+    return name
+}
+
 /// Decodes a JSON body, saying what was wrong with it.
 func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ControlContext) async throws -> T {
     let buffer = try await request.body.collect(upTo: context.maxUploadSize)
@@ -129,11 +138,11 @@ enum MutationRoutes {
         }
         api.put("rooms/:name") { request, context -> RoomView in
             try authorize(request, service)
-            return try service.updateRoom(try context.parameters.require("name"), try await body(RoomUpdate.self, request, context))
+            return try service.updateRoom(try roomName(context), try await body(RoomUpdate.self, request, context))
         }
         api.delete("rooms/:name") { request, context -> Done in
             try authorize(request, service)
-            try service.removeRoom(try context.parameters.require("name"))
+            try service.removeRoom(try roomName(context))
             return Done()
         }
         api.post("feedback") { request, context -> FeedbackEntry in

@@ -92,6 +92,19 @@ struct CodecTests {
         #expect(error?.description.contains("garbage.mp3") == true)
     }
 
+    /// A named pipe (or a device) is never opened for reading: that would block until a
+    /// writer came (and /dev/zero would stream for ever).
+    @Test func onlyRegularFilesAreOpenedAndNeverBlock() throws {
+        let pipe = "\(Self.scratch)/pipe-\(UInt32.random(in: 0...UInt32.max)).mp3"
+        #expect(mkfifo(pipe, 0o600) == 0)
+        defer { unlink(pipe) }
+        for path in [pipe, "/dev/zero", Self.scratch] {
+            let error = #expect(throws: CodecError.self) { try MP3Decoder(path: path) }
+            #expect(error?.description.contains("not a regular file") == true || error?.description.contains("Is a directory") == true,
+                    "\(path): \(error?.description ?? "opened")")
+        }
+    }
+
     @Test func missingFileIsAClearError() {
         let error = #expect(throws: CodecError.self) { try MP3Decoder(path: "/nonexistent/song.mp3") }
         #expect(error?.description.contains("/nonexistent/song.mp3") == true)

@@ -179,8 +179,12 @@ extension IntegrationTests {
             r = try h.ctl(["volume", "Kitchen", "40"], server: server)
             #expect(r.code == 0 && r.out.contains("volume  40%"), "\(r.out)")
             #expect(Harness.wait(timeout: 3) { h.log("Kitchen").contains("volume 40%") }, "the follower applied it")
-            r = try h.ctl(["room", "rename", "kitchen", "Cuisine"], server: server)
-            #expect(r.code == 0 && r.out.contains("Cuisine"))
+            // A name with a space travels percent-encoded in the path (it was not decoded:
+            // "no room named 'Living%20Room'").
+            r = try h.ctl(["room", "rename", "kitchen", "Living Room"], server: server)
+            #expect(r.code == 0 && r.out.contains("Living Room"), "\(r.out)\(r.err)")
+            r = try h.ctl(["volume", "Living Room", "30"], server: server)
+            #expect(r.code == 0 && r.out.contains("volume  30%"), "\(r.out)\(r.err)")
             r = try h.ctl(["queue", "add", Harness.demoSong, "--next"], server: server)
             #expect(r.code == 0 && r.out.contains("added 1 track"))
             r = try h.ctl(["queue"], server: server)

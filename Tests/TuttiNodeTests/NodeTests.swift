@@ -32,6 +32,28 @@ struct NodeTests {
         #expect(error?.description.contains("/no/such/folder") == true)
     }
 
+    /// Regression: `queue add` took any file (a named pipe blocked the API for over 10 s and
+    /// then the player; `/dev/zero`, `/etc/shadow`). Only folders, playlists and regular
+    /// audio files are taken; everything else is refused at once with what it is.
+    @Test func onlyRegularAudioFilesAreTakenAndNothingElseIsOpened() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(mkfifo(dir + "/pipe.mp3", 0o600) == 0)
+        FileManager.default.createFile(atPath: dir + "/song.mp3", contents: Data([0]))
+        FileManager.default.createFile(atPath: dir + "/secrets", contents: Data([0]))
+        for (input, message) in [(dir + "/pipe.mp3", "is a named pipe, not a file"), ("/dev/zero", "/dev/zero is a device"),
+                                 (dir + "/secrets", "is not an audio file")] {
+            let started = Date()
+            let error = #expect(throws: SourceError.self) { try TrackSource.expand([input]) }
+            #expect(error?.description.contains(message) == true, "\(input): \(error?.description ?? "accepted")")
+            #expect(Date().timeIntervalSince(started) < 1, "\(input) was opened")
+        }
+        // Folders and playlists leave out what is not a regular audio file.
+        try "pipe.mp3\nsong.mp3\n/dev/zero\nsecrets\nlater.mp3\n".write(toFile: dir + "/list.m3u", atomically: false, encoding: .utf8)
+        #expect(try TrackSource.expand([dir + "/list.m3u"]) == [dir + "/song.mp3", dir + "/later.mp3"])
+        #expect(try TrackSource.expand([dir]) == [dir + "/song.mp3"])
+    }
+
     @Test func atomicWritesReplaceWholeFiles() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -94,7 +94,13 @@ final class Player: @unchecked Sendable {
                 continue
             }
             if pending == nil { pending = nextPacket() }
-            guard let packet = pending, let presentation = packet.presentationTime else { continue }
+            guard let packet = pending, let presentation = packet.presentationTime else {
+                // Nothing to send and nothing to decode: the epoch's last frame has gone out
+                // (the queue ended, or every track failed) and only its cut is left, or the
+                // house is deciding what comes next. Rest until it acts (this spun a core).
+                if decoder == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
+                continue
+            }
             if let cut = cutAt, presentation >= cut {
                 pending = nil
                 streaming = false

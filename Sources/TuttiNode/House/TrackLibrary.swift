@@ -55,7 +55,9 @@ public final class TrackLibrary: Sendable {
 
     private func tags(_ path: String) -> TrackTags {
         var tags = TrackTags()
-        if let handle = FileHandle(forReadingAtPath: path) {
+        // Only a regular file, never blocking (a named pipe in the saved queue would stall).
+        if let fd = try? MP3Decoder.openRegularFile(path) {
+            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
             defer { try? handle.close() }
             let header = [UInt8](handle.readData(ofLength: 10))
             let length = ID3Reader.tagLength(header: header)
