@@ -49,7 +49,7 @@ let package = Package(
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
-        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs"]),
+        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
         .testTarget(name: "TuttiControlTests", dependencies: ["TuttiControl", "TuttiCore", "TuttiNet"]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet"]),
     ],

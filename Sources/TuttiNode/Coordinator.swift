@@ -49,7 +49,9 @@ public final class Coordinator: @unchecked Sendable {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         clockSocket = try UDPSocket()
-        try clockSocket.bind(configuration.clockListen, reuse: true)
+        // Exclusively: with SO_REUSEADDR another local user could bind the port beside it
+        // and receive its datagrams (UDP has no TIME_WAIT: a restart rebinds at once).
+        try clockSocket.bind(configuration.clockListen, reuse: false)
         clockSocket.enableReceiveTimestamps()
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)

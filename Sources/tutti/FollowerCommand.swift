@@ -49,8 +49,8 @@ struct FollowerCommand: ParsableCommand {
         if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
         if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
         _ = try parseOutput()
-        if let name, name.trimmingCharacters(in: .whitespaces).isEmpty || name.count > 64 {
-            throw ValidationError("--name must be 1 to 64 characters")
+        if let name, !RoomReport.isValidName(name) {
+            throw ValidationError("--name must be 1 to 64 characters, not blank, without control characters")
         }
     }
 

@@ -108,6 +108,20 @@ struct PlayoutEngineTests {
         #expect(abs((later.position - cut.position) - expected) < 2)
     }
 
+    /// Regression: a packet whose frame decodes to 120 ms in a 20 ms slot (a forged 46-byte
+    /// Opus packet did it) pushed everything after it 100 ms later, while the room measured
+    /// no error. Its frame is cut at the next packet's timestamp and counted.
+    @Test func aFrameLongerThanItsSlotIsCutThere() {
+        let house = SimulatedHouse([SimulatedHouse.FollowerSpec(clockOffset: 5_000_000_000, deviceLatency: 40_000_000)])
+        house.tamper = { position, packet in
+            if position == 48_000 * 3 { packet.payload = IndexCodec.payload(first: position, frames: 5_760) }
+        }
+        house.run(until: 6_000_000_000)
+        let m = house.members[0]
+        #expect(m.engine.statistics.malformed == 1)
+        #expect(worstError(m, house: house, from: 2_500_000_000) < 5_000, "worst \(worstError(m, house: house, from: 2_500_000_000)) ns")
+    }
+
     @Test func badInputIsCountedAndDropped() {
         let engine = PlayoutEngine(decoder: IndexCodec())
         let now = LocalTime(nanoseconds: 1_000_000_000)

@@ -19,6 +19,21 @@ struct RoomRegistryTests {
         #expect(registry.report(RoomReport(name: "Kitchen"), from: "a", now: 7_000_000_000) == [.joined(key: "Kitchen")])
     }
 
+    /// Regression: forged reports named "" or " " added rooms that could never be removed
+    /// (and were saved). Such names are refused on the wire, by the registry, and on load.
+    @Test func blankOrOverlongNamesNeverBecomeRooms() throws {
+        for name in ["", " ", "\t\n", String(repeating: "x", count: 65), "bell\u{7}"] {
+            let message = ControlMessage.roomReport(RoomReport(name: name)).encode()
+            #expect(throws: PacketError.self, "\(name.debugDescription)") { try ControlMessage.decode(message) }
+            var registry = RoomRegistry()
+            #expect(registry.report(RoomReport(name: name), from: "a", now: 0).isEmpty)
+            #expect(registry.rooms.isEmpty)
+        }
+        let loaded = RoomRegistry(saved: ["": RoomSettings(name: ""), " ": RoomSettings(name: " "), "Kitchen": RoomSettings(name: "Kitchen")])
+        #expect(loaded.rooms.keys.sorted() == ["Kitchen"])
+        #expect(RoomReport.isValidName("Living Room — 厨房") && RoomReport.isValidName(String(repeating: "x", count: 64)))
+    }
+
     @Test func roomsAreFoundByShownNameOrKeyInAnyCase() throws {
         var registry = Self.house()
         try registry.rename("kitchen", to: "Cuisine")

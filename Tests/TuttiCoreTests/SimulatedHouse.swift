@@ -75,6 +75,9 @@ final class SimulatedHouse {
     let cutLead: Int64 = 85_000_000
     /// The media position of the next frame sent; what IndexCodec samples carry.
     var mediaPosition: Int64 = 0
+    /// Changes a packet before it is sent (given the media position of its first frame): a
+    /// stranger's forged packet in its place.
+    var tamper: ((Int64, inout RTPPacket) -> Void)?
     private var sending = true
     private var resumeAt: Int64?
     /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
@@ -119,6 +122,7 @@ final class SimulatedHouse {
             while sending, packetizer.nextPresentationTime.nanoseconds - lead <= now {
                 var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
                 packet.sendTime = CoordinatorTime(nanoseconds: now)
+                tamper?(mediaPosition, &packet)
                 retransmitter.record(packet)
                 mediaPosition += Int64(frames)
                 for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TuttiNet
 @testable import TuttiNode
 
 @Suite("Track sources and files")
@@ -52,6 +53,20 @@ struct NodeTests {
         try "pipe.mp3\nsong.mp3\n/dev/zero\nsecrets\nlater.mp3\n".write(toFile: dir + "/list.m3u", atomically: false, encoding: .utf8)
         #expect(try TrackSource.expand([dir + "/list.m3u"]) == [dir + "/song.mp3", dir + "/later.mp3"])
         #expect(try TrackSource.expand([dir]) == [dir + "/song.mp3"])
+    }
+
+    /// Regression: the coordinator bound its clock port with SO_REUSEADDR, so a local user
+    /// could bind it too and receive its datagrams. Now the port is the coordinator's alone.
+    @Test func theClockPortIsTheCoordinatorsAlone() throws {
+        var configuration = Coordinator.Configuration()
+        configuration.clockListen = SocketAddress(address: 0x7F00_0001, port: 0)
+        let coordinator = try Coordinator(configuration: configuration)
+        let port = coordinator.clockPort
+        #expect(port != 0)
+        for reuse in [true, false] {
+            let squatter = try UDPSocket()
+            #expect(throws: SystemError.self) { try squatter.bind(SocketAddress(address: 0x7F00_0001, port: port), reuse: reuse) }
+        }
     }
 
     @Test func atomicWritesReplaceWholeFiles() throws {

@@ -214,9 +214,21 @@ extension PlayoutEngine {
         }
     }
 
+    /// Decodes a packet into its slot of the stream: from its timestamp to the next packet's.
+    /// A frame that decodes longer (one packet may carry 120 ms) is cut there and counted as
+    /// malformed: kept whole, it pushed everything after it later (a forged 46-byte packet
+    /// left a room 101.6 ms behind while it measured no error at all).
     private func decodePacket(_ p: BufferedPacket) {
+        if queue.end > p.timestamp, p.timestamp >= queue.start { queue.truncate(from: p.timestamp) }
         do {
-            let n = try queue.append { try decoder.decode(p.payload, into: &$0) }
+            let from = queue.end
+            var n = try queue.append { try decoder.decode(p.payload, into: &$0) }
+            if let next = current?.jitter.first, next.sequence == p.sequence + 1, next.timestamp > p.timestamp,
+               n > Int(next.timestamp - p.timestamp) {
+                n = Int(next.timestamp - p.timestamp)
+                queue.truncate(from: from + Int64(n))
+                statistics.malformed += 1
+            }
             if n > 0 { lastFrameCount = n }
             concealedInARow = 0
         } catch {

@@ -50,6 +50,12 @@ public struct SampleQueue: Sendable {
         }
     }
 
+    /// Drops the frames from `timestamp` on (what a frame decoded beyond its slot).
+    public mutating func truncate(from timestamp: Int64) {
+        let keep = min(max(0, timestamp - start), end - start)
+        samples.removeLast(samples.count - head - Int(keep) * 2)
+    }
+
     /// Frees frames before `timestamp`.
     public mutating func discard(before timestamp: Int64) {
         let drop = min(max(0, timestamp - start), end - start)

@@ -109,6 +109,7 @@ public enum ControlMessage: Equatable, Sendable {
             guard let report = try? JSONDecoder().decode(RoomReport.self, from: Data(bytes[8...])) else {
                 throw .badPayload("room report is not valid JSON")
             }
+            guard RoomReport.isValidName(report.name) else { throw .badPayload("room report's name is blank, too long or has control characters") }
             return .roomReport(report)
         case .roomSettings:
             let version = try r.u32()

@@ -24,7 +24,8 @@ public struct RoomRegistry: Sendable {
     public private(set) var rooms: [String: Room] = [:]
 
     public init(saved: [String: RoomSettings] = [:]) {
-        for (key, settings) in saved {
+        // Rooms saved with names no follower can have any more ("", " ") are left behind.
+        for (key, settings) in saved where RoomReport.isValidName(key) {
             rooms[key] = Room(key: key, settings: settings, report: nil, address: nil, lastSeen: nil, connected: false)
         }
     }
@@ -43,6 +44,7 @@ public struct RoomRegistry: Sendable {
 
     public mutating func report(_ report: RoomReport, from address: String, now: Int64) -> [Event] {
         let key = report.name
+        guard RoomReport.isValidName(key) else { return [] }
         // A room new to the house keeps the output delay its follower was started with.
         var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key), outputDelayMilliseconds: report.outputDelayMilliseconds),
                                       report: nil, address: nil, lastSeen: nil, connected: false)

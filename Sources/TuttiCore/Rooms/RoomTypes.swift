@@ -28,6 +28,13 @@ public struct RoomSettings: Codable, Equatable, Sendable {
 
 /// What a follower says about itself, about once a second, on the clock port.
 public struct RoomReport: Codable, Equatable, Sendable {
+    /// A room's name (its key in the house): 1 to 64 characters, not blank, no control
+    /// characters. Rooms named "" or " " could join and never be removed.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && name.count <= 64
+            && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
+    }
+
     /// The follower's configured name (`--name`): the room's key.
     public var name: String
     /// acquiring-clock, waiting or playing.
