@@ -101,7 +101,11 @@ public final class ControlServer: Sendable {
     func makeEventRouter() -> Router<BasicWebSocketRequestContext> {
         let router = Router(context: BasicWebSocketRequestContext.self)
         let service = self.service
-        router.ws("/api/v1/events") { inbound, outbound, _ in
+        router.ws("/api/v1/events", shouldUpgrade: { request, _ in
+            // Only the coordinator's own pages (or clients that are not browsers).
+            SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority)
+                ? .upgrade([:]) : .dontUpgrade
+        }) { inbound, outbound, _ in
             let events = service.subscribe()
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {

@@ -11,4 +11,20 @@ struct ControlErrorTests {
         #expect(ControlError(RoomError.nameTaken("Kitchen")).status == 409)
         #expect(ControlError(RoomError.noSuchRoom("Garage", known: [])).message.contains("Garage"))
     }
+
+    /// Regression: WebSocket upgrades were accepted from any `Origin`, so a page from anywhere,
+    /// opened in a browser in the house, could reach the event stream (and its parser). Only
+    /// the coordinator's own pages, and clients that send no `Origin`, are let in.
+    @Test func eventStreamUpgradesOnlyFromTheCoordinatorsOwnPages() {
+        #expect(SameOrigin.allows(origin: nil, host: "house.local:8485"))
+        #expect(SameOrigin.allows(origin: "http://house.local:8485", host: "house.local:8485"))
+        #expect(SameOrigin.allows(origin: "http://HOUSE.local:8485", host: "house.local:8485"))
+        #expect(SameOrigin.allows(origin: "http://192.168.1.5", host: "192.168.1.5:80"))
+        #expect(SameOrigin.allows(origin: "http://[::1]:8485", host: "[::1]:8485"))
+        #expect(!SameOrigin.allows(origin: "http://evil.example", host: "house.local:8485"))
+        #expect(!SameOrigin.allows(origin: "http://house.local:9999", host: "house.local:8485"))
+        #expect(!SameOrigin.allows(origin: "http://house.local.evil.example:8485", host: "house.local:8485"))
+        #expect(!SameOrigin.allows(origin: "null", host: "house.local:8485"))
+        #expect(!SameOrigin.allows(origin: "http://house.local:8485", host: nil))
+    }
 }
