@@ -15,6 +15,10 @@ public final class MP3Decoder {
 
     public init(path: String) throws(CodecError) {
         self.path = path
+        // Only a regular file, opened without blocking: a FIFO or a device named in the
+        // queue would otherwise stall the player (or stream /dev/zero for ever). Should
+        // anything below throw, deinit closes it.
+        descriptor = try Self.openRegularFile(path)
         var err: Int32 = 0
         guard let h = mpg123_new(nil, &err) else {
             throw .cannotOpen(path: path, reason: Self.message(err))
@@ -25,23 +29,10 @@ public final class MP3Decoder {
         _ = mpg123_param2(h, Int32(MPG123_FORCE_RATE.rawValue), AudioFormat.sampleRate, 0)
         _ = mpg123_format_none(h)
         _ = mpg123_format(h, AudioFormat.sampleRate, Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
-        // Only a regular file, opened without blocking: a FIFO or a device named in the
-        // queue would otherwise stall the player (or stream /dev/zero for ever).
-        let fd: Int32
-        do throws(CodecError) {
-            fd = try Self.openRegularFile(path)
-        } catch {
-            mpg123_delete(h)
-            handle = nil
-            throw error
-        }
-        descriptor = fd
-        if mpg123_open_fd(h, fd) != MPG123_OK.rawValue {
+        if mpg123_open_fd(h, descriptor) != MPG123_OK.rawValue {
             let reason = String(cString: mpg123_strerror(h))
             mpg123_delete(h)
             handle = nil
-            close(fd)
-            descriptor = -1
             throw .cannotOpen(path: path, reason: reason)
         }
     }

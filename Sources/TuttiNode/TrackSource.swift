@@ -6,6 +6,8 @@ import TuttiCore
 public enum TrackSource {
     public static let audioExtensions: Set<String> = ["mp3", "mp2", "mpga"]
 
+    static func isAudio(_ path: String) -> Bool { audioExtensions.contains((path as NSString).pathExtension.lowercased()) }
+
     /// What a path names, without following it into a read (a FIFO would block one).
     enum Kind { case missing, folder, file, other(String) }
 
@@ -36,7 +38,7 @@ public enum TrackSource {
             case .folder: tracks += folder(input)
             case let .other(what): throw SourceError.notAFile(input, what)
             case .file where ext == "m3u" || ext == "m3u8": tracks += try playlist(input)
-            case .file where audioExtensions.contains(ext): tracks.append(input)
+            case .file where isAudio(input): tracks.append(input)
             case .file: throw SourceError.notAudio(input)
             }
         }
@@ -48,7 +50,7 @@ public enum TrackSource {
         var found: [String] = []
         while let item = walker.nextObject() as? String {
             let full = (path as NSString).appendingPathComponent(item)
-            if audioExtensions.contains((item as NSString).pathExtension.lowercased()), case .file = kind(full) {
+            if isAudio(item), case .file = kind(full) {
                 found.append(full)
             }
         }
@@ -66,7 +68,7 @@ public enum TrackSource {
         return PlaylistParser.parse(text, baseDirectory: base.isEmpty ? "." : base).map(\.location).filter { entry in
             switch kind(entry) {
             case .missing: true
-            case .file: audioExtensions.contains((entry as NSString).pathExtension.lowercased())
+            case .file: isAudio(entry)
             case .folder, .other: false
             }
         }

@@ -66,8 +66,9 @@ struct DeviceTimelineTests {
     }
 
     /// A stream that has just started, on a device 100 ppm off the local clock (as far off as
-    /// the null sink here, which runs fast; this one runs slow), reporting every 20 ms with ±20 µs of scatter: from 0.3 s
-    /// on, the line's end stays within 35 µs of the truth (31 µs at worst over ten seeds).
+    /// the null sink here, which runs fast; this one runs slow), reporting every 20 ms with
+    /// ±20 µs of scatter: from 0.3 s on, the line's end stays within 35 µs of the truth (31 µs
+    /// at worst over ten seeds).
     /// Without a slope until a second of history it drifted 63 µs off.
     @Test func followsTheDevicesRateFromItsFirstQuarterSecond() {
         var late = DeviceTimeline.Configuration()

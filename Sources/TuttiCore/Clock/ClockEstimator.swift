@@ -193,7 +193,7 @@ public struct ClockEstimator: Sendable {
         // would pivot on them (in a bench run a follower's first fit read −54 ppm against a
         // truth of 0, and its offset jumped by 100 µs): the drift is fitted without them.
         var towardForDrift = toward, backForDrift = back
-        if let start = lockStart {
+        if let start = lockStart, span >= configuration.minimumDriftSpan {
             towardForDrift.expire(before: start + configuration.lockingSpan)
             backForDrift.expire(before: start + configuration.lockingSpan)
         }

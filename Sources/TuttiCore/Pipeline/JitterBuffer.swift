@@ -40,6 +40,8 @@ public struct JitterBuffer: Sendable {
 
     public var count: Int { entries.count }
     public var isEmpty: Bool { entries.isEmpty }
+    /// The packet with extended sequence number `sequence`, if buffered.
+    public func packet(_ sequence: Int64) -> BufferedPacket? { entries[sequence] }
     /// The packet that would be handed out first (lowest sequence at or after `nextSequence`).
     public var first: BufferedPacket? { entries.values.min { $0.sequence < $1.sequence } }
     public var last: BufferedPacket? { entries.values.max { $0.sequence < $1.sequence } }

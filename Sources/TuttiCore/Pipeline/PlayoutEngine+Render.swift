@@ -223,8 +223,7 @@ extension PlayoutEngine {
         do {
             let from = queue.end
             var n = try queue.append { try decoder.decode(p.payload, into: &$0) }
-            if let next = current?.jitter.first, next.sequence == p.sequence + 1, next.timestamp > p.timestamp,
-               n > Int(next.timestamp - p.timestamp) {
+            if let next = current?.jitter.packet(p.sequence + 1), next.timestamp > p.timestamp, n > Int(next.timestamp - p.timestamp) {
                 n = Int(next.timestamp - p.timestamp)
                 queue.truncate(from: from + Int64(n))
                 statistics.malformed += 1
