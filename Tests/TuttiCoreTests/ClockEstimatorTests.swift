@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TuttiTesting
 @testable import TuttiCore
@@ -254,5 +255,44 @@ struct ClockEstimatorTests {
         let e = try #require(lab.estimator.estimate)
         let now = LocalTime(nanoseconds: 30_000_000_000)
         #expect(abs(e.localTime(at: e.coordinatorTime(at: now)) - now) <= 2)
+    }
+}
+
+/// `CLOCK_STUDY=1 swift test --filter ClockEstimatorStudy`: the estimator over many seeds,
+/// every path of `ClockEstimatorTests.cases` and five drifts; prints the error while it
+/// settles (5–20 s after the first exchange, what a follower that just joined plays with)
+/// and once settled (25–75 s), and how often the bound covers it. For tuning, not a check.
+@Suite("Clock estimator study", .disabled(if: ProcessInfo.processInfo.environment["CLOCK_STUDY"] == nil))
+struct ClockEstimatorStudy {
+    @Test func errorsOverManySeeds() {
+        func quantile(_ values: [Int64], _ q: Double) -> Double {
+            let sorted = values.map { abs($0) }.sorted()
+            return sorted.isEmpty ? .nan : Double(sorted[min(sorted.count - 1, Int(q * Double(sorted.count)))]) / 1e3
+        }
+        var allEarly: [Int64] = [], allSettled: [Int64] = [], covered = 0, checks = 0, wild = 0
+        for c in ClockEstimatorTests.cases {
+            var early: [Int64] = [], settled: [Int64] = []
+            for drift in [-500e-6, -200e-6, 0, 200e-6, 500e-6] {
+                for seed in UInt64(100)..<UInt64(104) {
+                    var lab = ClockEstimatorTests.Lab(up: c.up, down: c.down, drift: drift, seed: seed)
+                    lab.run(seconds: 75)
+                    for check in lab.checks(from: 15_000_000_000) where check.time < 30_000_000_000 { early.append(check.error) }
+                    for check in lab.checks(from: 35_000_000_000) { settled.append(check.error) }
+                    for check in lab.checks(from: 10_500_000_000) {
+                        checks += 1
+                        if abs(check.error) <= check.bound { covered += 1 }
+                        if abs(check.error) > 2 * check.bound { wild += 1 }
+                    }
+                }
+            }
+            allEarly += early
+            allSettled += settled
+            print(String(format: "study %@: settling p50 %.1f p95 %.1f max %.1f µs; settled p50 %.1f p95 %.1f max %.1f µs",
+                         c.name, quantile(early, 0.5), quantile(early, 0.95), quantile(early, 1),
+                         quantile(settled, 0.5), quantile(settled, 0.95), quantile(settled, 1)))
+        }
+        print(String(format: "study all: settling p50 %.1f p95 %.1f µs; settled p50 %.1f p95 %.1f µs; bound covers %.2f %%, %d beyond twice it",
+                     quantile(allEarly, 0.5), quantile(allEarly, 0.95), quantile(allSettled, 0.5), quantile(allSettled, 0.95),
+                     100 * Double(covered) / Double(checks), wild))
     }
 }
