@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -27,6 +28,9 @@ let package = Package(
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
+        // The house key: made, saved, derived per purpose (HKDF), and the clock port's tags
+        // (HMAC-SHA256). The only importer of swift-crypto.
+        .target(name: "TuttiSecurity", dependencies: ["TuttiCore", .product(name: "Crypto", package: "swift-crypto")]),
         // UDP sockets (audio, clock) and the system-call fence.
         .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
@@ -37,11 +41,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Composition: coordinator, follower.
-        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl"]),
+        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl", "TuttiSecurity"]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl", "TuttiSecurity",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -50,8 +54,9 @@ let package = Package(
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
+        .testTarget(name: "TuttiSecurityTests", dependencies: ["TuttiSecurity", "TuttiCore"]),
         .testTarget(name: "TuttiControlTests", dependencies: ["TuttiControl", "TuttiCore", "TuttiNet"]),
-        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
     ],
     swiftLanguageModes: [.v6]
 )

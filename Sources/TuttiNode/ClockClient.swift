@@ -1,6 +1,7 @@
 import Foundation
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// A follower's side of the clock port: keeps its clock locked to the coordinator's (a
 /// burst of time exchanges at start, then as often as the estimate's bound needs), renews
@@ -8,6 +9,11 @@ import TuttiNet
 /// silence or from another clock (so a restarted coordinator learns of it at once),
 /// reports the room once a second, and hands on the coordinator's room settings and epoch
 /// ends. Backs off (to once a second) and says so while the coordinator does not answer.
+///
+/// Every message is signed with the house key. Of the coordinator's, only signed ones count:
+/// a time answer only for a request of the last second not answered before, any other only
+/// when its stamp is within 2 s of the coordinator's clock (a replay is older); the rest are
+/// counted and dropped (`CoordinatorLink`).
 final class ClockClient: @unchecked Sendable {
     /// What the client hands on, and asks for.
     struct Handlers: Sendable {
@@ -27,6 +33,14 @@ final class ClockClient: @unchecked Sendable {
     private let stopFlag: StopFlag
     private let unicastPort: UInt16?
     private let handlers: Handlers
+    private let key: HMACAuthenticator
+    private let keyDescription: String
+    /// The coordinator's messages dropped: not signed with the house key, or stale (replayed).
+    private var unauthenticated = 0
+    private var stale = 0
+    private var reported = (0, 0)
+    private var nextSummary: Int64 = 0
+    private var lastNotPaired: Int64?
     private let reportInterval: Int64 = 1_000_000_000
     private let subscribeInterval: Int64 = 1_000_000_000
     private let maximumBackoff: Int64 = 1_000_000_000
@@ -35,8 +49,10 @@ final class ClockClient: @unchecked Sendable {
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
-         unicastPort: UInt16?, handlers: Handlers) {
+         unicastPort: UInt16?, houseKey: HouseKey, handlers: Handlers) {
         self.socket = socket
+        key = houseKey.clockPort
+        keyDescription = "fingerprint \(houseKey.fingerprint)"
         self.coordinator = coordinator
         self.clock = clock
         self.stopFlag = stopFlag
@@ -55,21 +71,25 @@ final class ClockClient: @unchecked Sendable {
         var firstRequest: Int64?
         var lock = ClockLock(uncertainty: nil, suspect: false)
         var streamSSRC: UInt32?
+        var link = CoordinatorLink()
         while !stopFlag.isSet {
             let now = clock.nanosecondsNow()
-            if let port = unicastPort, now >= nextSubscribe {
-                try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).encode(), to: coordinator)
+            summarize(now: now)
+            // Subscriptions and reports count only with the coordinator's cookie: after an answer.
+            if let port = unicastPort, now >= nextSubscribe, link.cookie != 0 {
+                try? socket.send(ControlMessage.subscribe(rtpPort: port, leaseSeconds: 30).seal(stamp: link.cookie, with: key), to: coordinator)
                 nextSubscribe = now + subscribeInterval
             }
             if now >= nextReport, lastAnswer != nil, let report = handlers.report {
-                try? socket.send(ControlMessage.roomReport(report()).encode(), to: coordinator)
+                try? socket.send(ControlMessage.roomReport(report()).seal(stamp: link.cookie, with: key), to: coordinator)
                 nextReport = now + reportInterval
             }
             if now >= nextRequest {
                 if firstRequest == nil { firstRequest = now }
                 let t1 = clock.nanosecondsNow()
+                link.sent(originate: t1)
                 do {
-                    try socket.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).encode(), to: coordinator)
+                    try socket.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).seal(stamp: link.cookie, with: key), to: coordinator)
                 } catch {
                     log.debug("clock request: \(error)")
                 }
@@ -97,7 +117,36 @@ final class ClockClient: @unchecked Sendable {
                 }
                 continue
             }
-            guard let message = try? ControlMessage.decode(datagram.bytes) else { continue }
+            let message: ControlMessage, stamp: UInt64
+            do {
+                (message, stamp) = try ControlMessage.open(datagram.bytes, with: key)
+            } catch {
+                if error == .unauthenticated {
+                    unauthenticated += 1
+                    if unauthenticated == 1 {
+                        log.warning("a message from \(datagram.from) not signed with the house key: dropped (such messages are "
+                                    + "counted every 10 s)")
+                    }
+                }
+                continue
+            }
+            let arrived = LocalTime(nanoseconds: t4)
+            switch message {
+            case .notPaired:
+                if lastNotPaired.map({ t4 - $0 > 10_000_000_000 }) ?? true {
+                    lastNotPaired = t4
+                    log.warning("the coordinator at \(coordinator) says this machine is not a member of its house: its house key "
+                                + "is not this one (\(keyDescription)); copy the coordinator's house.key here again")
+                }
+                continue
+            case .timeResponse:
+                break
+            default:
+                guard link.isFresh(stamp: NTPTimestamp(rawValue: stamp).coordinatorTime, arrived: arrived) else {
+                    stale += 1
+                    continue
+                }
+            }
             switch message {
             case let .roomSettings(version, volume, muted, delay):
                 handlers.settings(version, volume, muted, delay)
@@ -114,7 +163,11 @@ final class ClockClient: @unchecked Sendable {
                 continue
             default: break
             }
-            if case let .timeResponse(originate, receive, transmit) = message {
+            if case let .timeResponse(originate, receive, transmit, cookie) = message {
+                guard link.answer(originate: originate, transmit: transmit.coordinatorTime, cookie: cookie, arrived: arrived) else {
+                    stale += 1
+                    continue
+                }
                 let sample = ClockSample(
                     t1: LocalTime(nanoseconds: Int64(bitPattern: originate)), t2: receive.coordinatorTime,
                     t3: transmit.coordinatorTime, t4: LocalTime(nanoseconds: t4))
@@ -131,6 +184,18 @@ final class ClockClient: @unchecked Sendable {
                 if wasSilent || (lock.suspect && !wasSuspect) { nextSubscribe = min(nextSubscribe, t4) }
             }
         }
+    }
+}
+
+extension ClockClient {
+    /// Every 10 s, when the coordinator's address sent what did not count: how much.
+    private func summarize(now: Int64) {
+        guard now >= nextSummary else { return }
+        nextSummary = now + 10_000_000_000
+        guard (unauthenticated, stale) != reported else { return }
+        log.info("clock port in the last 10 s: \(unauthenticated - reported.0) messages not signed with the house key and "
+                 + "\(stale - reported.1) stale or unasked-for (replayed) dropped")
+        reported = (unauthenticated, stale)
     }
 }
 

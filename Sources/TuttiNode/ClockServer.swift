@@ -1,24 +1,45 @@
 import Synchronization
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
+
+extension [UInt8] {
+    mutating func appendBigEndianBytes<T: FixedWidthInteger>(_ v: T) {
+        Swift.withUnsafeBytes(of: v.bigEndian) { append(contentsOf: $0) }
+    }
+}
 
 /// Serves the shared clock on the coordinator's UDP clock port: answers time requests
 /// with receive and transmit times, records unicast subscriptions, and answers the
 /// followers' retransmission requests (RFC 4585 NACKs) with RFC 4588 retransmissions, by
-/// unicast to the asker: only to peers that have exchanged time in the last 10 s.
+/// unicast to the asker.
+///
+/// Only house members are served: a message without the house key's tag is counted and
+/// dropped (a time request so signed by another key is told, once a second at most, that
+/// this house does not know it). Time answers carry a return-routability cookie; only a
+/// sender whose messages carry the right cookie for its address (it receives there) gets a
+/// subscription, a room, or retransmissions. No answer is larger than what asked for it.
 final class ClockServer: @unchecked Sendable {
     private let socket: UDPSocket
     private let clock: SystemClock
     private let ssrc: UInt32
     private let stopFlag: StopFlag
+    private let key: any MessageAuthenticator
+    private let cookies = ReturnRoutability(key: HMACAuthenticator.random())
     let subscribers = Mutex(LeaseTable<SocketAddress>())
+    /// Messages dropped: malformed, unsigned or wrongly signed, or without a valid cookie.
     let rejected = Atomic<Int>(0)
+    let unauthenticated = Atomic<Int>(0)
+    let unverified = Atomic<Int>(0)
+    /// The last "not paired" notice (one a second at most, to anyone).
+    private var lastNotice: Int64?
     /// Called on this service's thread with every room report, its sender and arrival time.
     var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
     /// The packets sent lately (recorded by the sender's thread), for peers that ask again.
     private let retransmitter: Mutex<Retransmitter<SocketAddress>>
     /// NACKs from addresses that have not exchanged time lately, refused.
     private var refusedRequests = 0
+    private var reportedStrangers = (0, 0)
     private var reported = Retransmitter<SocketAddress>.Statistics()
     private var nextSummary: Int64 = 0
     /// Who exchanged time lately, and when (this service's thread only).
@@ -26,8 +47,9 @@ final class ClockServer: @unchecked Sendable {
     private let peerMemory: Int64 = 10_000_000_000
     private let log = Log("coordinator")
 
-    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag) {
+    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator) {
         self.socket = socket
+        self.key = key
         self.clock = clock
         self.ssrc = ssrc
         self.stopFlag = stopFlag
@@ -56,23 +78,41 @@ final class ClockServer: @unchecked Sendable {
                 answer(bytes, from: from, at: t2)
                 continue
             }
-            let message: ControlMessage
+            let message: ControlMessage, cookie: UInt64
             do {
-                message = try ControlMessage.decode(bytes)
+                (message, cookie) = try ControlMessage.open(bytes, with: key)
+            } catch .unauthenticated {
+                if unauthenticated.add(1, ordering: .relaxed).newValue == 1 {
+                    log.warning("a message from \(from) not signed with this house's key: dropped (a stranger, or a follower of "
+                                + "another house; such messages are counted every 10 s)")
+                }
+                // A follower of another house (or none): say so, no larger than its request.
+                if bytes.count >= 64, bytes[5] == 1, lastNotice.map({ t2 - $0 >= 1_000_000_000 }) ?? true {
+                    lastNotice = t2
+                    try? socket.send(ControlMessage.notPaired.seal(stamp: 0, with: key), to: from)
+                }
+                continue
             } catch {
                 rejected.add(1, ordering: .relaxed)
                 continue
             }
+            let address = Self.addressBytes(from)
+            let verified = cookies.isValid(cookie, for: address, at: t2)
+            if verified { remember(from, at: t2) }
             switch message {
             case let .timeRequest(originate):
-                remember(from, at: t2)
                 let t3 = clock.nanosecondsNow()
                 let reply = ControlMessage.timeResponse(
-                    originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3))
-                try? socket.send(reply.encode(), to: from)
+                    originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3),
+                    cookie: cookies.cookie(for: address, at: t2))
+                try? socket.send(reply.seal(stamp: NTPTimestamp(nanoseconds: t3).rawValue, with: key), to: from)
             case let .subscribe(port, lease):
+                guard verified else {
+                    unverified.add(1, ordering: .relaxed)
+                    continue
+                }
                 let target = SocketAddress(address: from.address, port: port == 0 ? from.port : port)
-                let expiry = t2 + Int64(lease) * 1_000_000_000
+                let expiry = t2 + Int64(min(lease, Self.longestLease)) * 1_000_000_000
                 let accepted = subscribers.withLock { table in
                     let isNew = !table.active(now: t2).contains(target)
                     let ok = table.renew(target, until: expiry, now: t2)
@@ -80,16 +120,33 @@ final class ClockServer: @unchecked Sendable {
                     return ok
                 }
                 if accepted {
-                    try? socket.send(ControlMessage.subscribed(ssrc: ssrc, payloadType: RTPPacket.defaultPayloadType).encode(), to: from)
+                    let reply = ControlMessage.subscribed(ssrc: ssrc, payloadType: RTPPacket.defaultPayloadType)
+                    try? socket.send(reply.seal(stamp: NTPTimestamp(nanoseconds: clock.nanosecondsNow()).rawValue, with: key), to: from)
                 } else {
                     log.warning("subscription table full; refusing \(target)")
                 }
             case let .roomReport(report):
+                guard verified else {
+                    unverified.add(1, ordering: .relaxed)
+                    continue
+                }
                 onReport?(report, from, t2)
-            case .timeResponse, .subscribed, .roomSettings, .epochEnd:
+            case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired:
                 rejected.add(1, ordering: .relaxed)
             }
         }
+    }
+
+    /// A follower renews its lease every second; a longer one would outlive a follower that
+    /// went away by more than the house needs.
+    static let longestLease: UInt16 = 60
+
+    /// An address as the cookies see it: host and port.
+    static func addressBytes(_ a: SocketAddress) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.appendBigEndianBytes(a.address)
+        bytes.appendBigEndianBytes(a.port)
+        return bytes
     }
 
     /// Resends what a known peer asks for, to that peer.
@@ -103,11 +160,18 @@ final class ClockServer: @unchecked Sendable {
         }
     }
 
-    /// Every 10 s, when followers asked for packets again: how many, and what came of it.
+    /// Every 10 s, when followers asked for packets again: how many, and what came of it; and
+    /// how many messages from strangers were dropped.
     private func summarize() {
         let now = clock.nanosecondsNow()
         guard now >= nextSummary else { return }
         nextSummary = now + 10_000_000_000
+        let strangers = (unauthenticated.load(ordering: .relaxed), unverified.load(ordering: .relaxed))
+        if strangers != reportedStrangers {
+            log.info("clock port in the last 10 s: \(strangers.0 - reportedStrangers.0) messages not signed with this house's key "
+                     + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")
+            reportedStrangers = strangers
+        }
         let s = retransmitter.withLock { $0.statistics }
         guard s != reported || refusedRequests > 0 else { return }
         let asked = s.requested - reported.requested, resent = s.resent - reported.resent

@@ -21,7 +21,7 @@ extension Coordinator {
     /// the house's clock, each on its own thread (the API on Swift concurrency).
     public func runHouse(_ start: Start, onControlPort: @escaping @Sendable (Int) -> Void = { _ in }) throws {
         let store = try StateStore(directory: configuration.stateDirectory)
-        let messenger = RoomMessenger(socket: clockSocket)
+        let messenger = RoomMessenger(socket: clockSocket, clock: clock, key: houseKey.clockPort)
         let house = try House(store: store, messenger: messenger, version: "tutti 0.4", lyricsFolder: configuration.lyricsDirectory)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder

@@ -3,6 +3,7 @@ import Synchronization
 import TuttiCodecs
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// The coordinator: decodes the source, encodes Opus, stamps each packet with its
 /// presentation time on the shared clock, paces packets `latency` ahead of that time,
@@ -37,6 +38,8 @@ public final class Coordinator: @unchecked Sendable {
     let clockSocket: UDPSocket
     let sendSocket: UDPSocket
     let clockServer: ClockServer
+    /// The house's secret (the state folder's house.key, made on first start).
+    let houseKey: HouseKey
     let ssrc = UInt32.random(in: 1...UInt32.max)
     let log = Log("coordinator")
     /// The RTCP canonical name of this coordinator's streams.
@@ -55,7 +58,8 @@ public final class Coordinator: @unchecked Sendable {
         clockSocket.enableReceiveTimestamps()
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
-        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag)
+        houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
+        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort)
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).

@@ -61,11 +61,14 @@ public final class DemoHouse: @unchecked Sendable {
         let sinks = try preparePulse()
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         let clock = "127.0.0.1:\(clockPort)"
+        // The demo's rooms and screen are the house's members: they read its key from its folder.
+        let keyPath = try StateStore(directory: Self.stateDirectory).houseKeyPath
+        _ = try StateStore(directory: Self.stateDirectory).houseKey()
         try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock,
                        "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)
         for (room, sink) in zip(["Living room", "Kitchen"], sinks) {
-            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10", "--name", room]
+            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10", "--name", room, "--key", keyPath]
             if let sink { args += ["--sink", sink] }
             try spawn(me, args)
             log.info("\(room) plays to \(sink ?? "the default sink")")
@@ -78,9 +81,10 @@ public final class DemoHouse: @unchecked Sendable {
         screenConfig.coordinator = SocketAddress(address: 0x7F00_0001, port: clockPort)
         screenConfig.server = HTTPClient(host: "127.0.0.1", port: UInt16(controlPort))
         screenConfig.lineMode = !fullScreen
+        screenConfig.houseKeyPath = keyPath
         let stopFlag = self.stopFlag
         screenConfig.onQuit = { stopFlag.set() }  // q on the lyric screen ends the demo
-        let screen = LyricScreen(configuration: screenConfig)
+        let screen = try LyricScreen(configuration: screenConfig)
         startThread("tutti-lyrics") { try? screen.run() }
         defer {
             screen.stop()

@@ -4,6 +4,7 @@ import TuttiAudio
 import TuttiCodecs
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// A follower: locks its clock to the coordinator's, receives the stream, and plays each
 /// sample at its presentation time through its output.
@@ -26,6 +27,8 @@ public final class Follower: @unchecked Sendable {
         /// Frames rendered per write to the output.
         public var chunkFrames = 480
         public var statusInterval: Double = 5
+        /// This machine's copy of the house key (from pairing, or copied from the coordinator).
+        public var houseKeyPath = StateStore.houseKeyPath(in: StateStore.defaultDirectory())
         public init() {}
     }
 
@@ -35,11 +38,13 @@ public final class Follower: @unchecked Sendable {
     private let engine: SharedEngine
     private let rtpSocket: UDPSocket
     private let clockSocket: UDPSocket
+    private let houseKey: HouseKey
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
+        houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
         var engineConfig = PlayoutEngine.Configuration()
         engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
         engine = SharedEngine(PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig),
@@ -87,11 +92,11 @@ public final class Follower: @unchecked Sendable {
             report: { engine.withLock { $0.report(name: name) } },
             retransmission: { bytes, at in engine.withLock { $0.engine.receiveRetransmission(bytes, at: LocalTime(nanoseconds: at)) } })
         let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
-                                      stopFlag: stopFlag, unicastPort: unicastPort, handlers: handlers)
+                                      stopFlag: stopFlag, unicastPort: unicastPort, houseKey: houseKey, handlers: handlers)
         startThread("tutti-clock") { clientClock.run() }
         startThread("tutti-receive") { [self] in receiveLoop() }
         defer { stopFlag.set() }
-        log.info("room '\(name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name)")
+        log.info("room '\(name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
         try playoutLoop(output)
     }
 

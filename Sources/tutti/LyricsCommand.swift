@@ -27,6 +27,9 @@ struct LyricsCommand: ParsableCommand {
     @Flag(help: "Print each line as it starts instead of drawing the full screen.")
     var lines = false
 
+    @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
+    var key: String?
+
     func validate() throws {
         if !(0...2000).contains(displayDelayMs) { throw ValidationError("--display-delay-ms must be between 0 and 2000") }
     }
@@ -44,7 +47,8 @@ struct LyricsCommand: ParsableCommand {
         config.displayDelay = Int64(displayDelayMs * 1e6)
         config.logPath = log
         config.lineMode = lines
-        let screen = LyricScreen(configuration: config)
+        if let key { config.houseKeyPath = key }
+        let screen = try LyricScreen(configuration: config)
         let signals = onTerminationSignal { screen.stop() }
         defer { _ = signals }
         try screen.run()

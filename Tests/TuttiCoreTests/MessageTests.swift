@@ -5,32 +5,64 @@ import Testing
 struct MessageTests {
     static let messages: [ControlMessage] = [
         .timeRequest(originate: 0x0102_0304_0506_0708),
-        .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5)),
+        .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5), cookie: 0xC00C1E),
         .subscribe(rtpPort: 5004, leaseSeconds: 30),
         .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
         .roomReport(RoomReport(name: "Kitchen — 厨房", state: "playing", interrupted: true, clockOffsetMicroseconds: -3.5,
                                outputLatencyMilliseconds: 70.2, packetsReceived: 1_000, settingsVersion: 7, epoch: 3)),
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000),
         .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
+        .notPaired,
     ]
+
+    /// A stand-in for the house key's HMAC (TuttiSecurityTests test the real one): a keyed sum.
+    struct SumTag: MessageAuthenticator {
+        var key: UInt8
+        func tag(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+            (0..<16).map { i in bytes.enumerated().reduce(key &+ UInt8(i)) { $0 &* 31 &+ $1.element &+ UInt8(truncatingIfNeeded: $1.offset) } }
+        }
+        func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool { Array(tag) == self.tag(bytes) }
+    }
 
     @Test(arguments: messages)
     func roundTrips(message: ControlMessage) throws {
-        let bytes = message.encode()
+        let bytes = message.seal(stamp: 0x1122_3344_5566_7788, with: SumTag(key: 1))
         #expect(Array(bytes[0..<4]) == Array("TUTC".utf8))
-        #expect(try ControlMessage.decode(bytes) == message)
+        let opened = try ControlMessage.open(bytes, with: SumTag(key: 1))
+        #expect(opened.message == message && opened.stamp == 0x1122_3344_5566_7788)
         for cut in 0..<bytes.count {
-            #expect(throws: PacketError.self) { try ControlMessage.decode(Array(bytes[0..<cut])) }
+            #expect(throws: PacketError.self) { try ControlMessage.open(Array(bytes[0..<cut]), with: SumTag(key: 1)) }
+        }
+    }
+
+    /// Signed with another key, or changed on the way (any byte: header, stamp, body, tag), a
+    /// message is refused before its body is read; only the unsigned notice passes.
+    @Test(arguments: messages)
+    func anotherKeyOrAnyChangedByteIsRefused(message: ControlMessage) throws {
+        let bytes = message.seal(stamp: 42, with: SumTag(key: 1))
+        if message == .notPaired {
+            #expect(try ControlMessage.open(bytes, with: SumTag(key: 2)).message == .notPaired)
+            return
+        }
+        #expect(throws: PacketError.unauthenticated) { try ControlMessage.open(bytes, with: SumTag(key: 2)) }
+        for i in 6..<bytes.count {
+            var changed = bytes
+            changed[i] ^= 0x01
+            #expect(throws: PacketError.unauthenticated) { try ControlMessage.open(changed, with: SumTag(key: 1)) }
         }
     }
 
     @Test func sizesMatchTheProtocolDocument() throws {
-        #expect(ControlMessage.timeRequest(originate: 0).encode().count == 16)
-        #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0)).encode().count == 32)
-        #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).encode().count == 12)
-        #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).encode().count == 16)
-        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode().count == 20)
-        #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).encode().count == 20)
+        let key = SumTag(key: 3)
+        // An answer is never larger than what asked for it (no amplification).
+        #expect(ControlMessage.timeRequest(originate: 0).seal(stamp: 0, with: key).count == 64)
+        #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0), cookie: 1)
+            .seal(stamp: 0, with: key).count == 64)
+        #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).seal(stamp: 0, with: key).count == 40)
+        #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).seal(stamp: 0, with: key).count == 40)
+        #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 32)
+        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 44)
+        #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 44)
         let full = RoomReport(name: String(repeating: "x", count: 64), state: "acquiring-clock", clockOffsetMicroseconds: -123_456_789.123,
                               clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
                               outputLatencyMilliseconds: 1_234.567, packetsReceived: Int(Int32.max), packetsLost: Int(Int32.max),
@@ -40,11 +72,11 @@ struct MessageTests {
                               slews: Int(Int32.max), outages: Int(Int32.max))
         let report = ControlMessage.roomReport(full).encode()
         #expect(report.count < 1_000, "a report with a long name and every counter large still fits one datagram: \(report.count)")
-        #expect(try ControlMessage.decode(report) == .roomReport(full))
+        #expect(try ControlMessage.decode(report).message == .roomReport(full))
         // A report from a follower older than the newer counters still reads.
         var older = full
         (older.packetsMissed, older.packetsRetransmitted, older.steps, older.slews, older.outages) = (nil, nil, nil, nil, nil)
-        #expect(try ControlMessage.decode(ControlMessage.roomReport(older).encode()) == .roomReport(older))
+        #expect(try ControlMessage.decode(ControlMessage.roomReport(older).encode()).message == .roomReport(older))
     }
 
     @Test func rejectsForeignAndUnknown() {
@@ -56,13 +88,13 @@ struct MessageTests {
         #expect(throws: PacketError.badVersion(9)) { try ControlMessage.decode(bytes) }
         #expect(throws: PacketError.oversized(2000)) { try ControlMessage.decode([UInt8](repeating: 0, count: 2000)) }
         var settings = ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode()
-        settings[12] = 0xFF  // volume above 100 %
+        settings[20] = 0xFF  // volume above 100 %
         #expect(throws: PacketError.self) { try ControlMessage.decode(settings) }
         var report = ControlMessage.roomReport(RoomReport(name: "A")).encode()
-        report[9] = UInt8(ascii: "!")
+        report[17] = UInt8(ascii: "!")
         #expect(throws: PacketError.badPayload("room report is not valid JSON")) { try ControlMessage.decode(report) }
         // 513 brackets killed the coordinator inside Foundation's decoder; now a clear refusal.
-        let deep = Array(report[0..<8]) + [UInt8](repeating: UInt8(ascii: "["), count: 513)
+        let deep = Array(report[0..<16]) + [UInt8](repeating: UInt8(ascii: "["), count: 513)
         #expect(throws: PacketError.badPayload("room report nests too deeply")) { try ControlMessage.decode(deep) }
     }
 
@@ -108,5 +140,55 @@ struct MessageTests {
         // Timestamp 1000 is presented at 2 s: at time 0 the stream stood 96000 frames earlier.
         let offset = SessionDescription.mediaClockOffset(timestamp: StreamTimestamp(1000), presentedAt: CoordinatorTime(nanoseconds: 2_000_000_000))
         #expect(offset == UInt32(truncatingIfNeeded: 1000 - 96_000))
+    }
+}
+
+@Suite("Return routability and freshness")
+struct HouseLinkTests {
+    @Test func aCookieIsGoodForItsAddressAndTheNextSlotOnly() {
+        let cookies = ReturnRoutability(key: MessageTests.SumTag(key: 7))
+        let here: [UInt8] = [10, 0, 0, 2, 0x13, 0x8D], there: [UInt8] = [10, 0, 0, 3, 0x13, 0x8D]
+        let t: Int64 = 1_000 * ReturnRoutability.slot + 5
+        let cookie = cookies.cookie(for: here, at: t)
+        #expect(cookie != 0)
+        #expect(cookies.isValid(cookie, for: here, at: t))
+        #expect(cookies.isValid(cookie, for: here, at: t + ReturnRoutability.slot))
+        #expect(!cookies.isValid(cookie, for: here, at: t + 2 * ReturnRoutability.slot))
+        #expect(!cookies.isValid(cookie, for: there, at: t), "a cookie is its address's")
+        #expect(!cookies.isValid(0, for: here, at: t))
+        #expect(!ReturnRoutability(key: MessageTests.SumTag(key: 8)).isValid(cookie, for: here, at: t), "a restarted coordinator's key differs")
+    }
+
+    @Test func anAnswerCountsOnceAndOnlyForARequestOfTheLastSecond() {
+        var link = CoordinatorLink()
+        let t1: Int64 = 50_000_000_000
+        link.sent(originate: t1)
+        let at = LocalTime(nanoseconds: t1 + 3_000_000)
+        let answered1 = link.answer(originate: UInt64(t1 + 1), transmit: CoordinatorTime(nanoseconds: 9), cookie: 5, arrived: at)
+        #expect(!answered1, "never asked")
+        let answered2 = link.answer(originate: UInt64(t1), transmit: CoordinatorTime(nanoseconds: 7_000_000_000), cookie: 5, arrived: at)
+        #expect(answered2)
+        #expect(link.cookie == 5)
+        let answered3 = link.answer(originate: UInt64(t1), transmit: CoordinatorTime(nanoseconds: 7_000_000_000), cookie: 6, arrived: at)
+        #expect(!answered3, "a replay")
+        link.sent(originate: t1 + 10_000_000)
+        let answered4 = link.answer(originate: UInt64(t1 + 10_000_000), transmit: CoordinatorTime(nanoseconds: 8_000_000_000), cookie: 6,
+                             arrived: LocalTime(nanoseconds: t1 + 1_200_000_000))
+        #expect(!answered4, "too late")
+        #expect(link.cookie == 5)
+    }
+
+    @Test func otherMessagesAreFreshOnlyNearTheCoordinatorsNow() {
+        var link = CoordinatorLink()
+        #expect(!link.isFresh(stamp: CoordinatorTime(nanoseconds: 0), arrived: LocalTime(nanoseconds: 0)), "nothing is fresh before an answer")
+        link.sent(originate: 1_000_000_000)
+        // The coordinator's clock reads 100 s when the follower's reads 1.002 s.
+        let answered5 = link.answer(originate: 1_000_000_000, transmit: CoordinatorTime(nanoseconds: 100_000_000_000), cookie: 1,
+                            arrived: LocalTime(nanoseconds: 1_002_000_000))
+        #expect(answered5)
+        let later = LocalTime(nanoseconds: 61_002_000_000)  // a minute on: the coordinator reads 160 s
+        #expect(link.isFresh(stamp: CoordinatorTime(nanoseconds: 159_999_000_000), arrived: later))
+        #expect(!link.isFresh(stamp: CoordinatorTime(nanoseconds: 157_000_000_000), arrived: later), "3 s old: a replay")
+        #expect(!link.isFresh(stamp: CoordinatorTime(nanoseconds: 163_000_000_000), arrived: later), "from a coordinator's earlier, later-running clock")
     }
 }

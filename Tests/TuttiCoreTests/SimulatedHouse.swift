@@ -176,13 +176,13 @@ final class SimulatedHouse {
                 m.engine.receiveRetransmission(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
                 continue
             }
-            switch try? ControlMessage.decode(d.bytes) {
+            switch (try? ControlMessage.decode(d.bytes))?.message {
             case let .timeRequest(t1)?:
                 // Handled exactly when it arrives (not at the step), 20 µs to answer.
                 let reply = ControlMessage.timeResponse(originate: t1, receive: NTPTimestamp(nanoseconds: d.deliverAt),
-                                                        transmit: NTPTimestamp(nanoseconds: d.deliverAt + 20_000))
+                                                        transmit: NTPTimestamp(nanoseconds: d.deliverAt + 20_000), cookie: 1)
                 m.clockNetwork.send(reply.encode(), to: 0, at: d.deliverAt + 20_000)
-            case let .timeResponse(t1, t2, t3)?:
+            case let .timeResponse(t1, t2, t3, _)?:
                 m.engine.addClockSample(ClockSample(t1: LocalTime(nanoseconds: Int64(bitPattern: t1)), t2: t2.coordinatorTime,
                                                     t3: t3.coordinatorTime, t4: LocalTime(nanoseconds: m.local(d.deliverAt))))
             case let .epochEnd(epoch, at)?:

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TuttiSecurity
 import TuttiCodecs
 import TuttiCore
 import TuttiNet
@@ -39,6 +40,9 @@ final class Harness {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // Each test's coordinators keep their state and token here, not in the user's folder.
         environment["TUTTI_STATE_DIR"] = path("state")
+        // A paired house: its coordinator, followers and screens share this folder's key
+        // (made here, so that a follower started beside its coordinator never finds none).
+        try StateStore.writeHouseKey(HouseKey.generate(), to: StateStore(directory: path("state")).houseKeyPath)
     }
 
     deinit {

@@ -158,6 +158,10 @@ class House:
             return []
         dst = packet[16:20]
         if source != 0:
+            # Another room's host (a stranger next door, in the tests): through both links.
+            k = dst[3] - 1
+            if dst[:3] == bytes([10, 77, 0]) and k != source and k in self.links:
+                return [(k, self.links[k][0])]
             return [(0, self.links[source][1])] if dst[0] >= 224 or dst[:3] == bytes([10, 77, 0]) else []
         if dst[0] >= 224:
             return [(k, links[0]) for k, links in self.links.items()]

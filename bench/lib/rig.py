@@ -28,6 +28,15 @@ class Rig:
         runtime = os.path.join(work, "pulse")
         os.makedirs(runtime, exist_ok=True)
         self.env = dict(os.environ, XDG_RUNTIME_DIR=runtime, HOME=runtime, PULSE_SERVER=f"unix:{runtime}/native")
+        # The house's state and key: every tutti process of the run is a member of one house.
+        state = os.path.join(work, "state")
+        os.makedirs(state, mode=0o700, exist_ok=True)
+        self.env["TUTTI_STATE_DIR"] = state
+        key = os.path.join(state, "house.key")
+        if not os.path.exists(key):
+            fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            os.write(fd, (os.urandom(32).hex() + "\n").encode())
+            os.close(fd)
         self.start("pulseaudio", [
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
             "-L", f"module-native-protocol-unix socket={runtime}/native auth-anonymous=1",

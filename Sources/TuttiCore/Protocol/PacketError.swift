@@ -10,6 +10,9 @@ public enum PacketError: Error, Equatable, Sendable, CustomStringConvertible {
     case missingPresentationTime
     case badPayload(String)
     case oversized(Int)
+    /// The message's tag does not check out with the house key: a stranger, or a follower
+    /// paired with another house.
+    case unauthenticated
 
     public var description: String {
         switch self {
@@ -23,6 +26,7 @@ public enum PacketError: Error, Equatable, Sendable, CustomStringConvertible {
         case .missingPresentationTime: "RTP packet has no presentation-time extension"
         case let .badPayload(why): "malformed message: \(why)"
         case let .oversized(n): "message of \(n) bytes is longer than any tutti message"
+        case .unauthenticated: "message not signed with this house's key"
         }
     }
 }

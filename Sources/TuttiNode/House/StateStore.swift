@@ -1,8 +1,11 @@
 import Foundation
 import TuttiCore
+import TuttiSecurity
 
 /// Where the coordinator keeps its state: `state.json` (the house: queue, position, rooms,
-/// feedback) and `token` (what changes need), in one folder.
+/// feedback), `token` (what changes need) and `house.key` (the house's secret, which every
+/// member holds), in one folder. A follower or screen keeps its copy of the house key in
+/// its own state folder.
 ///
 /// The folder is `--state-dir`, else `$TUTTI_STATE_DIR`, else `$XDG_STATE_HOME/tutti` or
 /// `~/.local/state/tutti` (`/var/lib/tutti` for root). `tutti ctl` finds the token the same way.
@@ -54,6 +57,35 @@ public final class StateStore: @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         try AtomicFile.write(try encoder.encode(state), to: statePath, permissions: 0o600)
+    }
+
+    public var houseKeyPath: String { Self.houseKeyPath(in: directory) }
+    public static func houseKeyPath(in directory: String) -> String { directory + "/house.key" }
+
+    /// The house key: read, or made (32 random bytes) and saved on first start.
+    public func houseKey() throws -> HouseKey {
+        if FileManager.default.fileExists(atPath: houseKeyPath) { return try Self.readHouseKey(path: houseKeyPath) }
+        let key = HouseKey.generate()
+        try Self.writeHouseKey(key, to: houseKeyPath)
+        log.info("made a new house key in \(houseKeyPath) (fingerprint \(key.fingerprint)); followers and screens need a copy")
+        return key
+    }
+
+    /// Saves a house key (64 hex digits), readable by its owner only.
+    public static func writeHouseKey(_ key: HouseKey, to path: String) throws {
+        try AtomicFile.write(Data((key.hex + "\n").utf8), to: path, permissions: 0o600)
+    }
+
+    /// Reads a house key, or says what is wrong and how to mend it.
+    public static func readHouseKey(path: String) throws -> HouseKey {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw StateError("no house key at \(path): this machine is not a member of a house. Copy house.key from the "
+                             + "coordinator's state folder to \(path) (readable by this user only), or name it with --key")
+        }
+        guard let key = HouseKey(hex: String(decoding: data.prefix(256), as: UTF8.self)) else {
+            throw StateError("\(path) is not a house key (64 hexadecimal digits); copy the coordinator's house.key again")
+        }
+        return key
     }
 
     /// The house token: read, or made (32 random bytes, hex) and saved on first start.

@@ -2,6 +2,7 @@ import Foundation
 import TuttiControl
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// A lyric screen in a terminal: keeps its clock locked to the coordinator's (like a
 /// follower, without joining as a room), follows the house's events, and shows the line
@@ -20,6 +21,8 @@ public final class LyricScreen: @unchecked Sendable {
         public var lineMode = false
         /// Called when someone quits the full screen with a key (`q`, Esc); the screen has stopped.
         public var onQuit: (@Sendable () -> Void)?
+        /// This machine's copy of the house key (the clock port serves house members only).
+        public var houseKeyPath = StateStore.houseKeyPath(in: StateStore.defaultDirectory())
         public init() {}
     }
 
@@ -34,8 +37,11 @@ public final class LyricScreen: @unchecked Sendable {
     var connected = false
     let log = Log("lyrics")
 
-    public init(configuration: Configuration) {
+    private let houseKey: HouseKey
+
+    public init(configuration: Configuration) throws {
         self.configuration = configuration
+        houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
     }
 
     public func stop() { stopFlag.set() }
@@ -57,7 +63,7 @@ public final class LyricScreen: @unchecked Sendable {
             sample: { [self] sample in lock.withLock { estimator.add(sample); return ClockLock(estimator) } },
             settings: { _, _, _, _ in }, epochEnd: { _, _ in }, report: nil)
         let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock,
-                                      stopFlag: stopFlag, unicastPort: nil, handlers: handlers)
+                                      stopFlag: stopFlag, unicastPort: nil, houseKey: houseKey, handlers: handlers)
         startThread("tutti-clock") { clockClient.run() }
         startThread("tutti-events") { [self] in followEvents() }
         defer { stopFlag.set() }

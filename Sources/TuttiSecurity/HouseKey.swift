@@ -1,0 +1,95 @@
+import Crypto
+import Foundation
+import TuttiCore
+
+/// The house's secret: 32 random bytes the coordinator makes on its first start and every
+/// member (follower, lyric screen) holds a copy of, from pairing or a copied key file. Each
+/// use has a key of its own, derived with HKDF-SHA256, so that no two uses share one.
+public struct HouseKey: Sendable, Equatable {
+    /// What a derived key is for (HKDF's info).
+    public enum Purpose: String, Sendable {
+        /// Tags on the clock port's messages.
+        case clockPort = "tutti clock port v1"
+        /// A short name of the key, to tell two keys apart without showing either.
+        case fingerprint = "tutti fingerprint v1"
+    }
+
+    public static let size = 32
+    private let secret: SymmetricKey
+
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == Self.size else { return nil }
+        secret = SymmetricKey(data: bytes)
+    }
+
+    public static func generate() -> HouseKey {
+        HouseKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })!
+    }
+
+    /// The key as 64 hexadecimal digits (the key file's one line).
+    public var hex: String {
+        secret.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+    }
+
+    /// Reads 64 hexadecimal digits (surrounding white space allowed).
+    public init?(hex: String) {
+        let digits = Array(hex.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        guard digits.count == 2 * Self.size else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.size)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        self.init(bytes: bytes)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    public func derived(_ purpose: Purpose, size: Int = 32) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(inputKeyMaterial: secret, salt: Array("tutti house".utf8), info: Array(purpose.rawValue.utf8),
+                               outputByteCount: size)
+    }
+
+    /// The clock port's signer and checker.
+    public var clockPort: HMACAuthenticator { HMACAuthenticator(key: derived(.clockPort)) }
+
+    /// Eight hexadecimal digits naming this key (from a key derived for the purpose: it
+    /// reveals nothing of the others), shown in logs so that two machines' keys can be compared.
+    public var fingerprint: String {
+        derived(.fingerprint, size: 4).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+    }
+
+    public static func == (a: HouseKey, b: HouseKey) -> Bool { a.secret == b.secret }
+}
+
+/// HMAC-SHA256, cut to `ControlMessage.tagSize` bytes (RFC 2104 allows cutting to half).
+public struct HMACAuthenticator: MessageAuthenticator {
+    private let key: SymmetricKey
+
+    public init(key: SymmetricKey) {
+        self.key = key
+    }
+
+    /// A key of its own (the coordinator's return-routability cookies).
+    public static func random() -> HMACAuthenticator { HMACAuthenticator(key: SymmetricKey(size: .bits256)) }
+
+    public func tag(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        Array(HMAC<SHA256>.authenticationCode(for: bytes, using: key).prefix(ControlMessage.tagSize))
+    }
+
+    public func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool {
+        guard tag.count == ControlMessage.tagSize else { return false }
+        let expected = self.tag(bytes)
+        var difference: UInt8 = 0
+        for (a, b) in zip(expected, tag) { difference |= a ^ b }
+        return difference == 0
+    }
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""A stranger on the house network: it knows tutti's protocol (docs/protocol.md) but not the
+house key. It sends the coordinator and a follower's host everything it can forge, and
+prints one JSON line of what it sent and what came back.
+
+    stranger.py --coordinator 10.77.0.1:17015 --follower 10.77.0.2 [--ports 5004,40000]
+
+Forged (signed with a key of its own): time requests, subscriptions (a long lease, and a
+lease of 0 to cancel a follower's), room reports (a thousand rooms, and a 513-bracket body),
+and, to the follower's ports (or every UDP port of its host), epoch ends and muting room settings
+dated now. Unsigned: messages of the older protocol version and random bytes.
+"""
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import socket
+import struct
+import time
+
+MAGIC = b"TUTC"
+VERSION = 2
+
+
+def seal(kind, body, stamp, key):
+    head = MAGIC + bytes([VERSION, kind, 0, 0]) + struct.pack(">Q", stamp)
+    return head + body + hmac.new(key, head + body, hashlib.sha256).digest()[:16]
+
+
+def ntp_now():
+    t = time.clock_gettime(time.CLOCK_MONOTONIC)  # the rig's hosts share this clock
+    return (int(t) << 32) | int((t % 1) * (1 << 32))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--coordinator", required=True)
+    ap.add_argument("--follower", required=True, help="the follower host's address")
+    ap.add_argument("--ports", default="", help="the follower's UDP ports (comma-separated; default: every port)")
+    opts = ap.parse_args()
+    host, port = opts.coordinator.rsplit(":", 1)
+    coordinator = (host, int(port))
+    key = os.urandom(32)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    sent = {"bytes": 0, "datagrams": 0}
+
+    def send(data, to):
+        try:
+            s.sendto(data, to)
+            sent["bytes"] += len(data)
+            sent["datagrams"] += 1
+        except OSError:
+            pass
+
+    # To the coordinator: time requests, subscriptions, room reports.
+    for i in range(200):
+        send(seal(1, struct.pack(">Q", i) + bytes(24), 0, key), coordinator)
+        send(seal(3, struct.pack(">HH", 5004, 65535) + bytes(4), 0, key), coordinator)
+        send(seal(3, struct.pack(">HH", 0, 0) + bytes(4), 0, key), coordinator)
+    for i in range(1000):
+        report = json.dumps({"name": f"stranger {i}", "state": "playing", "interrupted": False,
+                             "clockOffsetMicroseconds": 0, "clockUncertaintyMicroseconds": 0, "roundTripMicroseconds": 0,
+                             "bufferedPackets": 0, "outputLatencyMilliseconds": 1e300, "packetsReceived": 0, "packetsLost": 0,
+                             "packetsRecovered": 0, "framesConcealed": 0, "packetsLate": 0, "timingErrorMicroseconds": 0,
+                             "settingsVersion": 0, "outputDelayMilliseconds": 0}).encode()
+        send(seal(5, report, 0, key), coordinator)
+    send(seal(5, b"[" * 513, 0, key), coordinator)
+    # The older protocol, unsigned: what a stranger could send before.
+    send(MAGIC + bytes([1, 5, 0, 0]) + b"[" * 513, coordinator)
+    send(MAGIC + bytes([1, 3, 0, 0]) + struct.pack(">HH", 5004, 65535), coordinator)
+    for i in range(300):
+        send(os.urandom(1 + i % 1200), coordinator)
+
+    # To the follower's UDP ports (as one that watched the traffic would know them; else every
+    # port): epoch ends dated now (silence) and settings that mute, a few times over 2 s.
+    ports = [int(p) for p in opts.ports.split(",") if p] or list(range(1, 65536))
+    for round in range(20):
+        for epoch in range(4):
+            end = seal(7, struct.pack(">IQ", epoch, ntp_now()), ntp_now(), key)
+            for p in ports:
+                send(end, (opts.follower, p))
+        mute = seal(6, struct.pack(">IHBBI", 0xFFFF + round, 0, 1, 0, 0), ntp_now(), key)
+        for p in ports:
+            send(mute, (opts.follower, p))
+        time.sleep(0.1)
+
+    # What came back: the coordinator answers a stranger's time request only with "not paired".
+    s.settimeout(0.5)
+    received = {"bytes": 0, "datagrams": 0, "not_paired": 0, "other": 0}
+    deadline = time.time() + 2
+    while time.time() < deadline:
+        try:
+            data, _ = s.recvfrom(65536)
+        except (socket.timeout, OSError):
+            continue
+        received["bytes"] += len(data)
+        received["datagrams"] += 1
+        if data[:4] == MAGIC and len(data) >= 6 and data[5] == 8:
+            received["not_paired"] += 1
+        else:
+            received["other"] += 1
+    print(json.dumps({"sent": sent, "received": received}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
