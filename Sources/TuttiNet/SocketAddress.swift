@@ -50,6 +50,12 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String { "\(host):\(port)" }
 
+    /// Address and port as six bytes, network order (what return-routability cookies cover).
+    public var bytes: [UInt8] {
+        [UInt8(address >> 24), UInt8(address >> 16 & 0xFF), UInt8(address >> 8 & 0xFF), UInt8(address & 0xFF),
+         UInt8(port >> 8), UInt8(port & 0xFF)]
+    }
+
     var sockaddr: sockaddr_in {
         var sa = sockaddr_in()
         sa.sin_family = sa_family_t(AF_INET)

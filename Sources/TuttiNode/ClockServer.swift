@@ -3,12 +3,6 @@ import TuttiCore
 import TuttiNet
 import TuttiSecurity
 
-extension [UInt8] {
-    mutating func appendBigEndianBytes<T: FixedWidthInteger>(_ v: T) {
-        Swift.withUnsafeBytes(of: v.bigEndian) { append(contentsOf: $0) }
-    }
-}
-
 /// Serves the shared clock on the coordinator's UDP clock port: answers time requests
 /// with receive and transmit times, records unicast subscriptions, and answers the
 /// followers' retransmission requests (RFC 4585 NACKs) with RFC 4588 retransmissions, by
@@ -27,10 +21,11 @@ final class ClockServer: @unchecked Sendable {
     private let key: any MessageAuthenticator
     private let cookies = ReturnRoutability(key: HMACAuthenticator.random())
     let subscribers = Mutex(LeaseTable<SocketAddress>())
-    /// Messages dropped: malformed, unsigned or wrongly signed, or without a valid cookie.
     let rejected = Atomic<Int>(0)
-    let unauthenticated = Atomic<Int>(0)
-    let unverified = Atomic<Int>(0)
+    /// Messages dropped as not signed with the house key, or without a valid cookie (this
+    /// service's thread only).
+    private var unauthenticated = 0
+    private var unverified = 0
     /// The last "not paired" notice (one a second at most, to anyone).
     private var lastNotice: Int64?
     /// Called on this service's thread with every room report, its sender and arrival time.
@@ -82,7 +77,8 @@ final class ClockServer: @unchecked Sendable {
             do {
                 (message, cookie) = try ControlMessage.open(bytes, with: key)
             } catch .unauthenticated {
-                if unauthenticated.add(1, ordering: .relaxed).newValue == 1 {
+                unauthenticated += 1
+                if unauthenticated == 1 {
                     log.warning("a message from \(from) not signed with this house's key: dropped (a stranger, or a follower of "
                                 + "another house; such messages are counted every 10 s)")
                 }
@@ -96,19 +92,18 @@ final class ClockServer: @unchecked Sendable {
                 rejected.add(1, ordering: .relaxed)
                 continue
             }
-            let address = Self.addressBytes(from)
-            let verified = cookies.isValid(cookie, for: address, at: t2)
+            let (verified, currentCookie) = cookies.check(cookie, for: from.bytes, at: t2)
             if verified { remember(from, at: t2) }
             switch message {
             case let .timeRequest(originate):
                 let t3 = clock.nanosecondsNow()
                 let reply = ControlMessage.timeResponse(
                     originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3),
-                    cookie: cookies.cookie(for: address, at: t2))
+                    cookie: currentCookie)
                 try? socket.send(reply.seal(stamp: NTPTimestamp(nanoseconds: t3).rawValue, with: key), to: from)
             case let .subscribe(port, lease):
                 guard verified else {
-                    unverified.add(1, ordering: .relaxed)
+                    unverified += 1
                     continue
                 }
                 let target = SocketAddress(address: from.address, port: port == 0 ? from.port : port)
@@ -127,7 +122,7 @@ final class ClockServer: @unchecked Sendable {
                 }
             case let .roomReport(report):
                 guard verified else {
-                    unverified.add(1, ordering: .relaxed)
+                    unverified += 1
                     continue
                 }
                 onReport?(report, from, t2)
@@ -140,14 +135,6 @@ final class ClockServer: @unchecked Sendable {
     /// A follower renews its lease every second; a longer one would outlive a follower that
     /// went away by more than the house needs.
     static let longestLease: UInt16 = 60
-
-    /// An address as the cookies see it: host and port.
-    static func addressBytes(_ a: SocketAddress) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.appendBigEndianBytes(a.address)
-        bytes.appendBigEndianBytes(a.port)
-        return bytes
-    }
 
     /// Resends what a known peer asks for, to that peer.
     private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64) {
@@ -166,7 +153,7 @@ final class ClockServer: @unchecked Sendable {
         let now = clock.nanosecondsNow()
         guard now >= nextSummary else { return }
         nextSummary = now + 10_000_000_000
-        let strangers = (unauthenticated.load(ordering: .relaxed), unverified.load(ordering: .relaxed))
+        let strangers = (unauthenticated, unverified)
         if strangers != reportedStrangers {
             log.info("clock port in the last 10 s: \(strangers.0 - reportedStrangers.0) messages not signed with this house's key "
                      + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")

@@ -62,8 +62,9 @@ public final class DemoHouse: @unchecked Sendable {
         let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path
         let clock = "127.0.0.1:\(clockPort)"
         // The demo's rooms and screen are the house's members: they read its key from its folder.
-        let keyPath = try StateStore(directory: Self.stateDirectory).houseKeyPath
-        _ = try StateStore(directory: Self.stateDirectory).houseKey()
+        let store = try StateStore(directory: Self.stateDirectory)
+        _ = try store.houseKey()
+        let keyPath = store.houseKeyPath
         try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock,
                        "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)

@@ -66,8 +66,6 @@ public struct HouseKey: Sendable, Equatable {
     public var fingerprint: String {
         derived(.fingerprint, size: 4).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
     }
-
-    public static func == (a: HouseKey, b: HouseKey) -> Bool { a.secret == b.secret }
 }
 
 /// HMAC-SHA256, cut to `ControlMessage.tagSize` bytes (RFC 2104 allows cutting to half).

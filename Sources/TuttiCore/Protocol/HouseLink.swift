@@ -20,9 +20,16 @@ public struct ReturnRoutability: Sendable {
     }
 
     public func isValid(_ cookie: UInt64, for address: [UInt8], at now: Int64) -> Bool {
-        guard cookie != 0 else { return false }
+        check(cookie, for: address, at: now).valid
+    }
+
+    /// Whether `cookie` is valid for `address` at `now`, and the cookie to give it now (one
+    /// computation serves both).
+    public func check(_ cookie: UInt64, for address: [UInt8], at now: Int64) -> (valid: Bool, current: UInt64) {
         let slot = now / Self.slot
-        return cookie == self.cookie(for: address, slot: slot) || cookie == self.cookie(for: address, slot: slot - 1)
+        let current = self.cookie(for: address, slot: slot)
+        guard cookie != 0, cookie != current else { return (cookie != 0, current) }
+        return (cookie == self.cookie(for: address, slot: slot - 1), current)
     }
 
     private func cookie(for address: [UInt8], slot: Int64) -> UInt64 {
