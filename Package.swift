@@ -28,9 +28,11 @@ let package = Package(
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
-        // The house key: made, saved, derived per purpose (HKDF), and the clock port's tags
-        // (HMAC-SHA256). The only importer of swift-crypto.
-        .target(name: "TuttiSecurity", dependencies: ["TuttiCore", .product(name: "Crypto", package: "swift-crypto")]),
+        // The house key: made, saved, derived per purpose (HKDF); the clock port's tags
+        // (HMAC-SHA256); the stream's SRTP (AES-GCM). The only importer of swift-crypto.
+        .target(name: "TuttiSecurity", dependencies: [
+            "TuttiCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        ]),
         // UDP sockets (audio, clock) and the system-call fence.
         .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).

@@ -10,6 +10,8 @@ public struct HouseKey: Sendable, Equatable {
     public enum Purpose: String, Sendable {
         /// Tags on the clock port's messages.
         case clockPort = "tutti clock port v1"
+        /// The audio stream's SRTP master key and salt.
+        case stream = "tutti stream srtp v1"
         /// A short name of the key, to tell two keys apart without showing either.
         case fingerprint = "tutti fingerprint v1"
     }

@@ -54,3 +54,42 @@ struct CounterTests {
         #expect(entries[1].title == nil)
     }
 }
+
+@Suite("SRTP indices")
+struct SRTPIndexTests {
+    @Test func theRolloverCounterGrowsWhenTheSequenceWraps() {
+        var counter = RolloverCounter()
+        #expect(counter.next(65_534) == 0)
+        #expect(counter.next(65_535) == 0)
+        #expect(counter.next(0) == 1)
+        #expect(counter.next(1) == 1)
+        #expect(counter.next(200) == 1)
+        #expect(counter.next(100) == 2, "a step back (a new start at a random number) never reuses an index")
+    }
+
+    @Test func theWindowRefusesReplaysAndTheTooOld() {
+        var window = ReplayWindow()
+        #expect(window.isFresh(1000))
+        window.accept(1000)
+        #expect(!window.isFresh(1000))
+        #expect(window.isFresh(999) && window.isFresh(1001))
+        window.accept(1003)
+        #expect(window.isFresh(1001) && window.isFresh(1002) && !window.isFresh(1000) && !window.isFresh(1003))
+        window.accept(1001)
+        #expect(!window.isFresh(1001))
+        #expect(window.isFresh(1003 - 63) && !window.isFresh(1003 - 64), "64 behind the newest is too old to tell")
+        window.accept(1003 + 500)
+        #expect(!window.isFresh(1003) && window.isFresh(1003 + 499))
+    }
+
+    @Test func theIndexIsGuessedNearTheNewest() {
+        var window = ReplayWindow()
+        #expect(window.index(of: 7) == 7, "a new stream starts at rollover 0")
+        window.accept(3 << 16 | 65_530)
+        #expect(window.index(of: 65_531) == 3 << 16 | 65_531)
+        #expect(window.index(of: 2) == 4 << 16 | 2, "just wrapped")
+        window.accept(4 << 16 | 2)
+        #expect(window.index(of: 65_533) == 3 << 16 | 65_533, "late, from before the wrap")
+        #expect(window.index(of: 40_000) == 3 << 16 | 40_000)
+    }
+}

@@ -11,6 +11,10 @@ public struct RTPPacket: Equatable, Sendable {
         /// 8 bytes: NTP-format coordinator time at which the packet left (stamped just before
         /// each `sendto`): every packet is a reading of the clock offset for its receiver.
         public static let sendTime: UInt8 = 3
+        /// 4 bytes: the SRTP rollover counter (RFC 3711 §3.3.1) of the packet's SSRC, so that
+        /// a follower joining after the sequence number has wrapped knows the packet's index
+        /// (authenticated with the packet; a wrong one fails its tag).
+        public static let rollover: UInt8 = 4
     }
 
     public static let version: UInt8 = 2
@@ -25,12 +29,14 @@ public struct RTPPacket: Equatable, Sendable {
     public var presentationTime: CoordinatorTime?
     public var epoch: UInt32?
     public var sendTime: CoordinatorTime?
+    public var rollover: UInt32?
     public var payload: [UInt8]
 
     public init(
         marker: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType,
         sequenceNumber: SequenceNumber, timestamp: StreamTimestamp, ssrc: UInt32,
-        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, sendTime: CoordinatorTime? = nil, payload: [UInt8]
+        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, sendTime: CoordinatorTime? = nil, rollover: UInt32? = nil,
+        payload: [UInt8]
     ) {
         self.marker = marker
         self.payloadType = payloadType
@@ -40,6 +46,7 @@ public struct RTPPacket: Equatable, Sendable {
         self.presentationTime = presentationTime
         self.epoch = epoch
         self.sendTime = sendTime
+        self.rollover = rollover
         self.payload = payload
     }
 
@@ -57,6 +64,10 @@ public struct RTPPacket: Equatable, Sendable {
         if let sendTime {
             ext.append(ExtensionID.sendTime << 4 | 7)
             ext.appendBigEndian(NTPTimestamp(sendTime).rawValue)
+        }
+        if let rollover {
+            ext.append(ExtensionID.rollover << 4 | 3)
+            ext.appendBigEndian(rollover)
         }
         while ext.count % 4 != 0 { ext.append(0) }
 
@@ -94,6 +105,7 @@ public struct RTPPacket: Equatable, Sendable {
         var presentation: CoordinatorTime?
         var epoch: UInt32?
         var sent: CoordinatorTime?
+        var rollover: UInt32?
         if hasExtension {
             let profile = try r.u16()
             let words = Int(try r.u16())
@@ -114,6 +126,8 @@ public struct RTPPacket: Equatable, Sendable {
                         epoch = try r.u32()
                     case (ExtensionID.sendTime, 8):
                         sent = NTPTimestamp(rawValue: try r.u64()).coordinatorTime
+                    case (ExtensionID.rollover, 4):
+                        rollover = try r.u32()
                     default:
                         try r.skip(length)
                     }
@@ -129,27 +143,52 @@ public struct RTPPacket: Equatable, Sendable {
         return RTPPacket(
             marker: b1 & 0x80 != 0, payloadType: b1 & 0x7F,
             sequenceNumber: SequenceNumber(seq), timestamp: StreamTimestamp(ts), ssrc: ssrc,
-            presentationTime: presentation, epoch: epoch, sendTime: sent,
+            presentationTime: presentation, epoch: epoch, sendTime: sent, rollover: rollover,
             payload: Array(bytes[r.offset..<payloadEnd]))
     }
 
     /// Where the send-time element's 8 bytes sit in an encoded packet, if it has one: the
     /// sender rewrites them just before each `sendto`.
     public static func sendTimeOffset(in bytes: [UInt8]) -> Int? {
+        extensionOffset(id: ExtensionID.sendTime, length: 8, in: bytes)
+    }
+
+    /// The rollover counter an encoded packet carries, if any (read before its tag is checked:
+    /// the tag then tells whether it was the sender's).
+    public static func rollover(in bytes: [UInt8]) -> UInt32? {
+        guard let at = extensionOffset(id: ExtensionID.rollover, length: 4, in: bytes) else { return nil }
+        return (0..<4).reduce(0) { $0 << 8 | UInt32(bytes[at + $1]) }
+    }
+
+    /// Where the value of one-byte extension element `id` of `length` bytes sits in an encoded
+    /// packet, if it has one.
+    static func extensionOffset(id: UInt8, length: Int, in bytes: [UInt8]) -> Int? {
         guard bytes.count >= 16, bytes[0] & 0x10 != 0 else { return nil }
         let start = 12 + Int(bytes[0] & 0x0F) * 4
         guard bytes.count >= start + 4, bytes[start] == 0xBE, bytes[start + 1] == 0xDE else { return nil }
-        let end = start + 4 + (Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])) * 4
+        let end = min(bytes.count, start + 4 + (Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])) * 4)
         var i = start + 4
-        while i < min(end, bytes.count) {
+        while i < end {
             let h = bytes[i]
             if h == 0 { i += 1; continue }
-            let id = h >> 4, length = Int(h & 0x0F) + 1
-            if id == 15 { return nil }
-            if id == ExtensionID.sendTime, length == 8 { return i + 1 + 8 <= min(end, bytes.count) ? i + 1 : nil }
-            i += 1 + length
+            let elementID = h >> 4, elementLength = Int(h & 0x0F) + 1
+            if elementID == 15 { return nil }
+            if elementID == id, elementLength == length { return i + 1 + length <= end ? i + 1 : nil }
+            i += 1 + elementLength
         }
         return nil
+    }
+
+    /// The length of an encoded packet's header (fixed part, CSRCs, extension block): what
+    /// SRTP authenticates but does not encrypt. Nil when the packet is too short for it.
+    public static func headerLength(of bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 12, bytes[0] >> 6 == version else { return nil }
+        var length = 12 + Int(bytes[0] & 0x0F) * 4
+        if bytes[0] & 0x10 != 0 {
+            guard bytes.count >= length + 4 else { return nil }
+            length += 4 + (Int(bytes[length + 2]) << 8 | Int(bytes[length + 3])) * 4
+        }
+        return length <= bytes.count ? length : nil
     }
 
     /// Rewrites an encoded packet's send time in place (see `sendTimeOffset`).
