@@ -11,8 +11,8 @@ packages=(
   libmpg123-dev libopus-dev libpulse-dev pkg-config
   # run: a sound server and its tools
   pulseaudio pulseaudio-utils
-  # tests: interoperability (GStreamer), audio tools, the benchmark's comparison
-  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good sox lame espeak-ng
+  # tests: interoperability (GStreamer; -bad has srtpdec), audio tools, the benchmark's comparison
+  gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad sox lame espeak-ng
   python3 python3-numpy snapserver snapclient valgrind iproute2 nftables
   # tests: the lyric screens in a real terminal and a real headless browser
   tmux chromium fonts-dejavu-core

@@ -35,6 +35,8 @@ final class ClockClient: @unchecked Sendable {
     private let handlers: Handlers
     private let key: HMACAuthenticator
     private let keyDescription: String
+    /// Opens sealed retransmissions (SRTP) when the stream is sealed.
+    private var opener: SRTPContext?
     /// The coordinator's messages dropped: not signed with the house key, or stale (replayed).
     private var unauthenticated = 0
     private var stale = 0
@@ -49,8 +51,9 @@ final class ClockClient: @unchecked Sendable {
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
-         unicastPort: UInt16?, houseKey: HouseKey, handlers: Handlers) {
+         unicastPort: UInt16?, houseKey: HouseKey, sealedStream: Bool = true, handlers: Handlers) {
         self.socket = socket
+        opener = sealedStream ? SRTPContext(houseKey.stream) : nil
         key = houseKey.clockPort
         keyDescription = "fingerprint \(houseKey.fingerprint)"
         self.coordinator = coordinator
@@ -111,7 +114,13 @@ final class ClockClient: @unchecked Sendable {
             let t4 = datagram.receivedAt
             if let first = datagram.bytes.first, first >> 6 == 2 {  // RTP: a retransmission
                 if datagram.from == coordinator {
-                    handlers.retransmission?(datagram.bytes, t4)
+                    if opener == nil {
+                        handlers.retransmission?(datagram.bytes, t4)
+                    } else if let packet = try? opener!.unprotectRTP(datagram.bytes) {
+                        handlers.retransmission?(packet, t4)
+                    } else {
+                        unauthenticated += 1
+                    }
                 } else {
                     log.debug("RTP from \(datagram.from), not the coordinator: dropped")
                 }

@@ -20,6 +20,10 @@ final class ClockServer: @unchecked Sendable {
     private let stopFlag: StopFlag
     private let key: any MessageAuthenticator
     private let cookies = ReturnRoutability(key: HMACAuthenticator.random())
+    /// Seals retransmissions like the stream (SRTP), and opens the followers' NACKs (SRTCP),
+    /// when the stream is sealed.
+    private let sealer: StreamSealer
+    private var opener: SRTPContext?
     let subscribers = Mutex(LeaseTable<SocketAddress>())
     let rejected = Atomic<Int>(0)
     /// Messages dropped as not signed with the house key, or without a valid cookie (this
@@ -42,8 +46,12 @@ final class ClockServer: @unchecked Sendable {
     private let peerMemory: Int64 = 10_000_000_000
     private let log = Log("coordinator")
 
-    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator) {
+    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator,
+         sealer: StreamSealer = StreamSealer(nil), stream: SRTPMasterKey? = nil) {
         self.socket = socket
+        self.sealer = sealer
+        // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
+        opener = stream.map { SRTPContext($0, capacity: 512) }
         self.key = key
         self.clock = clock
         self.ssrc = ssrc
@@ -138,12 +146,26 @@ final class ClockServer: @unchecked Sendable {
 
     /// Resends what a known peer asks for, to that peer.
     private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64) {
-        guard let seen = peers[from], now - seen < peerMemory, let nack = try? GenericNACK.decode(bytes) else {
+        guard let seen = peers[from], now - seen < peerMemory else {
+            refusedRequests += 1
+            return
+        }
+        var request = bytes
+        if opener != nil {
+            do {
+                request = try opener!.unprotectRTCP(bytes)
+            } catch {
+                unauthenticated += 1
+                return
+            }
+        }
+        guard let nack = try? GenericNACK.decode(request) else {
             refusedRequests += 1
             return
         }
         for packet in retransmitter.withLock({ $0.answer(nack, from: from, now: now) }) {
-            try? socket.send(packet.encode(), to: from)
+            // Retransmissions carry no send time: they are no clock readings.
+            try? socket.send(sealer.wire(packet) { CoordinatorTime(nanoseconds: 0) }, to: from)
         }
     }
 

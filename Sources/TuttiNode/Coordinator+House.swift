@@ -62,7 +62,7 @@ extension Coordinator {
                 stopFlag.set()
             }
         }
-        log.info("clock service on port \(clockPort); streaming to \(destinationSummary)")
+        log.info("clock service on port \(clockPort); streaming \(streamProtection) to \(destinationSummary)")
         if let tracks = start.tracks {
             house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once)
         } else if let mode = start.loopMode {

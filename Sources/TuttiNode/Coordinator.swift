@@ -29,6 +29,10 @@ public final class Coordinator: @unchecked Sendable {
         public var lyricsDirectory: String?
         /// Where the house's state and token are kept.
         public var stateDirectory = StateStore.defaultDirectory()
+        /// Seal the stream with SRTP (AES-GCM, keyed from the house key). Off, anyone on the
+        /// network can hear the stream and play into the rooms: only for stock receivers
+        /// without SRTP, and to measure what the protection costs.
+        public var sealStream = true
         public init() {}
     }
 
@@ -38,6 +42,8 @@ public final class Coordinator: @unchecked Sendable {
     let clockSocket: UDPSocket
     let sendSocket: UDPSocket
     let clockServer: ClockServer
+    /// Seals the stream's packets (SRTP) unless the configuration says not to.
+    let sealer: StreamSealer
     /// The house's secret (the state folder's house.key, made on first start).
     let houseKey: HouseKey
     let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -59,7 +65,9 @@ public final class Coordinator: @unchecked Sendable {
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
-        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort)
+        sealer = StreamSealer(configuration.sealStream ? houseKey.stream : nil)
+        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort,
+                                  sealer: sealer, stream: configuration.sealStream ? houseKey.stream : nil)
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).
@@ -72,11 +80,15 @@ public final class Coordinator: @unchecked Sendable {
         let server = clockServer
         startThread("tutti-clock") { server.run() }
         defer { stopFlag.set() }
-        log.info("clock service on port \(clockPort); streaming to \(destinationSummary)")
+        log.info("clock service on port \(clockPort); streaming \(streamProtection) to \(destinationSummary)")
         try stream(source)
         // Let the last packets play out before the clock service goes away.
         let drain = Int64(configuration.latencyMilliseconds + 500) * 1_000_000
         sleep(until: clock.nanosecondsNow() + drain)
+    }
+
+    var streamProtection: String {
+        sealer.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
     }
 
     var destinationSummary: String {
@@ -94,15 +106,14 @@ public final class Coordinator: @unchecked Sendable {
         return list
     }
 
-    /// Sends an RTP packet to every destination, each copy stamped with the instant it
-    /// leaves (a clock reading for its receiver); counts it when at least one took it.
+    /// Sends an RTP packet to every destination, stamped with the instant it leaves (a clock
+    /// reading for its receivers) and sealed; counts it when at least one took it.
     func send(_ packet: RTPPacket) {
         clockServer.record(packet)
-        var bytes = packet.encode()
-        let stampAt = RTPPacket.sendTimeOffset(in: bytes)
+        let targets = destinations(now: clock.nanosecondsNow())
+        let bytes = sealer.wire(packet) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
         var sent = false
-        for destination in destinations(now: clock.nanosecondsNow()) {
-            if let stampAt { RTPPacket.stamp(&bytes, at: stampAt, sendTime: CoordinatorTime(nanoseconds: clock.nanosecondsNow())) }
+        for destination in targets {
             do {
                 try sendSocket.send(bytes, to: destination)
                 sent = true
@@ -115,7 +126,7 @@ public final class Coordinator: @unchecked Sendable {
 
     /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
     func send(_ report: RTCPSenderReport) {
-        let bytes = report.encode()
+        let bytes = sealer.wire(report: report.encode())
         for d in destinations(now: clock.nanosecondsNow()) {
             try? sendSocket.send(bytes, to: SocketAddress(address: d.address, port: d.port &+ 1))
         }
@@ -202,9 +213,11 @@ public final class Coordinator: @unchecked Sendable {
             connectionAddress: target?.host ?? "127.0.0.1", isMulticast: target?.isMulticast ?? false,
             port: target?.port ?? 5004, frameMilliseconds: configuration.encoder.frameMilliseconds,
             mediaClockOffset: SessionDescription.mediaClockOffset(
-                timestamp: packetizer.nextTimestamp, presentedAt: packetizer.nextPresentationTime))
+                timestamp: packetizer.nextTimestamp, presentedAt: packetizer.nextPresentationTime),
+            srtpKey: configuration.sealStream ? houseKey.stream.inline : nil, source: (ssrc, cname))
         do {
-            try AtomicFile.write(Data(sdp.text.utf8), to: path)
+            // It holds the stream's key: readable by this user only.
+            try AtomicFile.write(Data(sdp.text.utf8), to: path, permissions: configuration.sealStream ? 0o600 : 0o644)
         } catch {
             log.error("cannot write SDP file \(path): \(error)")
         }

@@ -29,6 +29,9 @@ public final class Follower: @unchecked Sendable {
         public var statusInterval: Double = 5
         /// This machine's copy of the house key (from pairing, or copied from the coordinator).
         public var houseKeyPath = StateStore.houseKeyPath(in: StateStore.defaultDirectory())
+        /// The stream is sealed with SRTP (the coordinator's default); false only for a
+        /// coordinator run with `--plain-rtp`.
+        public var sealedStream = true
         public init() {}
     }
 
@@ -41,6 +44,8 @@ public final class Follower: @unchecked Sendable {
     private let houseKey: HouseKey
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
+    /// Stream packets dropped as not sealed with the house key (or replayed).
+    private let unsealed = Atomic<Int>(0)
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -92,7 +97,8 @@ public final class Follower: @unchecked Sendable {
             report: { engine.withLock { $0.report(name: name) } },
             retransmission: { bytes, at in engine.withLock { $0.engine.receiveRetransmission(bytes, at: LocalTime(nanoseconds: at)) } })
         let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
-                                      stopFlag: stopFlag, unicastPort: unicastPort, houseKey: houseKey, handlers: handlers)
+                                      stopFlag: stopFlag, unicastPort: unicastPort, houseKey: houseKey,
+                                      sealedStream: configuration.sealedStream, handlers: handlers)
         startThread("tutti-clock") { clientClock.run() }
         startThread("tutti-receive") { [self] in receiveLoop() }
         defer { stopFlag.set() }
@@ -106,11 +112,34 @@ public final class Follower: @unchecked Sendable {
     private func receiveLoop() {
         let ssrc = UInt32.random(in: 1...UInt32.max)  // this follower's, in its NACKs
         var due: LocalTime?
+        // Opens the stream's packets and seals this follower's NACKs (SRTP, SRTCP).
+        var srtp = configuration.sealedStream ? SRTPContext(houseKey.stream) : nil
+        var reported = 0
+        var nextSummary: Int64 = 0
         while !stopFlag.isSet {
             do {
                 let wait = due.map { max(1, min(200, ($0.nanoseconds - clock.nanosecondsNow()) / 1_000_000 + 1)) } ?? 200
-                let datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait))
+                var datagram = try rtpSocket.receive(timeoutMilliseconds: Int32(wait))
+                if let sealed = datagram?.bytes, srtp != nil {
+                    do {
+                        datagram!.bytes = try srtp!.unprotectRTP(sealed)
+                    } catch {
+                        datagram = nil
+                        if unsealed.add(1, ordering: .relaxed).newValue == 1 {
+                            log.warning("a stream packet not sealed with the house key (\(error)): dropped (a stranger's, a replay, or "
+                                        + "a coordinator run with --plain-rtp; such packets are counted every 10 s)")
+                        }
+                    }
+                }
                 let now = LocalTime(nanoseconds: clock.nanosecondsNow())
+                if now.nanoseconds >= nextSummary {
+                    nextSummary = now.nanoseconds + 10_000_000_000
+                    let count = unsealed.load(ordering: .relaxed)
+                    if count != reported {
+                        log.info("stream in the last 10 s: \(count - reported) packets not sealed with the house key dropped")
+                        reported = count
+                    }
+                }
                 let request = engine.withLock { box in
                     if let datagram { box.engine.receive(datagram.bytes, at: LocalTime(nanoseconds: datagram.receivedAt)) }
                     defer { due = box.engine.nextRetransmissionRequest }
@@ -120,7 +149,11 @@ public final class Follower: @unchecked Sendable {
                 if let datagram { clockTrace?.recordStream(datagram.bytes, arrived: datagram.receivedAt) }
                 if let request {
                     let nack = GenericNACK(senderSSRC: ssrc, mediaSSRC: request.ssrc, sequences: request.sequences).encode()
-                    for _ in 0..<request.copies { try? clockSocket.send(nack, to: configuration.coordinator) }
+                    for _ in 0..<request.copies {
+                        // Each copy its own SRTCP index: a copy of the same would be taken for a replay.
+                        guard let wire = srtp == nil ? nack : try? srtp!.protectRTCP(nack) else { continue }
+                        try? clockSocket.send(wire, to: configuration.coordinator)
+                    }
                 }
             } catch {
                 log.error("receive: \(error)")
@@ -190,7 +223,7 @@ public final class Follower: @unchecked Sendable {
             let s = e.statistics
             let clock = e.clockEstimate.map { "\($0)" } ?? "not locked"
             let r = e.requester.statistics
-            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) (asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)"
+            return "clock: \(clock); device latency \(latency / 1_000_000) ms; timing \(String(format: "%+.1f", Double(s.lastError) / 1000)) µs, rate \(String(format: "%+.1f", (s.ratio - 1) * 1e6)) ppm; buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) (asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed \(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), unsealed \(unsealed.load(ordering: .relaxed)), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)"
         }
     }
 }

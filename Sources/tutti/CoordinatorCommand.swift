@@ -47,8 +47,11 @@ struct CoordinatorCommand: ParsableCommand {
     @Option(help: "Address and port of the clock service, HOST:PORT (followers connect here).")
     var clockListen: String = "0.0.0.0:5005"
 
-    @Option(help: "Write an SDP description of the stream to PATH (for GStreamer, ffmpeg).")
+    @Option(help: "Write an SDP description of the stream to PATH (for GStreamer, ffmpeg). It holds the stream's key (mode 0600).")
     var sdp: String?
+
+    @Flag(help: "Send the stream as plain RTP, not sealed with SRTP: anyone on the network can then hear it and play into the rooms. For stock receivers without SRTP; followers need --plain-rtp too.")
+    var plainRtp = false
 
     /// HOST:PORT for a listener; port 0 takes any free port.
     static func listenAddress(_ text: String) throws -> (host: String, port: Int) {
@@ -79,6 +82,7 @@ struct CoordinatorCommand: ParsableCommand {
         config.unicast = try unicast.map { try SocketAddress(parsing: $0, defaultPort: 5004) }
         config.clockListen = try SocketAddress(parsing: clockListen, defaultPort: 5005)
         config.sdpPath = sdp
+        config.sealStream = !plainRtp
         let control = try Self.listenAddress(controlListen)
         config.controlHost = control.host
         config.controlPort = control.port

@@ -46,6 +46,9 @@ struct FollowerCommand: ParsableCommand {
     @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
     var key: String?
 
+    @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
+    var plainRtp = false
+
     func validate() throws {
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
         if !(0...2000).contains(outputDelayMs) { throw ValidationError("--output-delay-ms must be between 0 and 2000") }
@@ -77,6 +80,7 @@ struct FollowerCommand: ParsableCommand {
         config.outputDelayMilliseconds = outputDelayMs
         config.statusInterval = statusInterval
         if let key { config.houseKeyPath = key }
+        config.sealedStream = !plainRtp
         if let name { config.name = name }
         let device: AudioOutput
         var clocked: ClockedOutput?

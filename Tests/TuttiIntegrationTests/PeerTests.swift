@@ -50,8 +50,53 @@ struct PeerTests {
         #expect(listing.contains("media.role = \"music\""), "\(listing)")
     }
 
-    @Test func gstreamerDecodesTheStreamIntoTheSourceAudio() throws {
+    /// A stock SRTP receiver (GStreamer's srtpdec, libsrtp) decodes the sealed stream with the
+    /// key the SDP carries (RFC 4568 `a=crypto`, AEAD_AES_128_GCM).
+    @Test func gstreamerDecodesTheSealedStreamWithTheKeyFromTheSDP() throws {
         let h = try Harness("gst")
+        let port = Harness.freePort()
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock,
+                                    "--unicast", "127.0.0.1:\(port)", "--sdp", h.path("stream.sdp")])
+        #expect(Harness.wait(timeout: 10) { FileManager.default.fileExists(atPath: h.path("stream.sdp")) }, "\(h.log("coordinator"))")
+        let sdp = try String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)
+        #expect(sdp.contains("a=rtpmap:96 opus/48000/2"))
+        #expect(sdp.contains("m=audio \(port) RTP/SAVP 96"))
+        let mode = try #require(FileManager.default.attributesOfItem(atPath: h.path("stream.sdp"))[.posixPermissions] as? Int)
+        #expect(mode == 0o600, "the SDP holds the stream's key: \(String(mode, radix: 8))")
+        let inline = try #require(sdp.firstMatch(of: #/a=crypto:1 AEAD_AES_128_GCM inline:([A-Za-z0-9+\/=]+)/#)?.1, "\(sdp)")
+        let keyBytes = try #require(Data(base64Encoded: String(inline)))
+        #expect(keyBytes.count == 28)
+        let key = keyBytes.map { String(format: "%02x", $0) }.joined()
+        let ssrc = try #require(sdp.firstMatch(of: #/a=ssrc:(\d+) cname:/#)?.1, "\(sdp)")
+        try h.start("gst", [
+            "gst-launch-1.0", "-e", "-q",
+            "udpsrc", "port=\(port)", "address=127.0.0.1",
+            "caps=application/x-srtp,media=audio,clock-rate=48000,encoding-name=OPUS,payload=96,ssrc=(uint)\(ssrc),srtp-key=(buffer)\(key),"
+                + "srtp-cipher=aes-128-gcm,srtp-auth=null,srtcp-cipher=aes-128-gcm,srtcp-auth=null",
+            "!", "srtpdec", "!", "rtpjitterbuffer", "latency=100", "!", "rtpopusdepay", "!", "opusdec", "!", "audioconvert", "!",
+            "audioresample", "!", "audio/x-raw,format=S16LE,rate=48000,channels=2", "!", "wavenc", "!",
+            "filesink", "location=\(h.path("gst.wav"))",
+        ])
+        Thread.sleep(forTimeInterval: 5)
+        // Stop GStreamer with SIGINT so that -e sends EOS and wavenc finishes the file.
+        if let pid = Int32(ChildProcess.output(["pgrep", "-n", "-f", "location=\(h.path("gst.wav"))"])?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            kill(pid, SIGINT)
+        }
+        _ = Harness.wait(timeout: 5) { (try? FileManager.default.attributesOfItem(atPath: h.path("gst.wav"))[.size] as? Int).map { $0 > 100_000 } ?? false }
+        Thread.sleep(forTimeInterval: 1)
+
+        let wav = try #require(Analysis.readWAV(h.path("gst.wav")), "GStreamer wrote nothing: \(h.log("gst"))")
+        let received = wav.channels[0]
+        let correlation = try #require(Analysis.correlationWithSource(received, source: try Harness.demoSongLeft()),
+                                       "GStreamer decoded too little: \(received.count) frames; \(h.log("gst"))")
+        #expect(correlation > 0.9, "GStreamer's decode does not match the source: correlation \(correlation)")
+    }
+
+    /// With `--plain-rtp` the stream is plain RTP again, for receivers without SRTP.
+    @Test func gstreamerDecodesThePlainStreamWhenAskedFor() throws {
+        let h = try Harness("gst-plain")
         let port = Harness.freePort()
         let clock = "127.0.0.1:\(Harness.freePort())"
         try h.start("gst", [
@@ -63,10 +108,9 @@ struct PeerTests {
             "filesink", "location=\(h.path("gst.wav"))",
         ])
         Thread.sleep(forTimeInterval: 0.5)
-        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock,
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock, "--plain-rtp",
                                     "--unicast", "127.0.0.1:\(port)", "--sdp", h.path("stream.sdp")])
-        Thread.sleep(forTimeInterval: 5)
-        // Stop GStreamer with SIGINT so that -e sends EOS and wavenc finishes the file.
+        Thread.sleep(forTimeInterval: 4)
         if let pid = Int32(ChildProcess.output(["pgrep", "-n", "-f", "location=\(h.path("gst.wav"))"])?
             .trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
             kill(pid, SIGINT)
@@ -74,14 +118,11 @@ struct PeerTests {
         _ = Harness.wait(timeout: 5) { (try? FileManager.default.attributesOfItem(atPath: h.path("gst.wav"))[.size] as? Int).map { $0 > 100_000 } ?? false }
         Thread.sleep(forTimeInterval: 1)
         let sdp = try String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)
-        #expect(sdp.contains("a=rtpmap:96 opus/48000/2"))
-        #expect(sdp.contains("m=audio \(port) RTP/AVP 96"))
-
+        #expect(sdp.contains("m=audio \(port) RTP/AVP 96") && !sdp.contains("a=crypto"))
+        #expect(h.log("coordinator").contains("UNSEALED"))
         let wav = try #require(Analysis.readWAV(h.path("gst.wav")), "GStreamer wrote nothing: \(h.log("gst"))")
-        let received = wav.channels[0]
-        let correlation = try #require(Analysis.correlationWithSource(received, source: try Harness.demoSongLeft()),
-                                       "GStreamer decoded too little: \(received.count) frames; \(h.log("gst"))")
-        #expect(correlation > 0.9, "GStreamer's decode does not match the source: correlation \(correlation)")
+        let correlation = try #require(Analysis.correlationWithSource(wav.channels[0], source: try Harness.demoSongLeft()))
+        #expect(correlation > 0.9, "correlation \(correlation)")
     }
 }
 }

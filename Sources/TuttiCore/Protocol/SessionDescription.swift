@@ -11,10 +11,16 @@ public struct SessionDescription: Sendable {
     public var frameMilliseconds: Double
     /// The RTP timestamp at coordinator time 0 (RFC 7273 `mediaclk:direct`), when known.
     public var mediaClockOffset: UInt32?
+    /// The SRTP master key and salt in base64 (RFC 4568 `inline:`) when the stream is sealed
+    /// with AEAD_AES_128_GCM (RFC 7714): whoever reads this SDP can hear the house.
+    public var srtpKey: String?
+    /// The stream's SSRC and RTCP canonical name (RFC 5576 `a=ssrc`): an SRTP receiver keys
+    /// its context by SSRC.
+    public var source: (ssrc: UInt32, cname: String)?
 
     public init(sessionID: UInt64, originAddress: String, connectionAddress: String, isMulticast: Bool,
                 port: UInt16, payloadType: UInt8 = RTPPacket.defaultPayloadType, frameMilliseconds: Double,
-                mediaClockOffset: UInt32?) {
+                mediaClockOffset: UInt32?, srtpKey: String? = nil, source: (ssrc: UInt32, cname: String)? = nil) {
         self.sessionID = sessionID
         self.originAddress = originAddress
         self.connectionAddress = connectionAddress
@@ -23,6 +29,8 @@ public struct SessionDescription: Sendable {
         self.payloadType = payloadType
         self.frameMilliseconds = frameMilliseconds
         self.mediaClockOffset = mediaClockOffset
+        self.srtpKey = srtpKey
+        self.source = source
     }
 
     /// The RTP timestamp that would be presented at coordinator time 0, from any one
@@ -43,7 +51,7 @@ public struct SessionDescription: Sendable {
             "t=0 0",
             "a=tool:tutti",
             "a=recvonly",
-            "m=audio \(port) RTP/AVP \(payloadType)",
+            "m=audio \(port) \(srtpKey == nil ? "RTP/AVP" : "RTP/SAVP") \(payloadType)",
             "a=rtpmap:\(payloadType) opus/48000/2",
             "a=fmtp:\(payloadType) stereo=1; sprop-stereo=1; useinbandfec=1",
             "a=rtcp-fb:\(payloadType) nack",
@@ -53,6 +61,13 @@ public struct SessionDescription: Sendable {
             "a=extmap:3 urn:tutti:send-time",
             "a=ts-refclk:local",
         ]
+        if let srtpKey {
+            lines.append("a=crypto:1 AEAD_AES_128_GCM inline:\(srtpKey)")
+            lines.append("a=extmap:4 urn:tutti:srtp-rollover")
+        }
+        if let source {
+            lines.append("a=ssrc:\(source.ssrc) cname:\(source.cname)")
+        }
         if let mediaClockOffset {
             lines.append("a=mediaclk:direct=\(mediaClockOffset)")
         }
