@@ -6,14 +6,14 @@ extension IntegrationTests {
 /// A stranger host on the house network (its own network namespace behind the relay, with
 /// the coordinator and a follower in theirs) that knows the protocol but not the house key:
 /// bench/lib/stranger.py forges every clock-port message it can, to the coordinator and to
-/// every UDP port of the follower's host.
+/// every UDP port of the follower's host, and stream packets of the stream's SSRC.
 @Suite("Strangers on the house network", .timeLimit(.minutes(2)))
 struct StrangerTests {
     @Test func aStrangerCanNeitherSteerSilenceAddRoomsNorAmplify() throws {
         let h = try Harness("stranger")
         guard let relay = try NetworkTests.Relay(h, delayMs: 0, jitterMs: 0, loss: 0) else { return }
         let noise = try h.noiseSong(seconds: 40)
-        try h.start("coordinator", relay.hub([Harness.binary, "coordinator", noise, "--multicast", "off",
+        try h.start("coordinator", relay.hub([Harness.binary, "coordinator", noise, "--multicast", "off", "--sdp", h.path("stream.sdp"),
                                               "--clock-listen", "0.0.0.0:5005", "--control-listen", "127.0.0.1:18485"]))
         try h.start("a", relay.room(1, [Harness.binary, "follower", "--coordinator", "10.77.0.1:5005", "--unicast", "--name", "a",
                                         "--output", "wav:" + h.path("a.wav"), "--status-interval", "1"]))
@@ -22,9 +22,13 @@ struct StrangerTests {
         // The follower's ports, as a stranger that watched the traffic would know them.
         let ports = h.log("a").matches(of: #/on port (\d+)|clock port (\d+)/#).compactMap { $0.1.map(String.init) ?? $0.2.map(String.init) }
         #expect(ports.count == 2, "\(h.log("a"))")
+        // The stream's SSRC, as anyone who overhears it reads it in its clear headers.
+        let sdp = (try? String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)) ?? ""
+        let ssrc = try #require(sdp.firstMatch(of: #/a=ssrc:(\d+) /#)?.1, "\(sdp)")
         let stranger = try h.start("stranger", relay.room(2, ["python3", Harness.packageRoot + "/bench/lib/stranger.py",
                                                               "--coordinator", "10.77.0.1:5005", "--follower", "10.77.0.2",
-                                                              "--ports", ports.joined(separator: ",")]))
+                                                              "--ports", ports.joined(separator: ","),
+                                                              "--rtp-port", ports.first ?? "0", "--ssrc", String(ssrc)]))
         #expect(stranger.wait(timeout: 60) == 0, "the stranger: \(h.log("stranger"))")
         let attackEnded = Date()
         Thread.sleep(forTimeInterval: 3)
@@ -42,7 +46,12 @@ struct StrangerTests {
             log.matches(of: #/(\d+) messages not signed with (?:this house's|the house) key/#).reduce(0) { $0 + (Int($1.1) ?? 0) }
         }
         // Both count what they dropped, every 10 s (the first summary may hold only part of it).
-        _ = Harness.wait(timeout: 12) { dropped(h.log("coordinator")) >= 100 && dropped(h.log("a")) >= 100 }
+        func unsealed(_ log: String) -> Int {
+            log.matches(of: #/(\d+) packets not sealed with the house key/#).reduce(0) { $0 + (Int($1.1) ?? 0) }
+        }
+        _ = Harness.wait(timeout: 12) { dropped(h.log("coordinator")) >= 100 && dropped(h.log("a")) >= 100 && unsealed(h.log("a")) >= 1_200 }
+        // Every forged stream packet was refused (plain, and sealed with another key).
+        #expect(unsealed(h.log("a")) >= 1_200, "the follower took forged stream packets: \(h.log("a"))")
         let coordinator = h.log("coordinator")
         #expect(!coordinator.contains("Fatal") && !coordinator.contains("fatal"), "\(coordinator)")
         #expect(dropped(coordinator) >= 100, "coordinator: \(coordinator)")

@@ -4,11 +4,14 @@ house key. It sends the coordinator and a follower's host everything it can forg
 prints one JSON line of what it sent and what came back.
 
     stranger.py --coordinator 10.77.0.1:17015 --follower 10.77.0.2 [--ports 5004,40000]
+                [--rtp-port 5004 --ssrc 123456]
 
 Forged (signed with a key of its own): time requests, subscriptions (a long lease, and a
 lease of 0 to cancel a follower's), room reports (a thousand rooms, and a 513-bracket body),
 and, to the follower's ports (or every UDP port of its host), epoch ends and muting room settings
-dated now. Unsigned: messages of the older protocol version and random bytes.
+dated now. Unsigned: messages of the older protocol version and random bytes. With --rtp-port
+and --ssrc (what anyone who overhears the stream reads in its clear headers): RTP packets of
+that SSRC due 100 ms from now, as plain RTP and as SRTP sealed with a key of its own.
 """
 import argparse
 import hashlib
@@ -38,6 +41,8 @@ def main():
     ap.add_argument("--coordinator", required=True)
     ap.add_argument("--follower", required=True, help="the follower host's address")
     ap.add_argument("--ports", default="", help="the follower's UDP ports (comma-separated; default: every port)")
+    ap.add_argument("--rtp-port", type=int, help="the follower's stream port")
+    ap.add_argument("--ssrc", type=int, help="the stream's SSRC")
     opts = ap.parse_args()
     host, port = opts.coordinator.rsplit(":", 1)
     coordinator = (host, int(port))
@@ -85,6 +90,23 @@ def main():
         for p in ports:
             send(mute, (opts.follower, p))
         time.sleep(0.1)
+
+    # To the follower's stream port: packets of the stream's SSRC, due 100 ms from now, at
+    # every sequence number near any guess (an Opus frame that is all silence: code 0, CELT).
+    if opts.rtp_port and opts.ssrc is not None:
+        for i in range(600):
+            sequence = (i * 109) & 0xFFFF
+            extension = (bytes([0x17]) + struct.pack(">Q", ntp_now() + (1 << 32) // 10)
+                         + bytes([0x23]) + struct.pack(">I", i % 8)
+                         + bytes([0x37]) + struct.pack(">Q", ntp_now()) + bytes([0x43]) + struct.pack(">I", 0))
+            extension += bytes(-len(extension) % 4)
+            header = (bytes([0x90, 96]) + struct.pack(">HII", sequence, (i * 960) & 0xFFFFFFFF, opts.ssrc)
+                      + b"\xbe\xde" + struct.pack(">H", len(extension) // 4) + extension)
+            payload = bytes([0xFC]) + bytes(40)
+            send(header + payload, (opts.follower, opts.rtp_port))
+            send(header + payload + os.urandom(16), (opts.follower, opts.rtp_port))  # as if sealed
+            if i % 50 == 49:
+                time.sleep(0.05)
 
     # What came back: the coordinator answers a stranger's time request only with "not paired".
     s.settimeout(0.5)
