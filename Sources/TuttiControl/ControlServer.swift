@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import ServiceLifecycle
@@ -14,6 +15,8 @@ public final class ControlServer: Sendable {
         public var port = 8485
         /// Web pages served as they are: path → (content type, bytes).
         public var pages: [String: Page] = [:]
+        /// Connections open at once; more wait in the kernel's queue until one closes.
+        public var maximumConnections = 128
         public init() {}
     }
 
@@ -28,21 +31,28 @@ public final class ControlServer: Sendable {
 
     let service: any ControlService
     let configuration: Configuration
+    let gate: TokenGate
     private let group = ShutdownTrigger()
 
     public init(service: any ControlService, configuration: Configuration) {
         self.service = service
         self.configuration = configuration
+        gate = TokenGate(service: service)
     }
 
     /// Serves until `stop()`; calls `onStarted` with the bound port once listening.
     public func run(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         var logger = Logger(label: "tutti.control")
-        logger.logLevel = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1" ? .debug : .warning
+        logger.logLevel = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1" ? .debug : .critical
+        // Bounded: at most `maximumConnections` open at once (file descriptors are the house's,
+        // for its files and sockets too); a first request head within 10 s; an idle
+        // keep-alive connection closed after 60 s.
         let app = Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(webSocketRouter: makeEventRouter()),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti"),
+            server: .http1WebSocketUpgrade(webSocketRouter: makeEventRouter(), configuration: .init(http1: .init(idleTimeout: .seconds(60))),
+                                           requestDeadline: .seconds(10)),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti",
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
             logger: logger)
         let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
@@ -93,8 +103,8 @@ public final class ControlServer: Sendable {
             return Response(status: .ok, headers: [.contentType: art.mimeType, .cacheControl: "max-age=3600"],
                             body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
         }
-        TransportRoutes.add(to: api, service: service)
-        MutationRoutes.add(to: api, service: service)
+        TransportRoutes.add(to: api, service: service, gate: gate)
+        MutationRoutes.add(to: api, service: service, gate: gate)
         return router
     }
 
@@ -137,8 +147,11 @@ public final class ControlServer: Sendable {
 /// The request context: bodies are small JSON documents, so anything over 64 KiB is refused.
 public struct ControlContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
+    /// The client's address (no port), for the token gate.
+    public let peer: String
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
+        peer = source.channel.remoteAddress?.ipAddress ?? "?"
     }
     public var maxUploadSize: Int { 64 * 1024 }
 }

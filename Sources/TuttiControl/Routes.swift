@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 import TuttiCore
 
 extension NowPlaying: ResponseEncodable {}
@@ -15,15 +16,36 @@ struct Done: ResponseEncodable {
     var ok = true
 }
 
-/// Changes need the house token: `Authorization: Bearer TOKEN`.
-func authorize(_ request: Request, _ service: any ControlService) throws(ControlError) {
-    let header = request.headers[.authorization] ?? ""
-    let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
-    guard !token.isEmpty else {
-        throw ControlError(status: 401, "this call changes the house and needs its token: send 'Authorization: Bearer TOKEN' (tutti ctl reads it from the coordinator's state folder, --token or TUTTI_TOKEN)")
+/// Changes need the house token: `Authorization: Bearer TOKEN`. An address that sent a wrong
+/// (or no) token 10 times in a minute is refused, whatever it sends, until a minute after
+/// the first of those: guessing a 128-bit token was hopeless already, now it is slow too.
+final class TokenGate: Sendable {
+    let service: any ControlService
+    private let limit = Mutex(FailedTokenLimit<String>())
+
+    init(service: any ControlService) {
+        self.service = service
     }
-    guard service.authorizes(token: token) else {
-        throw ControlError(status: 403, "wrong token for this house")
+
+    /// Calls refused for too many failures so far.
+    var refused: Int { limit.withLock { $0.refused } }
+
+    func authorize(_ request: Request, _ context: ControlContext) throws(ControlError) {
+        let peer = context.peer
+        let now = Int64(DispatchTime.now().uptimeNanoseconds)
+        if let wait = limit.withLock({ $0.wait(for: peer, at: now) }) {
+            throw ControlError(status: 429, "too many wrong tokens from \(peer): try again in \(wait / 1_000_000_000 + 1) s")
+        }
+        let header = request.headers[.authorization] ?? ""
+        let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
+        guard !token.isEmpty else {
+            limit.withLock { $0.failed(peer, at: now) }
+            throw ControlError(status: 401, "this call changes the house and needs its token: send 'Authorization: Bearer TOKEN' (tutti ctl reads it from the coordinator's state folder, --token or TUTTI_TOKEN)")
+        }
+        guard service.authorizes(token: token) else {
+            limit.withLock { $0.failed(peer, at: now) }
+            throw ControlError(status: 403, "wrong token for this house")
+        }
     }
 }
 
@@ -65,9 +87,9 @@ func describe(_ error: DecodingError) -> String {
 
 /// Play, pause, next, seek...
 enum TransportRoutes {
-    static func add(to api: RouterGroup<ControlContext>, service: any ControlService) {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
         api.post("transport/:command") { request, context -> NowPlaying in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             let name = try context.parameters.require("command")
             let command: TransportCommand
             switch name {
@@ -93,7 +115,7 @@ enum TransportRoutes {
             return try service.transport(command)
         }
         api.post("queue/play") { request, context -> NowPlaying in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             let index = try await body(PlayIndexRequest.self, request, context).index
             return try service.transport(.playItem(index: index))
         }
@@ -102,55 +124,55 @@ enum TransportRoutes {
 
 /// The queue, loop mode, volumes, rooms and feedback.
 enum MutationRoutes {
-    static func add(to api: RouterGroup<ControlContext>, service: any ControlService) {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
         api.post("queue") { request, context -> [QueueEntry] in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             let add = try await body(AddRequest.self, request, context)
             guard !add.paths.isEmpty else { throw ControlError.badRequest("paths is empty: name files, folders or playlists") }
             return try service.add(paths: add.paths, placement: add.placement ?? .end)
         }
-        api.delete("queue") { request, _ -> Done in
-            try authorize(request, service)
+        api.delete("queue") { request, context -> Done in
+            try gate.authorize(request, context)
             service.clearQueue()
             return Done()
         }
         api.delete("queue/:id") { request, context -> Done in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             try service.remove(itemID: try context.parameters.require("id", as: Int.self))
             return Done()
         }
         api.post("queue/:id/move") { request, context -> Done in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             let id = try context.parameters.require("id", as: Int.self)
             try service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index)
             return Done()
         }
         api.put("loop") { request, context -> NowPlaying in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
             return service.nowPlaying()
         }
         api.put("volume") { request, context -> NowPlaying in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             let volume = try await body(VolumeRequest.self, request, context)
             try service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted)
             return service.nowPlaying()
         }
         api.put("rooms/:name") { request, context -> RoomView in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             return try service.updateRoom(try roomName(context), try await body(RoomUpdate.self, request, context))
         }
         api.delete("rooms/:name") { request, context -> Done in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             try service.removeRoom(try roomName(context))
             return Done()
         }
         api.post("feedback") { request, context -> FeedbackEntry in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             return try service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind)
         }
         api.delete("feedback/:id") { request, context -> Done in
-            try authorize(request, service)
+            try gate.authorize(request, context)
             try service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
             return Done()
         }

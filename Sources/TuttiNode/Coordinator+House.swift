@@ -54,7 +54,8 @@ extension Coordinator {
             do {
                 try await api.run { port in
                     log.info("control API on http://\(shownHost):\(port)/api/v1")
-                    log.info("web remote: http://\(shownHost):\(port)/#token=\(house.token)  lyrics: http://\(shownHost):\(port)/lyrics")
+                    // Never the token: logs are read by more people than the house's owner.
+                    log.info("web remote: http://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: http://\(shownHost):\(port)/lyrics")
                     onControlPort(port)
                 }
             } catch {

@@ -93,3 +93,29 @@ struct SRTPIndexTests {
         #expect(window.index(of: 40_000) == 3 << 16 | 40_000)
     }
 }
+
+@Suite("Failed token limit")
+struct FailedTokenLimitTests {
+    @Test func tenFailuresAMinuteThenNothingUntilTheFirstAgesOut() {
+        var limit = FailedTokenLimit<String>(allowed: 10, window: 60_000_000_000)
+        let s: Int64 = 1_000_000_000
+        for i in 0..<10 {
+            #expect(limit.wait(for: "a", at: Int64(i) * s) == nil)
+            limit.failed("a", at: Int64(i) * s)
+        }
+        #expect(limit.wait(for: "a", at: 10 * s) == 50 * s, "blocked until the first failure is a minute old")
+        #expect(limit.wait(for: "b", at: 10 * s) == nil, "others are not")
+        #expect(limit.wait(for: "a", at: 60 * s) == nil, "one failure aged out: one more try")
+        limit.failed("a", at: 60 * s)
+        #expect(limit.wait(for: "a", at: 60 * s + s / 2) != nil)
+        #expect(limit.refused == 2)
+    }
+
+    @Test func manyAddressesCannotGrowIt() {
+        var limit = FailedTokenLimit<Int>(allowed: 2, window: 60_000_000_000, capacity: 8)
+        for peer in 0..<1_000 { limit.failed(peer, at: Int64(peer)) }
+        limit.failed(999, at: 1_000)
+        #expect(limit.wait(for: 999, at: 1_001) != nil, "the newest are remembered")
+        #expect(limit.wait(for: 0, at: 1_001) == nil, "the quietest forgotten")
+    }
+}

@@ -157,6 +157,56 @@ extension IntegrationTests {
             #expect(h.log("coordinator").contains("Fatal") == false)
         }
 
+        /// A stranger without the token: guessing it is cut off after 10 failures a minute (the
+        /// right token from elsewhere still works), and 1,100 connections that never finish a
+        /// request neither exhaust the coordinator's file descriptors nor stop the house: it
+        /// plays on, saves, and answers again once they are gone. The token is never logged.
+        @Test func tokenGuessersAreCutOffAndIdleConnectionsCannotStarveTheHouse() throws {
+            let h = try Harness("worn")
+            let coordinator = try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--loop", "--multicast", "off", "--clock-listen",
+                                                          "127.0.0.1:\(Harness.freePort())"])
+            let api = try ControlAPI(h)
+            let port = try #require(h.controlURL().flatMap { $0.split(separator: ":").last.flatMap { Int($0) } })
+            let token = try #require(h.token)
+            #expect(!h.log("coordinator").contains(token), "the token is in the coordinator's log")
+
+            let guesser = try h.run("guesser", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
+                                                "--guess", "12", "--source", "127.0.0.2"])
+            let statuses = (try? JSONSerialization.jsonObject(with: Data(guesser.out.utf8)) as? [String: [Int]])?["statuses"] ?? []
+            #expect(statuses == Array(repeating: 403, count: 10) + [429, 429], "\(guesser)")
+            try api.change("PUT", "/volume", #"{"volume": 40}"#)
+
+            let flood = try h.start("flood", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
+                                              "--connections", "1100", "--hold", "14"])
+            var mostDescriptors = 0
+            for _ in 0..<12 {
+                Thread.sleep(forTimeInterval: 1)
+                let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(coordinator.pid)/fd").count) ?? 0
+                mostDescriptors = max(mostDescriptors, open)
+            }
+            #expect(flood.wait(timeout: 30) == 0, "\(h.log("flood"))")
+            let result = (try? JSONSerialization.jsonObject(with: Data(((try? String(contentsOfFile: h.path("flood.out"), encoding: .utf8)) ?? "").utf8))
+                          as? [String: Any]) ?? [:]
+            #expect((result["opened"] as? Int ?? 0) >= 200, "\(result)")
+            #expect((result["closed_by_server"] as? Int ?? 0) >= 128, "the server closed too few idle connections: \(result)")
+            #expect(mostDescriptors < 300, "the coordinator held \(mostDescriptors) file descriptors")
+
+            // The house played on and saves again.
+            var answered = false
+            for _ in 0..<20 where !answered {
+                answered = (try? api.call("PUT", "/volume", json: #"{"volume": 30}"#).status) == 200
+                if !answered { Thread.sleep(forTimeInterval: 0.5) }
+            }
+            #expect(answered, "the API did not answer after the flood")
+            #expect(try api.nowPlaying.state == .playing)
+            try api.change("POST", "/feedback", #"{"kind": "bookmark"}"#)
+            let saved = (try? String(contentsOfFile: h.path("state/state.json"), encoding: .utf8)) ?? ""
+            #expect(saved.contains("bookmark"), "the bookmark was not saved: \(saved.prefix(300))")
+            let log = h.log("coordinator")
+            #expect(!log.contains("Too many open files") && !log.contains("Fatal"), "\(log)")
+            #expect(!log.contains(token), "the token is in the coordinator's log")
+        }
+
         /// `tutti ctl`: human-readable, --json, and a message with a non-zero exit on error.
         @Test func ctlDrivesTheHouseFromTheTerminal() throws {
             let h = try Harness("ctl")

@@ -13,8 +13,27 @@ struct CtlCommand: ParsableCommand {
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self,
             QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self,
-            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self,
+            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self,
         ])
+}
+
+/// `tutti ctl remote`: the web remote's address with the token in it (the coordinator's log
+/// never shows the token).
+struct RemoteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remote",
+        abstract: "Print the web remote's address with the house token in it, to open on a phone (keep it to yourself).")
+    @OptionGroup var options: CtlOptions
+
+    func run() throws {
+        let client = try options.client()
+        guard let token = client.token else {
+            throw CtlFailure(description: "no token: pass --token, set TUTTI_TOKEN, or run where the coordinator keeps its state (--state-dir)")
+        }
+        let base = client.url.hasSuffix("/") ? String(client.url.dropLast()) : client.url
+        if options.json { return try printJSON(["url": "\(base)/#token=\(token)"]) }
+        print("\(base)/#token=\(token)")
+    }
 }
 
 /// Runs a command that answers with the now-playing card, and shows it.

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Wears at a control API the way a stranger without the token can, and prints one JSON line
+of what came of it.
+
+    flood.py --port 8485 --guess 12 [--source 127.0.0.2]
+        POSTs a pause with a wrong token, 12 times from SOURCE: the statuses, in order.
+    flood.py --port 8485 --connections 1100 --hold 15
+        Opens that many TCP connections and holds them for HOLD seconds: half send nothing,
+        half the start of a request head and then a header line every 3 s (a slow client).
+        How many opened, and how many the server closed before the end.
+"""
+import argparse
+import errno
+import http.client
+import json
+import resource
+import select
+import socket
+import time
+
+
+def guess(opts):
+    statuses = []
+    for i in range(opts.guess):
+        conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5, source_address=(opts.source, 0))
+        conn.request("POST", "/api/v1/transport/pause", body=b"", headers={"Authorization": f"Bearer wrong-{i:04d}"})
+        statuses.append(conn.getresponse().status)
+        conn.close()
+    return {"statuses": statuses}
+
+
+def hold(opts):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, opts.connections + 64)), hard))
+    pending, failed = [], 0
+    for i in range(opts.connections):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        if s.connect_ex(("127.0.0.1", opts.port)) not in (0, errno.EINPROGRESS):
+            failed += 1
+            s.close()
+            continue
+        pending.append((s, i % 2 == 1))
+    # Those the kernel completed within 5 s (it completes as many as the listener's queue
+    # holds, whether or not the server has accepted them yet; dropped SYNs are sent again).
+    poller = select.poll()
+    for s, _ in pending:
+        poller.register(s, select.POLLOUT)
+    ready = set()
+    deadline = time.time() + 5
+    while len(ready) < len(pending) and time.time() < deadline:
+        for fd, event in poller.poll(100):
+            if event & select.POLLOUT:
+                ready.add(fd)
+                poller.unregister(fd)
+    sockets = []
+    for s, slow in pending:
+        if s.fileno() not in ready or s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
+            failed += 1
+            s.close()
+            continue
+        if slow:
+            try:
+                s.send(b"GET /api/v1/status HTTP/1.1\r\n")
+            except OSError:
+                pass
+        sockets.append((s, slow))
+    opened = len(sockets)
+    closed = {}
+    start = time.time()
+    next_dribble = start + 3
+    while time.time() - start < opts.hold:
+        for n, (s, slow) in enumerate(sockets):
+            if n in closed:
+                continue
+            try:
+                data = s.recv(4096)
+                if data == b"":
+                    closed[n] = time.time() - start
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed[n] = time.time() - start
+        if time.time() >= next_dribble:
+            next_dribble += 3
+            for n, (s, slow) in enumerate(sockets):
+                if slow and n not in closed:
+                    try:
+                        s.send(b"X-Slow: 1\r\n")
+                    except OSError:
+                        closed[n] = time.time() - start
+        time.sleep(0.1)
+    for s, _ in sockets:
+        s.close()
+    times = sorted(closed.values())
+    return {"opened": opened, "failed": failed, "closed_by_server": len(closed),
+            "first_closed_after": times[0] if times else None}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--guess", type=int, default=0)
+    ap.add_argument("--source", default="127.0.0.1")
+    ap.add_argument("--connections", type=int, default=0)
+    ap.add_argument("--hold", type=float, default=15)
+    opts = ap.parse_args()
+    print(json.dumps(guess(opts) if opts.guess else hold(opts)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
