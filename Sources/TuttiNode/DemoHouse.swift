@@ -76,7 +76,7 @@ public final class DemoHouse: @unchecked Sendable {
         }
         log.info("playing \(song) in two rooms; press Ctrl-C to stop")
         log.info("control it from another terminal: tutti ctl status --state-dir \(Self.stateDirectory) (or pause, next, volume Kitchen 40 ...)")
-        log.info("lyrics: here, or in a browser at http://127.0.0.1:\(controlPort)/lyrics; the remote at http://127.0.0.1:\(controlPort)/ (`tutti ctl remote` prints it with the token)")
+        log.info("lyrics: here, or in a browser at http://127.0.0.1:\(controlPort)/lyrics; the remote at http://127.0.0.1:\(controlPort)/ (`tutti ctl remote --state-dir \(Self.stateDirectory) --server http://127.0.0.1:\(controlPort)` prints it with the token)")
         if fullScreen { Thread.sleep(forTimeInterval: 1.5) }  // time to read the lines above
         var screenConfig = LyricScreen.Configuration()
         screenConfig.coordinator = SocketAddress(address: 0x7F00_0001, port: clockPort)
