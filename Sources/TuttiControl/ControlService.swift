@@ -33,6 +33,10 @@ public protocol ControlService: Sendable {
     func subscribe() -> AsyncStream<Event>
     /// Whether `token` may change the house.
     func authorizes(token: String) -> Bool
+    /// Shows a new one-time pairing code (replacing any open one).
+    func openPairing() throws(ControlError) -> PairingCode
+    /// Pairs a new member with the open code: its answer carries the house key, sealed.
+    func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer
 }
 
 /// A refused call: an HTTP status and a message that says what was wrong.

@@ -10,6 +10,8 @@ extension RoomView: ResponseEncodable {}
 extension Status: ResponseEncodable {}
 extension FeedbackEntry: ResponseEncodable {}
 extension TrackLyrics: ResponseEncodable {}
+extension PairingCode: ResponseEncodable {}
+extension PairingAnswer: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {
@@ -30,20 +32,30 @@ final class TokenGate: Sendable {
     /// Calls refused for too many failures so far.
     var refused: Int { limit.withLock { $0.refused } }
 
-    func authorize(_ request: Request, _ context: ControlContext) throws(ControlError) {
-        let peer = context.peer
+    /// Refuses an address that failed too often lately.
+    func admit(_ context: ControlContext) throws(ControlError) {
         let now = Int64(DispatchTime.now().uptimeNanoseconds)
-        if let wait = limit.withLock({ $0.wait(for: peer, at: now) }) {
-            throw ControlError(status: 429, "too many wrong tokens from \(peer): try again in \(wait / 1_000_000_000 + 1) s")
+        if let wait = limit.withLock({ $0.wait(for: context.peer, at: now) }) {
+            throw ControlError(status: 429, "too many wrong tokens or codes from \(context.peer): try again in \(wait / 1_000_000_000 + 1) s")
         }
+    }
+
+    /// Counts a wrong token or pairing code against the address.
+    func failed(_ context: ControlContext) {
+        let now = Int64(DispatchTime.now().uptimeNanoseconds)
+        limit.withLock { $0.failed(context.peer, at: now) }
+    }
+
+    func authorize(_ request: Request, _ context: ControlContext) throws(ControlError) {
+        try admit(context)
         let header = request.headers[.authorization] ?? ""
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
         guard !token.isEmpty else {
-            limit.withLock { $0.failed(peer, at: now) }
+            failed(context)
             throw ControlError(status: 401, "this call changes the house and needs its token: send 'Authorization: Bearer TOKEN' (tutti ctl reads it from the coordinator's state folder, --token or TUTTI_TOKEN)")
         }
         guard service.authorizes(token: token) else {
-            limit.withLock { $0.failed(peer, at: now) }
+            failed(context)
             throw ControlError(status: 403, "wrong token for this house")
         }
     }
@@ -166,6 +178,21 @@ enum MutationRoutes {
             try gate.authorize(request, context)
             try service.removeRoom(try roomName(context))
             return Done()
+        }
+        api.post("pairing") { request, context -> PairingCode in
+            try gate.authorize(request, context)
+            return try service.openPairing()
+        }
+        // No token: the code is the credential. Wrong codes count against the address too.
+        api.post("pair") { request, context -> PairingAnswer in
+            try gate.admit(context)
+            let pairing = try await body(PairingRequest.self, request, context)
+            do throws(ControlError) {
+                return try service.pair(pairing)
+            } catch {
+                if error.status == 403 { gate.failed(context) }
+                throw error
+            }
         }
         api.post("feedback") { request, context -> FeedbackEntry in
             try gate.authorize(request, context)

@@ -145,7 +145,8 @@ final class ClockClient: @unchecked Sendable {
                 if lastNotPaired.map({ t4 - $0 > 10_000_000_000 }) ?? true {
                     lastNotPaired = t4
                     log.warning("the coordinator at \(coordinator) says this machine is not a member of its house: its house key "
-                                + "is not this one (\(keyDescription)); copy the coordinator's house.key here again")
+                                + "is not this one (\(keyDescription)); pair it again: `tutti ctl pair` on the coordinator's "
+                                + "machine, then here `tutti pair CODE --server http://COORDINATOR:8485`")
                 }
                 continue
             case .timeResponse:

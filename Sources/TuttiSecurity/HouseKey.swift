@@ -28,6 +28,9 @@ public struct HouseKey: Sendable, Equatable {
         HouseKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })!
     }
 
+    /// The secret itself (for sealing it to a new member when pairing).
+    var bytes: [UInt8] { secret.withUnsafeBytes { Array($0) } }
+
     /// The key as 64 hexadecimal digits (the key file's one line).
     public var hex: String {
         secret.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }

@@ -119,3 +119,23 @@ struct FailedTokenLimitTests {
         #expect(limit.wait(for: 0, at: 1_001) == nil, "the quietest forgotten")
     }
 }
+
+@Suite("Pairing window")
+struct PairingWindowTests {
+    @Test func oneCodeForFiveMinutesAndFiveTries() {
+        var window = PairingWindow()
+        #expect(window.state(at: 0) == .closed)
+        window.open("AAAAAAAAAA", at: 0)
+        #expect(window.state(at: 1) == .open(code: "AAAAAAAAAA", triesLeft: 5))
+        #expect(window.secondsLeft(at: 60_000_000_000) == 240)
+        for left in [4, 3, 2, 1] { #expect(window.failed() == left) }
+        #expect(window.failed() == 0)
+        #expect(window.state(at: 2) == .closed, "spent by wrong tries")
+        window.open("BBBBBBBBBB", at: 10)
+        window.used()
+        #expect(window.state(at: 11) == .closed, "spent by a pairing")
+        window.open("CCCCCCCCCC", at: 0)
+        #expect(window.state(at: PairingWindow.lifetime) == .expired)
+        #expect(window.state(at: PairingWindow.lifetime + 1) == .closed)
+    }
+}

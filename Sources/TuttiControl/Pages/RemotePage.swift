@@ -52,6 +52,7 @@ enum RemotePage {
 </div>
 <div class="card"><h2>Volume</h2><div id="volumes"></div></div>
 <div class="card"><h2>Queue</h2><ol id="queue"></ol></div>
+<div class="card"><h2>New room</h2><div class="row"><button id="pair">show a pairing code</button><span id="pairCode"></span></div></div>
 </main>
 <script>
 "use strict";
@@ -90,6 +91,10 @@ $("next").onclick = () => call("POST", "/transport/next");
 $("like").onclick = () => call("POST", "/feedback", { kind: "like" });
 $("bookmark").onclick = () => call("POST", "/feedback", { kind: "bookmark" });
 $("loop").onchange = e => call("PUT", "/loop", { mode: e.target.value });
+$("pair").onclick = async () => {
+  const shown = await call("POST", "/pairing");
+  if (shown) $("pairCode").textContent = shown.code + " — on the new machine: tutti pair " + shown.code + " --server " + location.origin + " (" + Math.round(shown.expiresInSeconds / 60) + " min, one machine)";
+};
 $("saveToken").onclick = () => { token = $("token").value.trim(); localStorage.setItem("tutti-token", token); $("tokenBox").style.display = "none"; say(""); };
 $("progress").oninput = () => { dragging = true; if (np && np.duration) $("elapsed").textContent = clockText($("progress").value / 1000 * np.duration); };
 $("progress").onchange = () => { dragging = false; if (np && np.duration) call("POST", "/transport/seek", { position: $("progress").value / 1000 * np.duration }); };

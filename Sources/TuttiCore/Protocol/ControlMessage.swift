@@ -32,7 +32,8 @@ public enum ControlMessage: Equatable, Sendable {
     case subscribe(rtpPort: UInt16, leaseSeconds: UInt16)
     /// Coordinator → follower: subscription accepted; `ssrc` of the stream and its payload type.
     case subscribed(ssrc: UInt32, payloadType: UInt8)
-    /// Follower → coordinator, about once a second: who it is and how it plays (JSON).
+    /// Follower → coordinator, about once a second: who it is and how it plays
+    /// (fixed binary fields, then its name; `RoomReport+Wire`).
     case roomReport(RoomReport)
     /// Coordinator → follower: apply these settings (volume 0 to 1, cubic), labelled `version`.
     case roomSettings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32)
@@ -105,7 +106,7 @@ public enum ControlMessage: Equatable, Sendable {
             out += [pt, 0, 0, 0]
         case let .roomReport(report):
             header(.roomReport)
-            out += (try? Self.json.encode(report)).map { Array($0) } ?? []
+            report.encodeBinary(into: &out)
         case let .roomSettings(version, volume, muted, delay):
             header(.roomSettings)
             out.appendBigEndian(version)
@@ -121,12 +122,6 @@ public enum ControlMessage: Equatable, Sendable {
         }
         return out
     }
-
-    private static let json: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
 
     private static func checkHeader(_ bytes: [UInt8]) throws(PacketError) {
         guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, got: bytes.count) }
@@ -168,12 +163,7 @@ public enum ControlMessage: Equatable, Sendable {
             try r.skip(3)
             return .subscribed(ssrc: ssrc, payloadType: pt)
         case .roomReport:
-            guard JSONNesting.isShallow(bytes[headerSize...]) else { throw .badPayload("room report nests too deeply") }
-            guard let report = try? JSONDecoder().decode(RoomReport.self, from: Data(bytes[headerSize...])) else {
-                throw .badPayload("room report is not valid JSON")
-            }
-            guard RoomReport.isValidName(report.name) else { throw .badPayload("room report's name is blank, too long or has control characters") }
-            return .roomReport(report)
+            return .roomReport(try RoomReport.decodeBinary(&r))
         case .roomSettings:
             let version = try r.u32()
             let volume = Double(try r.u16()) / 10_000

@@ -1,7 +1,9 @@
 import Foundation
+import Synchronization
 import TuttiControl
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// The coordinator's house: the transport and its queue, the rooms, the feedback, the
 /// saved state and the event stream, behind one lock. The control API calls into it, the
@@ -17,6 +19,9 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     let lyricsLibrary: LyricsLibrary
     let store: StateStore
     let token: String
+    /// The house key, for pairing new members, and the pairing code open now (if any).
+    let houseKey: HouseKey
+    let pairing = Mutex(PairingWindow())
     let messenger: RoomMessenger
     weak var player: Player?
     let log = Log("coordinator")
@@ -32,6 +37,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
 
     init(store: StateStore, messenger: RoomMessenger, version: String, lyricsFolder: String? = nil) throws {
         self.store = store
+        houseKey = try store.houseKey()
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
         self.version = version

@@ -79,11 +79,12 @@ public final class StateStore: @unchecked Sendable {
     /// Reads a house key, or says what is wrong and how to mend it.
     public static func readHouseKey(path: String) throws -> HouseKey {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw StateError("no house key at \(path): this machine is not a member of a house. Copy house.key from the "
-                             + "coordinator's state folder to \(path) (readable by this user only), or name it with --key")
+            throw StateError("no house key at \(path): this machine is not a member of a house. Pair it: run `tutti ctl pair` "
+                             + "on the coordinator's machine, then here `tutti pair CODE --server http://COORDINATOR:8485`; or copy "
+                             + "house.key from the coordinator's state folder to \(path) (readable by this user only)")
         }
         guard let key = HouseKey(hex: String(decoding: data.prefix(256), as: UTF8.self)) else {
-            throw StateError("\(path) is not a house key (64 hexadecimal digits); copy the coordinator's house.key again")
+            throw StateError("\(path) is not a house key (64 hexadecimal digits); pair this machine again (`tutti pair`)")
         }
         return key
     }

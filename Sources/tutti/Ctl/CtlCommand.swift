@@ -13,7 +13,7 @@ struct CtlCommand: ParsableCommand {
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self,
             QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self,
-            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self,
+            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self,
         ])
 }
 
@@ -144,4 +144,19 @@ struct LoopCommand: NowPlayingCommand {
     @OptionGroup var options: CtlOptions
     @Argument(help: "once (to the end, then stop), one (repeat the track), all (wrap around) or shuffle.") var mode: LoopMode
     func call(_ c: CtlClient) throws -> NowPlaying { try c.send("PUT", "/loop", body: LoopRequest(mode: mode), as: NowPlaying.self) }
+}
+
+/// `tutti ctl pair`: shows a one-time code for a new member (`tutti pair CODE` on it).
+struct PairingCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair", abstract: "Show a one-time code to pair a new follower or lyric screen (valid 5 minutes, for one machine).")
+    @OptionGroup var options: CtlOptions
+
+    func run() throws {
+        let client = try options.client()
+        let code = try client.send("POST", "/pairing", as: PairingCode.self)
+        if options.json { return try printJSON(code) }
+        print("pairing code: \(code.code)")
+        print("on the new machine, within \(code.expiresInSeconds / 60) minutes: tutti pair \(code.code) --server \(client.url)")
+    }
 }

@@ -1,0 +1,88 @@
+/// The coordinator's open pairing code, if any: one code at a time, for `lifetime`, spent by
+/// the first follower that pairs with it or after `tries` wrong proofs (then a new one must
+/// be shown). Whether a proof is right is the caller's to check (TuttiSecurity's `Pairing`).
+public struct PairingWindow: Sendable, Equatable {
+    public static let lifetime: Int64 = 300_000_000_000
+    public static let tries = 5
+
+    public enum State: Equatable, Sendable {
+        /// No code open (never shown, used, or spent by wrong tries).
+        case closed
+        case expired
+        case open(code: String, triesLeft: Int)
+    }
+
+    private var code: String?
+    private var expires: Int64 = 0
+    private var triesLeft = 0
+
+    public init() {}
+
+    /// Opens `code` at `now`, replacing any open one.
+    public mutating func open(_ code: String, at now: Int64) {
+        self.code = code
+        expires = now + Self.lifetime
+        triesLeft = Self.tries
+    }
+
+    public mutating func state(at now: Int64) -> State {
+        guard let code else { return .closed }
+        guard now < expires else {
+            self.code = nil
+            return .expired
+        }
+        return .open(code: code, triesLeft: triesLeft)
+    }
+
+    /// A wrong proof: one try fewer; the code is spent at none. Returns the tries left.
+    public mutating func failed() -> Int {
+        triesLeft = max(0, triesLeft - 1)
+        if triesLeft == 0 { code = nil }
+        return triesLeft
+    }
+
+    /// A follower paired: the code is spent.
+    public mutating func used() {
+        code = nil
+    }
+
+    /// Seconds until the open code expires (0 when none).
+    public func secondsLeft(at now: Int64) -> Int {
+        code == nil ? 0 : Int(max(0, expires - now) / 1_000_000_000)
+    }
+}
+
+/// What a new follower sends to pair (`POST /api/v1/pair`): its X25519 public key and its
+/// proof of the code, both base64 (TuttiSecurity's `Pairing` makes and checks them).
+public struct PairingRequest: Codable, Equatable, Sendable {
+    public var publicKey: String
+    public var proof: String
+    public init(publicKey: String, proof: String) {
+        self.publicKey = publicKey
+        self.proof = proof
+    }
+}
+
+/// The coordinator's answer: its public key, the house key sealed for the follower, its proof.
+public struct PairingAnswer: Codable, Equatable, Sendable {
+    public var publicKey: String
+    public var sealedKey: String
+    public var proof: String
+    public init(publicKey: String, sealedKey: String, proof: String) {
+        self.publicKey = publicKey
+        self.sealedKey = sealedKey
+        self.proof = proof
+    }
+}
+
+/// A code just shown (`POST /api/v1/pairing`).
+public struct PairingCode: Codable, Equatable, Sendable {
+    public var code: String
+    public var expiresInSeconds: Int
+    public var tries: Int
+    public init(code: String, expiresInSeconds: Int, tries: Int) {
+        self.code = code
+        self.expiresInSeconds = expiresInSeconds
+        self.tries = tries
+    }
+}

@@ -1,0 +1,66 @@
+import ArgumentParser
+import Foundation
+import TuttiCore
+import TuttiNet
+import TuttiNode
+import TuttiSecurity
+
+/// `tutti pair CODE`: makes this machine a member of a house, with the one-time code its
+/// coordinator shows (`tutti ctl pair`): the house key arrives sealed (X25519, AES-GCM) and
+/// is kept in this machine's state folder.
+struct PairCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Join a house with the code its coordinator shows (`tutti ctl pair` there): fetches the house key.")
+
+    @Argument(help: "The pairing code, e.g. 7KQ2M-9XD4R (case, dashes and spaces do not matter).")
+    var code: String
+
+    @Option(help: "The coordinator's control API, http://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485).")
+    var server: String?
+
+    @Option(help: "Where to keep the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti).")
+    var key: String?
+
+    @Flag(help: "Replace a house key already there (this machine then leaves its old house).")
+    var replace = false
+
+    func run() throws {
+        guard let pairing = Pairing.Follower(code: code) else {
+            throw ValidationError("'\(code)' is not a pairing code: 10 letters and digits, as `tutti ctl pair` shows them")
+        }
+        let path = key ?? StateStore.houseKeyPath(in: StateStore.defaultDirectory())
+        let existing = FileManager.default.fileExists(atPath: path) ? try? StateStore.readHouseKey(path: path) : nil
+        if FileManager.default.fileExists(atPath: path), !replace {
+            throw CtlFailure(description: "there is a house key at \(path) already\(existing.map { " (fingerprint \($0.fingerprint))" } ?? ""): "
+                                  + "add --replace to join another house")
+        }
+        let url = server ?? ProcessInfo.processInfo.environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
+        let http = try HTTPClient(url: url, defaultPort: 8485)
+        let response: HTTPClient.Response
+        do {
+            response = try http.request("POST", "/api/v1/pair", headers: ["Content-Type": "application/json"],
+                                        body: Array(try JSONEncoder().encode(pairing.request)))
+        } catch {
+            throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error) (see --server)")
+        }
+        guard response.status == 200 else {
+            let message = (try? JSONDecoder().decode([String: String].self, from: Data(response.body)))?["error"]
+            throw CtlFailure(description: "the coordinator refused: \(message ?? "status \(response.status)")")
+        }
+        guard let answer = try? JSONDecoder().decode(PairingAnswer.self, from: Data(response.body)) else {
+            throw CtlFailure(description: "the coordinator's answer is not a pairing answer")
+        }
+        let houseKey: HouseKey
+        do {
+            houseKey = try pairing.open(answer)
+        } catch {
+            throw CtlFailure(description: "the answer did not prove it came from the coordinator that showed this code: "
+                             + "refused (is someone in between?)")
+        }
+        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try StateStore.writeHouseKey(houseKey, to: path)
+        print("paired: this machine is a member of the house at \(url) (key fingerprint \(houseKey.fingerprint), kept in \(path))")
+    }
+}

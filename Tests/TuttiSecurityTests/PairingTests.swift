@@ -1,0 +1,56 @@
+import Foundation
+import Testing
+import TuttiCore
+@testable import TuttiSecurity
+
+@Suite("Pairing with a one-time code")
+struct PairingTests {
+    @Test func codesAreTypableAndForgiving() throws {
+        let code = Pairing.newCode()
+        #expect(code.count == 11 && code.dropFirst(5).first == "-")
+        let plain = try #require(Pairing.normalize(code))
+        #expect(Pairing.normalize(code.lowercased()) == plain)
+        #expect(Pairing.normalize(" " + code.replacingOccurrences(of: "-", with: " ")) == plain)
+        #expect(Pairing.normalize("O1IL0-ABCDE") == "01110ABCDE", "O reads as 0, I and L as 1")
+        #expect(Pairing.normalize("ABCDE-FGHJ") == nil && Pairing.normalize("ABCDE-FGHJU") == nil, "too short; U is not in the alphabet")
+        #expect(Set((0..<50).map { _ in Pairing.newCode() }).count == 50)
+    }
+
+    @Test func theFollowerGetsTheHouseKeyWithTheRightCode() throws {
+        let house = HouseKey.generate()
+        let code = try #require(Pairing.normalize(Pairing.newCode()))
+        let follower = try #require(Pairing.Follower(code: code))
+        let answer = try Pairing.answer(follower.request, code: code, houseKey: house)
+        #expect(try follower.open(answer) == house)
+        #expect(!answer.sealedKey.contains(house.hex) && Data(base64Encoded: answer.sealedKey)?.count == 12 + 32 + 16)
+    }
+
+    @Test func aWrongCodeIsRefusedOnBothSides() throws {
+        let house = HouseKey.generate()
+        let follower = try #require(Pairing.Follower(code: "AAAAA-AAAAA"))
+        #expect(throws: Pairing.Failure.wrongCode) { try Pairing.answer(follower.request, code: "AAAAAAAAAB", houseKey: house) }
+        // A coordinator (or one in between) that does not know the code cannot answer in its name.
+        let impostor = try Pairing.answer(try #require(Pairing.Follower(code: "BBBBB-BBBBB")).request, code: "BBBBBBBBBB",
+                                          houseKey: HouseKey.generate())
+        #expect(throws: Pairing.Failure.wrongCode) { try follower.open(impostor) }
+    }
+
+    @Test func onlyTheFollowerThatAskedCanOpenTheAnswer() throws {
+        let house = HouseKey.generate()
+        let code = "CCCCCCCCCC"
+        let follower = try #require(Pairing.Follower(code: code)), other = try #require(Pairing.Follower(code: code))
+        let answer = try Pairing.answer(follower.request, code: code, houseKey: house)
+        #expect(throws: Pairing.Failure.self) { try other.open(answer) }
+        var changed = answer
+        var sealed = try #require(Data(base64Encoded: answer.sealedKey))
+        sealed[20] ^= 1
+        changed.sealedKey = sealed.base64EncodedString()
+        #expect(throws: Pairing.Failure.wrongCode) { try follower.open(changed) }
+        // A stranger in between swaps in its own public key: the proof no longer fits.
+        var swapped = answer
+        swapped.publicKey = try #require(Pairing.Follower(code: code)).request.publicKey
+        #expect(throws: Pairing.Failure.wrongCode) { try follower.open(swapped) }
+        #expect(throws: Pairing.Failure.self) { try Pairing.answer(PairingRequest(publicKey: "!!", proof: "??"), code: code, houseKey: house) }
+        #expect(throws: Pairing.Failure.self) { try follower.open(PairingAnswer(publicKey: "", sealedKey: "", proof: "")) }
+    }
+}
