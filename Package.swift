@@ -1,4 +1,5 @@
 // swift-tools-version: 6.0
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -62,3 +63,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The fuzz campaign's libFuzzer target (bench/fuzz/run builds it with TUTTI_FUZZ=1 and
+// -sanitize=fuzzer); not part of the product.
+if ProcessInfo.processInfo.environment["TUTTI_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
+        swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}

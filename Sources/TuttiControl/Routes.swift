@@ -73,14 +73,7 @@ func roomName(_ context: ControlContext) throws -> String {
 /// Decodes a JSON body, saying what was wrong with it.
 func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ControlContext) async throws -> T {
     let buffer = try await request.body.collect(upTo: context.maxUploadSize)
-    guard JSONNesting.isShallow(buffer.readableBytesView) else {
-        throw ControlError.badRequest("malformed request body: nested more than \(JSONNesting.maximumDepth) levels deep")
-    }
-    do {
-        return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
-    } catch let error as DecodingError {
-        throw ControlError.badRequest("malformed request body: \(describe(error))")
-    }
+    return try RequestBody.decode(T.self, Array(buffer.readableBytesView))
 }
 
 func describe(_ error: DecodingError) -> String {
@@ -112,15 +105,9 @@ enum TransportRoutes {
             case "next": command = .next
             case "previous": command = .previous
             case "seek":
-                let seconds = try await body(SeekRequest.self, request, context).position
-                guard seconds.isFinite, seconds >= 0, seconds <= 1_000_000 else {
-                    throw ControlError.badRequest("position must be 0 to 1000000 seconds, not \(seconds)")
-                }
-                command = .seek(to: Int64(seconds * Double(AudioFormat.sampleRate)))
+                command = try await body(SeekRequest.self, request, context).command()
             case "skip":
-                let seconds = try await body(SkipRequest.self, request, context).seconds
-                guard seconds.isFinite, abs(seconds) <= 86_400 else { throw ControlError.badRequest("seconds must be within a day, not \(seconds)") }
-                command = .skip(by: Int64(seconds * Double(AudioFormat.sampleRate)))
+                command = try await body(SkipRequest.self, request, context).command()
             default:
                 throw ControlError.notFound("unknown transport command '\(name)': use play, pause, toggle, stop, next, previous, seek or skip")
             }

@@ -1,0 +1,111 @@
+import Foundation
+import TuttiCodecs
+import TuttiControl
+import TuttiCore
+import TuttiSecurity
+
+/// libFuzzer's entry point for every parser of outside input (bench/fuzz/run builds it with
+/// `-sanitize=fuzzer` and runs each target). TUTTI_FUZZ_TARGET names the parser. Beyond
+/// "must not crash", some targets check a property: what one side seals the other opens to
+/// the same bytes; a message that decodes encodes back to itself.
+let target = ProcessInfo.processInfo.environment["TUTTI_FUZZ_TARGET"] ?? "rtp"
+let master = HouseKey(bytes: Array(repeating: 7, count: 32))!.stream
+let scratch = NSTemporaryDirectory() + "tutti-fuzz-\(getpid()).mp3"
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    switch target {
+    case "rtp": rtp(bytes)
+    case "rtcp": rtcp(bytes)
+    case "srtp": srtp(bytes)
+    case "clock": clock(bytes)
+    case "id3": _ = ID3Reader.read(bytes); if bytes.count >= 128 { _ = ID3Reader.readV1(Array(bytes.suffix(128))) }
+    case "lrc": lrc(bytes)
+    case "playlist": _ = PlaylistParser.parse(String(decoding: bytes, as: UTF8.self), baseDirectory: "/music")
+    case "mp3": mp3(bytes)
+    case "api": api(bytes)
+    default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
+    }
+    return 0
+}
+
+func rtp(_ bytes: [UInt8]) {
+    _ = RTPPacket.headerLength(of: bytes)
+    _ = RTPPacket.rollover(in: bytes)
+    _ = RTPPacket.sendTimeOffset(in: bytes)
+    guard let packet = try? RTPPacket.decode(bytes) else { return }
+    if packet.payloadType == RTPPacket.retransmissionPayloadType {
+        _ = try? packet.originalFromRetransmission(ssrc: 1)
+    }
+}
+
+func rtcp(_ bytes: [UInt8]) {
+    if let nack = try? GenericNACK.decode(bytes) { _ = nack.encode() }
+    _ = try? RTCPSenderReport.decode(bytes)
+}
+
+func srtp(_ bytes: [UInt8]) {
+    var receiver = SRTPContext(master)
+    _ = try? receiver.unprotectRTP(bytes)
+    _ = try? receiver.unprotectRTCP(bytes)
+    // What the sender seals, the receiver opens to the same bytes.
+    var sender = SRTPContext(master)
+    var fresh = SRTPContext(master)
+    if RTPPacket.headerLength(of: bytes) != nil {
+        let rollover = RTPPacket.rollover(in: bytes) ?? 0
+        if let sealed = try? sender.protectRTP(bytes, rollover: rollover) {
+            let opened = try? fresh.unprotectRTP(sealed)
+            precondition(opened == bytes, "SRTP did not round-trip")
+        }
+    }
+    if bytes.count >= 8, bytes[0] >> 6 == 2, let sealed = try? sender.protectRTCP(bytes) {
+        precondition((try? fresh.unprotectRTCP(sealed)) == bytes, "SRTCP did not round-trip")
+    }
+}
+
+func clock(_ bytes: [UInt8]) {
+    // The body parse that runs once a tag has checked out, then the round trip.
+    guard let (message, stamp) = try? ControlMessage.decode(bytes) else { return }
+    let again = message.encode(stamp: stamp)
+    guard let (reread, _) = try? ControlMessage.decode(again) else { preconditionFailure("a decoded message did not decode again") }
+    if case .roomReport = message { return }  // figures are rounded to their fields
+    precondition(reread == message, "a message did not survive a round trip")
+}
+
+func lrc(_ bytes: [UInt8]) {
+    let text = LyricsText.decode(bytes, legacy: { LegacyText.decode($0, from: $1) }).text
+    let lyrics = LRCParser.parse(text)
+    let cursor = LyricCursor(lyrics: lyrics)
+    for t in stride(from: -1_000, through: 600_000, by: 7_000) { _ = cursor.position(atMilliseconds: t) }
+}
+
+func mp3(_ bytes: [UInt8]) {
+    guard FileManager.default.createFile(atPath: scratch, contents: Data(bytes)) else { return }
+    defer { unlink(scratch) }
+    guard let decoder = try? MP3Decoder(path: scratch) else { return }
+    var pcm: [Float] = []
+    for _ in 0..<64 {
+        pcm.removeAll(keepingCapacity: true)
+        guard let n = try? decoder.read(into: &pcm), n > 0 else { break }
+    }
+    _ = try? decoder.seek(toFrame: 4_800)
+}
+
+func api(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let body = Array(bytes.dropFirst())
+    switch first % 8 {
+    case 0: _ = try? RequestBody.decode(SeekRequest.self, body).command()
+    case 1: _ = try? RequestBody.decode(SkipRequest.self, body).command()
+    case 2: _ = try? RequestBody.decode(AddRequest.self, body)
+    case 3: _ = try? RequestBody.decode(VolumeRequest.self, body)
+    case 4: _ = try? RequestBody.decode(RoomUpdate.self, body)
+    case 5: _ = try? RequestBody.decode(PairingRequest.self, body)
+    case 6: _ = try? RequestBody.decode(LoopRequest.self, body)
+    default:
+        // A WebSocket message, as the event stream reads it.
+        let text = String(decoding: body, as: UTF8.self)
+        if JSONNesting.isShallow(text) { _ = try? JSONDecoder().decode(TimeExchange.self, from: Data(text.utf8)) }
+    }
+}

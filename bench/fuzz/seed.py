@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Writes the fuzz campaign's seed inputs into bench/fuzz/corpus/TARGET (one file each):
+well-formed examples of every format the targets parse, from docs/protocol.md's byte tables
+and the demo song. bench/fuzz/run grows each corpus from these."""
+import hashlib
+import json
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def save(target, data):
+    folder = os.path.join(HERE, "corpus", target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "seed-" + hashlib.sha1(data).hexdigest()[:16]), "wb") as f:
+        f.write(data)
+
+
+def rtp(seq=1000, ssrc=0x12345678, pt=96, payload=b"\xfc" + bytes(40), rollover=None, padding=0):
+    ext = b"\x17" + struct.pack(">Q", 5 << 32) + b"\x23" + struct.pack(">I", 3) + b"\x37" + struct.pack(">Q", 4 << 32)
+    if rollover is not None:
+        ext += b"\x43" + struct.pack(">I", rollover)
+    ext += bytes(-len(ext) % 4)
+    b0 = 0x90 | (0x20 if padding else 0)
+    body = payload + (bytes(padding - 1) + bytes([padding]) if padding else b"")
+    return bytes([b0, pt]) + struct.pack(">HII", seq, 960 * seq, ssrc) + b"\xbe\xde" + struct.pack(">H", len(ext) // 4) + ext + body
+
+
+def clock(kind, body, stamp=0):
+    return b"TUTC" + bytes([2, kind, 0, 0]) + struct.pack(">Q", stamp) + body
+
+
+def main():
+    # RTP, RTX, padding, CSRCs, no extension.
+    for p in [rtp(), rtp(rollover=3), rtp(pt=97, payload=b"\x03\xe8" + b"\xfc" + bytes(40)), rtp(padding=4),
+              bytes([0x82, 96]) + struct.pack(">HII", 1, 2, 3) + struct.pack(">II", 4, 5) + b"\xfc\x00",
+              bytes([0x80, 96]) + struct.pack(">HII", 1, 2, 3) + b"\xfc"]:
+        save("rtp", p)
+        save("srtp", p)
+    # RTCP: a generic NACK, a sender report with SDES.
+    nack = bytes([0x81, 205]) + struct.pack(">HII", 4, 42, 0x12345678) + struct.pack(">HH", 1000, 0b101) + struct.pack(">HH", 2000, 0)
+    cname = b"tutti@host"
+    sdes_len = (4 + 2 + len(cname) + 1 + 3) // 4 * 4
+    sdes = bytes([0x81, 202]) + struct.pack(">HI", sdes_len // 4, 0x12345678) + bytes([1, len(cname)]) + cname
+    sdes += bytes(4 + sdes_len - len(sdes))
+    sr = bytes([0x80, 200]) + struct.pack(">HIQIII", 6, 0x12345678, 5 << 32, 960, 10, 4000) + sdes
+    for p in [nack, sr]:
+        save("rtcp", p)
+        save("srtp", p)
+    # Clock-port messages (header and body; the tag is checked before any of this is read).
+    report = bytes([3, 2]) + struct.pack(">qIIHI", -3500, 50_000, 400_000, 7, 70_200) + struct.pack(">IIIII", 1000, 2, 1, 0, 0)
+    report += struct.pack(">iIIII", -1200, 7, 3, 35_000, 2) + struct.pack(">IIII", 1, 0, 3, 0) + bytes([7]) + "Kitchen".encode()
+    for m in [clock(1, struct.pack(">Q", 99) + bytes(24)), clock(2, struct.pack(">QQQQ", 1, 2, 3, 4)),
+              clock(3, struct.pack(">HH", 5004, 30) + bytes(4)), clock(4, struct.pack(">I", 0xCAFEF00D) + bytes([96, 0, 0, 0])),
+              clock(5, report), clock(6, struct.pack(">IHBBI", 9, 4567, 1, 0, 35_000)), clock(7, struct.pack(">IQ", 3, 7 << 32)),
+              clock(8, b"")]:
+        save("clock", m)
+    # MP3 and its tags: the demo song's head, with and without its ID3 tag, and a small tag.
+    song = open(os.path.join(ROOT, "assets", "demo", "tutti-demo.mp3"), "rb").read()
+    head = song[:16384]
+    save("mp3", head)
+    save("id3", song[:4096])
+    if song[:3] == b"ID3":
+        size = (song[6] << 21) | (song[7] << 14) | (song[8] << 7) | song[9]
+        save("mp3", song[10 + size: 10 + size + 8192])
+
+    def frame(fid, body):
+        return fid.encode() + struct.pack(">I", len(body)) + b"\x00\x00" + body
+    frames = frame("TIT2", b"\x03Title") + frame("TPE1", b"\x01\xff\xfeA\x00r\x00") + frame("USLT", b"\x03eng\x00words")
+    frames += frame("SYLT", b"\x03eng\x02\x01\x00line\x00" + struct.pack(">I", 1000))
+    frames += frame("APIC", b"\x00image/png\x00\x03\x00" + bytes(16))
+    save("id3", b"ID3\x03\x00\x00" + bytes([0, 0, len(frames) >> 7, len(frames) & 0x7F]) + frames)
+    save("id3", bytes(100) + b"TAG" + b"Title".ljust(30, b"\0") + b"Artist".ljust(30, b"\0") + b"Album".ljust(30, b"\0")
+         + b"2024" + bytes(28) + b"\x00\x01\x11")
+    # Lyrics.
+    lrc = open(os.path.join(ROOT, "assets", "demo", "tutti-demo.lrc"), "rb").read()
+    save("lrc", lrc[:8192])
+    enhanced = "[ti:T]\n[ar:A]\n[offset:+250]\n[00:01.00]<00:01.00>one <00:01.50>two\nM: [00:02.00][00:05.00]duet\n[00:03.00]\n"
+    save("lrc", enhanced.encode())
+    save("lrc", b"\xff\xfe" + enhanced.encode("utf-16-le"))
+    save("lrc", "[00:01.00]你好\n".encode("gb18030"))
+    # Playlists.
+    save("playlist", b"#EXTM3U\n#EXTINF:123,Artist - Title\nsong.mp3\n/abs/other.mp3\nhttp://host/x.mp3\n")
+    save("playlist", b"[playlist]\nFile1=a.mp3\nTitle1=A\nLength1=10\nNumberOfEntries=1\nVersion=2\n")
+    # API bodies: a selector byte, then JSON (bench/fuzz/Sources: api).
+    for selector, body in [(0, {"position": 12.5}), (1, {"seconds": -10}), (2, {"paths": ["a.mp3"], "placement": "next"}),
+                           (3, {"volume": 40, "muted": False}), (4, {"name": "Kitchen", "volume": 10, "outputDelayMs": 35}),
+                           (5, {"publicKey": "AAAA", "proof": "BBBB"}), (6, {"mode": "shuffle"}),
+                           (7, {"type": "time", "id": 1, "t1": 123.5})]:
+        save("api", bytes([selector]) + json.dumps(body).encode())
+    print("seeds written to", os.path.join(HERE, "corpus"))
+
+
+if __name__ == "__main__":
+    main()
