@@ -83,19 +83,21 @@ public final class ControlServer: Sendable {
             }
         }
         let api = router.group("api/v1")
-        api.get("status") { _, _ in service.status() }
-        api.get("now-playing") { _, _ in service.nowPlaying() }
-        api.get("queue") { _, _ in service.queue() }
+        // Open to read; whole file paths only with the token (`Redaction`).
+        let gate = self.gate
+        api.get("status") { request, context in gate.shown(service.status(), request, context) }
+        api.get("now-playing") { request, context in gate.shown(service.nowPlaying(), request, context) }
+        api.get("queue") { request, context in gate.shown(service.queue(), request, context) }
         api.get("rooms") { _, _ in service.rooms() }
-        api.get("feedback") { _, _ in service.feedback() }
-        api.get("lyrics") { _, _ -> TrackLyrics in
+        api.get("feedback") { request, context in gate.shown(service.feedback(), request, context) }
+        api.get("lyrics") { request, context -> TrackLyrics in
             guard let lyrics = service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
-            return lyrics
+            return gate.shown(lyrics, request, context)
         }
-        api.get("lyrics/:id") { _, context -> TrackLyrics in
+        api.get("lyrics/:id") { request, context -> TrackLyrics in
             let id = try context.parameters.require("id", as: Int.self)
             guard let lyrics = service.lyrics(itemID: id) else { throw ControlError.notFound("no queue item with id \(id)") }
-            return lyrics
+            return gate.shown(lyrics, request, context)
         }
         api.get("artwork/:id") { _, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
@@ -133,7 +135,8 @@ public final class ControlServer: Sendable {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = .sortedKeys
                     for await event in events {
-                        try await outbound.write(.text(String(decoding: try encoder.encode(event), as: UTF8.self)))
+                        // Browsers cannot send the token on a WebSocket: file names only.
+                        try await outbound.write(.text(String(decoding: try encoder.encode(event.withoutFolders), as: UTF8.self)))
                     }
                 }
                 try await tasks.next()

@@ -46,6 +46,18 @@ final class TokenGate: Sendable {
         limit.withLock { $0.failed(context.peer, at: now) }
     }
 
+    /// Whether a read carries the right token (it then sees whole file paths). A wrong one
+    /// counts as a failure like a change's, so reads are no way around the limit.
+    func isAuthorized(_ request: Request, _ context: ControlContext) -> Bool {
+        guard request.headers[.authorization] != nil else { return false }
+        return (try? authorize(request, context)) != nil
+    }
+
+    /// `value` as this reader may see it: whole paths with the token, file names without.
+    func shown<T: Redactable>(_ value: T, _ request: Request, _ context: ControlContext) -> T {
+        isAuthorized(request, context) ? value : value.withoutFolders
+    }
+
     func authorize(_ request: Request, _ context: ControlContext) throws(ControlError) {
         try admit(context)
         let header = request.headers[.authorization] ?? ""

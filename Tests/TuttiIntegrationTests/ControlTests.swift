@@ -170,6 +170,15 @@ extension IntegrationTests {
             let token = try #require(h.token)
             #expect(!h.log("coordinator").contains(token), "the token is in the coordinator's log")
 
+            // Reads are open, but without the token they show file names, not the folders.
+            for path in ["/now-playing", "/queue", "/status", "/lyrics"] {
+                let open = try api.call("GET", path, token: .some(nil))
+                let body = open.body.replacingOccurrences(of: "\\/", with: "/")
+                #expect(open.status == 200 && body.contains("tutti-demo") && !body.contains(Harness.packageRoot),
+                        "GET \(path) without the token: \(body.prefix(300))")
+            }
+            #expect(try api.queue.items.first?.path == Harness.demoSong, "with the token, whole paths")
+
             let guesser = try h.run("guesser", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
                                                 "--guess", "12", "--source", "127.0.0.2"])
             let statuses = (try? JSONSerialization.jsonObject(with: Data(guesser.out.utf8)) as? [String: [Int]])?["statuses"] ?? []

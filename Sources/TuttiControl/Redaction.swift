@@ -1,0 +1,90 @@
+import Foundation
+import TuttiCore
+
+/// Reading the house is open, but its file system is nobody's business but its owner's: a
+/// reader without the token sees each track's file name, never the folders above it (nor
+/// where lyrics files are kept). `tutti ctl` sends the token and sees whole paths.
+protocol Redactable {
+    /// This value with every file path cut to its last component.
+    var withoutFolders: Self { get }
+}
+
+enum Redaction {
+    static func fileName(_ path: String) -> String {
+        let name = (path as NSString).lastPathComponent
+        return name.isEmpty ? path : name
+    }
+}
+
+extension NowPlaying: Redactable {
+    var withoutFolders: NowPlaying {
+        var copy = self
+        copy.path = path.map(Redaction.fileName)
+        return copy
+    }
+}
+
+extension QueueEntry: Redactable {
+    var withoutFolders: QueueEntry {
+        var copy = self
+        copy.path = Redaction.fileName(path)
+        return copy
+    }
+}
+
+extension QueueView: Redactable {
+    var withoutFolders: QueueView {
+        var copy = self
+        copy.items = items.map(\.withoutFolders)
+        return copy
+    }
+}
+
+extension Status: Redactable {
+    var withoutFolders: Status {
+        var copy = self
+        copy.nowPlaying = nowPlaying.withoutFolders
+        return copy
+    }
+}
+
+extension FeedbackEntry: Redactable {
+    var withoutFolders: FeedbackEntry {
+        var copy = self
+        copy.path = Redaction.fileName(path)
+        return copy
+    }
+}
+
+extension Lyrics: Redactable {
+    var withoutFolders: Lyrics {
+        var copy = self
+        // "ID3 SYLT" and the like stay; a file path becomes its name.
+        copy.source = source.map { $0.hasPrefix("/") ? Redaction.fileName($0) : $0 }
+        return copy
+    }
+}
+
+extension TrackLyrics: Redactable {
+    var withoutFolders: TrackLyrics {
+        var copy = self
+        copy.lyrics = lyrics?.withoutFolders
+        copy.nowPlaying = nowPlaying.withoutFolders
+        return copy
+    }
+}
+
+extension Event: Redactable {
+    var withoutFolders: Event {
+        var copy = self
+        copy.nowPlaying = nowPlaying?.withoutFolders
+        copy.queue = queue?.withoutFolders
+        copy.feedback = feedback?.withoutFolders
+        copy.lyrics = lyrics?.withoutFolders
+        return copy
+    }
+}
+
+extension Array: Redactable where Element: Redactable {
+    var withoutFolders: [Element] { map(\.withoutFolders) }
+}
