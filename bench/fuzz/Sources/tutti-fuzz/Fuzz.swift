@@ -12,8 +12,22 @@ let target = ProcessInfo.processInfo.environment["TUTTI_FUZZ_TARGET"] ?? "rtp"
 let master = HouseKey(bytes: Array(repeating: 7, count: 32))!.stream
 let scratch = NSTemporaryDirectory() + "tutti-fuzz-\(getpid()).mp3"
 
+/// libFuzzer's driver, called from the entry point SwiftPM gives an executable target (it
+/// renames `main` to `tutti_fuzz_main`), so that libFuzzer's own `main` is not needed.
+@_silgen_name("LLVMFuzzerRunDriver")
+func runDriver(_ argc: UnsafeMutablePointer<CInt>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+               _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt) -> CInt
+
+@_cdecl("tutti_fuzz_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    var count = argc
+    var arguments = argv
+    return runDriver(&count, &arguments) { data, size in fuzz(data, size) }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    guard let data else { return 0 }
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     switch target {
     case "rtp": rtp(bytes)
