@@ -166,13 +166,14 @@ public struct SRTPContext: Sendable {
     /// comes from the rollover counter it carries (`RTPPacket.ExtensionID.rollover`), else is
     /// estimated from the SSRC's newest (RFC 3711 Appendix A).
     public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
-        guard packet.count >= 12 + Self.tagSize, let header = RTPPacket.headerLength(of: Array(packet.dropLast(Self.tagSize))) else {
+        // The header (and with it any rollover element) must end before the tag.
+        guard packet.count >= 12 + Self.tagSize, let header = RTPPacket.headerLength(of: packet),
+              header <= packet.count - Self.tagSize else {
             throw .malformed("too short for an SRTP packet")
         }
         let ssrc = Self.u32(packet, 8), sequence = Self.u16(packet, 2)
         var window = rtpWindows[ssrc]
-        let index = RTPPacket.rollover(in: Array(packet[..<header])).map { UInt64($0) << 16 | UInt64(sequence) }
-            ?? window.index(of: sequence)
+        let index = RTPPacket.rollover(in: packet).map { UInt64($0) << 16 | UInt64(sequence) } ?? window.index(of: sequence)
         guard window.isFresh(index) else { throw .replayed }
         let plain = try Self.open(packet[header...], authenticating: packet[..<header], key: keys.rtpKey,
                                   nonce: Self.rtpNonce(keys.rtpSalt, ssrc: ssrc, index: index))
