@@ -14,6 +14,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.0"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -30,17 +34,25 @@ let package = Package(
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
         // The house key: made, saved, derived per purpose (HKDF); the clock port's tags
-        // (HMAC-SHA256); the stream's SRTP (AES-GCM). The only importer of swift-crypto.
+        // (HMAC-SHA256); the stream's SRTP (AES-GCM); pairing (X25519); the control API's
+        // certificate (X.509). The only importer of swift-crypto and swift-certificates.
         .target(name: "TuttiSecurity", dependencies: [
             "TuttiCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        // UDP sockets (audio, clock) and the system-call fence.
-        .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
+        // UDP sockets (audio, clock), the system-call fence, and the control API's blocking
+        // HTTP and WebSocket clients (TLS through NIOSSL).
+        .target(name: "TuttiNet", dependencies: [
+            "TuttiCore", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOTLS", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+        ]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
         .target(name: "TuttiControl", dependencies: [
             "TuttiCore",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Composition: coordinator, follower.

@@ -1,8 +1,10 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HummingbirdTLS
 import HummingbirdWebSocket
 import Logging
+import NIOSSL
 import ServiceLifecycle
 import TuttiCore
 
@@ -17,7 +19,27 @@ public final class ControlServer: Sendable {
         public var pages: [String: Page] = [:]
         /// Connections open at once; more wait in the kernel's queue until one closes.
         public var maximumConnections = 128
+        /// HTTPS (and WSS) with this certificate chain and private key (PEM), when set.
+        public var tls: TLSIdentity?
         public init() {}
+    }
+
+    /// A certificate chain and its private key, PEM.
+    public struct TLSIdentity: Sendable {
+        public var certificateChainPEM: String
+        public var privateKeyPEM: String
+        public init(certificateChainPEM: String, privateKeyPEM: String) {
+            self.certificateChainPEM = certificateChainPEM
+            self.privateKeyPEM = privateKeyPEM
+        }
+
+        func serverConfiguration() throws -> TLSConfiguration {
+            let chain = try NIOSSLCertificate.fromPEMBytes(Array(certificateChainPEM.utf8)).map { NIOSSLCertificateSource.certificate($0) }
+            let key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
+            var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+            configuration.minimumTLSVersion = .tlsv12
+            return configuration
+        }
     }
 
     public struct Page: Sendable {
@@ -47,10 +69,12 @@ public final class ControlServer: Sendable {
         // Bounded: at most `maximumConnections` open at once (file descriptors are the house's,
         // for its files and sockets too); a first request head within 10 s; an idle
         // keep-alive connection closed after 60 s.
+        // (With TLS the handshake counts towards the first request's deadline.)
+        let http: HTTPServerBuilder = .http1WebSocketUpgrade(
+            webSocketRouter: makeEventRouter(), configuration: .init(http1: .init(idleTimeout: .seconds(60))), requestDeadline: .seconds(10))
         let app = Application(
             router: makeRouter(),
-            server: .http1WebSocketUpgrade(webSocketRouter: makeEventRouter(), configuration: .init(http1: .init(idleTimeout: .seconds(60))),
-                                           requestDeadline: .seconds(10)),
+            server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.serverConfiguration()) } ?? http,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti",
                                  availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },

@@ -16,7 +16,8 @@ struct RequestDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let deadline = self.deadline
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline(deadline: deadline), position: .first)
+            // Last so far: after TLS (it reads plain text), before HTTP's handlers, added next.
+            try channel.pipeline.syncOperations.addHandler(FirstRequestDeadline(deadline: deadline))
         }.flatMap { inner.setup(channel: channel, logger: logger) }
     }
 

@@ -1,5 +1,5 @@
 /// A minimal HTTP/1.1 client for the control API: one request per connection
-/// (`Connection: close`), bodies by length or chunked.
+/// (`Connection: close`), bodies by length or chunked; HTTPS when `tls` is set.
 public struct HTTPClient: Sendable {
     public struct Response: Sendable {
         public var status: Int
@@ -10,23 +10,41 @@ public struct HTTPClient: Sendable {
     public let host: String
     public let port: UInt16
     public var timeout: Double = 10
+    /// How to trust the server over HTTPS; nil for plain HTTP.
+    public var tls: TLSTrust?
 
-    public init(host: String, port: UInt16) {
+    public init(host: String, port: UInt16, tls: TLSTrust? = nil) {
         self.host = host
         self.port = port
+        self.tls = tls
     }
 
-    /// Parses `http://HOST:PORT` (or `HOST:PORT`, or `HOST`), defaulting the port.
+    /// Parses `http://HOST:PORT` or `https://HOST:PORT` (or `HOST:PORT`, or `HOST`: plain
+    /// HTTP), defaulting the port. HTTPS trusts the system's authorities unless told otherwise.
     public init(url: String, defaultPort: UInt16) throws(AddressError) {
         var rest = Substring(url)
-        if rest.hasPrefix("http://") { rest = rest.dropFirst(7) }
+        var tls: TLSTrust?
+        if rest.lowercased().hasPrefix("http://") {
+            rest = rest.dropFirst(7)
+        } else if rest.lowercased().hasPrefix("https://") {
+            rest = rest.dropFirst(8)
+            tls = .system
+        }
         while rest.hasSuffix("/") { rest = rest.dropLast() }
         let address = try SocketAddress.split(String(rest), defaultPort: defaultPort)
-        self.init(host: address.host, port: address.port)
+        self.init(host: address.host, port: address.port, tls: tls)
+    }
+
+    /// The server's address as a URL (`http://` or `https://`).
+    public var url: String { "\(tls == nil ? "http" : "https")://\(host):\(port)" }
+
+    /// A connection to the server (the WebSocket client's too).
+    public func connect() throws(SystemError) -> TCPConnection {
+        try TCPConnection(host: host, port: port, timeout: timeout, tls: tls)
     }
 
     public func request(_ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8]? = nil) throws(SystemError) -> Response {
-        let connection = try TCPConnection(host: host, port: port, timeout: timeout)
+        let connection = try connect()
         var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\nUser-Agent: tutti-ctl\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if let body {
@@ -35,7 +53,9 @@ public struct HTTPClient: Sendable {
         }
         head += "\r\n"
         try connection.write(Array(head.utf8) + (body ?? []))
-        guard let statusLine = try connection.read(until: [13, 10]) else { throw Self.malformed("no response") }
+        guard let statusLine = try connection.read(until: [13, 10]) else {
+            throw Self.malformed(tls == nil ? "no response; if the server speaks HTTPS, use https://" : "no response")
+        }
         let parts = String(decoding: statusLine, as: UTF8.self).split(separator: " ")
         guard parts.count >= 2, let status = Int(parts[1]) else { throw Self.malformed("bad status line") }
         var fields: [String: String] = [:]

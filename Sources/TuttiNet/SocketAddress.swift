@@ -79,3 +79,22 @@ public enum AddressError: Error, CustomStringConvertible, Equatable {
         }
     }
 }
+
+extension SocketAddress {
+    /// This machine's IPv4 addresses (loopback included), for the names a certificate is for.
+    public static func interfaceAddresses() -> [UInt32] {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var addresses: [UInt32] = []
+        var entry = list
+        while let current = entry {
+            if let sa = current.pointee.ifa_addr, sa.pointee.sa_family == sa_family_t(AF_INET) {
+                let a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt32(bigEndian: $0.pointee.sin_addr.s_addr) }
+                if !addresses.contains(a) { addresses.append(a) }
+            }
+            entry = current.pointee.ifa_next
+        }
+        return addresses
+    }
+}

@@ -2,11 +2,26 @@ import Foundation
 import Glibc
 import TuttiCore
 
-/// A failed system call, with the call's name and errno's message.
+/// A failed system call, with the call's name and errno's message; or a failure of TLS,
+/// which says in its own words what was wrong (`tls`).
 public struct SystemError: Error, CustomStringConvertible, Equatable {
     public var call: String
     public var errno: Int32
-    public var description: String { "\(call): \(String(cString: strerror(errno)))" }
+    /// The message is `call` alone: a TLS failure, not the system's.
+    public var tls = false
+
+    public init(call: String, errno: Int32) {
+        self.call = call
+        self.errno = errno
+    }
+
+    static func tls(_ message: String) -> SystemError {
+        var error = SystemError(call: message, errno: EPROTO)
+        error.tls = true
+        return error
+    }
+
+    public var description: String { tls ? call : "\(call): \(String(cString: strerror(errno)))" }
 }
 
 /// The fence around system calls: each returns its result or throws `SystemError`.

@@ -1,12 +1,18 @@
 import Glibc
 
-/// A blocking TCP connection with timeouts, for the control API's clients.
+/// A blocking TCP connection with timeouts, for the control API's clients; over TLS when
+/// given a way to trust the server.
 public final class TCPConnection {
     private let descriptor: Int32
+    /// The TLS session, which owns the descriptor when there is one.
+    private var tls: TLSLink?
+    private var readTimeout: Double
     private var buffered: [UInt8] = []
 
-    /// Connects to `host:port` (a name or an IPv4 address) within `timeout` seconds.
-    public init(host: String, port: UInt16, timeout: Double = 5) throws(SystemError) {
+    /// Connects to `host:port` (a name or an IPv4 address) within `timeout` seconds, then
+    /// runs the TLS handshake if `tls` says how to trust the server.
+    public init(host: String, port: UInt16, timeout: Double = 5, tls trust: TLSTrust? = nil) throws(SystemError) {
+        readTimeout = timeout
         let address: SocketAddress
         do {
             address = try SocketAddress(host: host, port: port)
@@ -28,17 +34,22 @@ public final class TCPConnection {
             close(descriptor)
             throw error
         }
+        if let trust { tls = try TLSLink(descriptor: descriptor, host: host, port: port, trust: trust, timeout: timeout) }
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        if tls == nil { close(descriptor) }
+    }
 
     /// Waits for reads up to this long (seconds); 0 waits for ever.
     public func setReadTimeout(_ seconds: Double) {
+        readTimeout = seconds
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     public func write(_ bytes: [UInt8]) throws(SystemError) {
+        if let tls { return try tls.send(bytes) }
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -88,6 +99,11 @@ public final class TCPConnection {
     }
 
     private func fill() throws(SystemError) -> Bool {
+        if let tls {
+            let bytes = try tls.receive(timeout: readTimeout)
+            buffered += bytes
+            return !bytes.isEmpty
+        }
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while true {
             let n = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }

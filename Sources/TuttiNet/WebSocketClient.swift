@@ -4,8 +4,10 @@ public final class WebSocketClient {
     private let connection: TCPConnection
     private var random = SystemRandomNumberGenerator()
 
-    public init(host: String, port: UInt16, path: String, timeout: Double = 10) throws(SystemError) {
-        connection = try TCPConnection(host: host, port: port, timeout: timeout)
+    /// Opens `path` on `server` (over TLS when the server's client says so).
+    public init(server: HTTPClient, path: String) throws(SystemError) {
+        let host = server.host, port = server.port
+        connection = try server.connect()
         let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
         let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
             + "Sec-WebSocket-Key: \(Base64.encode(key))\r\nSec-WebSocket-Version: 13\r\n\r\n"

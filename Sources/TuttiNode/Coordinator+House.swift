@@ -3,6 +3,7 @@ import TuttiCodecs
 import TuttiControl
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 extension Coordinator {
     /// What the command line asks the house to do at start.
@@ -21,6 +22,12 @@ extension Coordinator {
     /// the house's clock, each on its own thread (the API on Swift concurrency).
     public func runHouse(_ start: Start, onControlPort: @escaping @Sendable (Int) -> Void = { _ in }) throws {
         let store = try StateStore(directory: configuration.stateDirectory)
+        // A certificate that cannot be used stops the start here, before anything runs.
+        let certificate: ControlCertificate? = switch configuration.controlTLS {
+        case .off: nil
+        case .own: try store.controlCertificate()
+        case let .files(chain, key): try StateStore.readCertificate(certificate: chain, key: key)
+        }
         let messenger = RoomMessenger(socket: clockSocket, clock: clock, key: houseKey.clockPort)
         let house = try House(store: store, messenger: messenger, version: "tutti 0.4", lyricsFolder: configuration.lyricsDirectory)
         var playerConfiguration = Player.Configuration()
@@ -45,6 +52,8 @@ extension Coordinator {
         control.host = configuration.controlHost
         control.port = configuration.controlPort
         control.pages = start.pages
+        control.tls = certificate.map { .init(certificateChainPEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM) }
+        let scheme = certificate == nil ? "http" : "https"
         let api = ControlServer(service: house, configuration: control)
         let failure = ControlFailure()
         let log = self.log
@@ -53,9 +62,9 @@ extension Coordinator {
         Task {
             do {
                 try await api.run { port in
-                    log.info("control API on http://\(shownHost):\(port)/api/v1")
+                    log.info("control API on \(scheme)://\(shownHost):\(port)/api/v1" + (certificate.map { " (TLS, certificate pin \($0.pin))" } ?? ""))
                     // Never the token: logs are read by more people than the house's owner.
-                    log.info("web remote: http://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: http://\(shownHost):\(port)/lyrics")
+                    log.info("web remote: \(scheme)://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: \(scheme)://\(shownHost):\(port)/lyrics")
                     onControlPort(port)
                 }
             } catch {

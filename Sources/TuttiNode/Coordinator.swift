@@ -33,7 +33,20 @@ public final class Coordinator: @unchecked Sendable {
         /// network can hear the stream and play into the rooms: only for stock receivers
         /// without SRTP, and to measure what the protection costs.
         public var sealStream = true
+        /// HTTPS for the control API, and with what certificate.
+        public var controlTLS = ControlTLS.off
         public init() {}
+    }
+
+    /// The control API's transport.
+    public enum ControlTLS: Sendable, Equatable {
+        /// Plain HTTP.
+        case off
+        /// HTTPS with a self-signed certificate of the coordinator's own (made once, kept in
+        /// the state folder).
+        case own
+        /// HTTPS with the user's certificate chain and private key (PEM files).
+        case files(certificate: String, key: String)
     }
 
     public let configuration: Configuration

@@ -53,6 +53,15 @@ struct CoordinatorCommand: ParsableCommand {
     @Flag(help: "Send the stream as plain RTP, not sealed with SRTP: anyone on the network can then hear it and play into the rooms. For stock receivers without SRTP; followers need --plain-rtp too.")
     var plainRtp = false
 
+    @Flag(help: "Serve the control API (and the web pages and event stream) over HTTPS, with a self-signed certificate of the coordinator's own, made on first start in the state folder (tls/). The log shows its pin for `tutti ctl --tls-pin`.")
+    var tls = false
+
+    @Option(help: "Serve the control API over HTTPS with this certificate chain (PEM, the server's first) instead; needs --tls-key.")
+    var tlsCertificate: String?
+
+    @Option(help: "The private key (PEM) of --tls-certificate.")
+    var tlsKey: String?
+
     /// HOST:PORT for a listener; port 0 takes any free port.
     static func listenAddress(_ text: String) throws -> (host: String, port: Int) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
@@ -64,6 +73,7 @@ struct CoordinatorCommand: ParsableCommand {
 
     func validate() throws {
         _ = try Self.listenAddress(controlListen)
+        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
@@ -83,6 +93,11 @@ struct CoordinatorCommand: ParsableCommand {
         config.clockListen = try SocketAddress(parsing: clockListen, defaultPort: 5005)
         config.sdpPath = sdp
         config.sealStream = !plainRtp
+        if let tlsCertificate, let tlsKey {
+            config.controlTLS = .files(certificate: tlsCertificate, key: tlsKey)
+        } else if tls {
+            config.controlTLS = .own
+        }
         let control = try Self.listenAddress(controlListen)
         config.controlHost = control.host
         config.controlPort = control.port

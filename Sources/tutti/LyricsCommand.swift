@@ -12,8 +12,10 @@ struct LyricsCommand: ParsableCommand {
     @Option(help: "The coordinator's clock service, HOST[:PORT] (the screen locks its clock to it).")
     var coordinator: String = "127.0.0.1"
 
-    @Option(help: "The coordinator's control API (default: http://HOST:8485 on the coordinator's host).")
+    @Option(help: "The coordinator's control API, http:// or https:// (default: http://HOST:8485 on the coordinator's host).")
     var server: String?
+
+    @OptionGroup var tls: TLSOptions
 
     @Option(help: "The room this screen is in: its name and state show on top.")
     var room: String?
@@ -43,6 +45,7 @@ struct LyricsCommand: ParsableCommand {
         } catch {
             throw ValidationError("--server: \(error)")
         }
+        try tls.apply(to: &config.server, stateDirectory: key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory())
         config.room = room
         config.displayDelay = Int64(displayDelayMs * 1e6)
         config.logPath = log

@@ -29,7 +29,7 @@ final class Browser {
         }
         let socketURL = try #require(target?["webSocketDebuggerUrl"] as? String, "Chromium did not open the page: \(harness.log("chromium"))")
         let path = try #require(URL(string: socketURL)?.path)
-        page = try WebSocketClient(host: "127.0.0.1", port: port, path: path)
+        page = try WebSocketClient(server: HTTPClient(host: "127.0.0.1", port: port), path: path)
         try FileManager.default.createDirectory(atPath: Self.artifacts, withIntermediateDirectories: true)
     }
 

@@ -67,6 +67,7 @@ extension IntegrationTests {
             let afterResume = resumeOrigin + Int64(paused.elapsed * 1e9) + 200_000_000
             let lagAfterResume = try #require(a.lag(against: source, at: afterResume,
                                                     sourceFrame: Int((afterResume - resumeOrigin) * 48_000 / 1_000_000_000)))
+            #expect(abs(lagAfterResume) < 8, "after the resume room A is \(lagAfterResume) samples off where it should be")
             // Seek: from the cut on, the audio is the track at 25 s, heard where the answer said
             // (media position 0 "heard" at trackOrigin, coordinator time = this host's clock).
             let origin = try #require(seek.trackOrigin)

@@ -86,7 +86,7 @@ final class Harness {
     func controlURL(_ name: String = "coordinator") -> String? {
         var url: String?
         _ = Harness.wait(timeout: 10) {
-            guard let range = log(name).range(of: #"control API on (http://[0-9.:a-z]+)/api/v1"#, options: .regularExpression) else { return false }
+            guard let range = log(name).range(of: #"control API on (https?://[0-9.:a-z]+)/api/v1"#, options: .regularExpression) else { return false }
             let line = String(log(name)[range])
             url = line.replacingOccurrences(of: "control API on ", with: "").replacingOccurrences(of: "/api/v1", with: "")
             return true

@@ -1,5 +1,6 @@
 import Foundation
 import TuttiCore
+import TuttiNet
 import TuttiSecurity
 
 /// Where the coordinator keeps its state: `state.json` (the house: queue, position, rooms,
@@ -87,6 +88,43 @@ public final class StateStore: @unchecked Sendable {
             throw StateError("\(path) is not a house key (64 hexadecimal digits); pair this machine again (`tutti pair`)")
         }
         return key
+    }
+
+    public var certificatePath: String { Self.certificatePath(in: directory) }
+    public static func certificatePath(in directory: String) -> String { directory + "/tls/certificate.pem" }
+    public var certificateKeyPath: String { directory + "/tls/key.pem" }
+
+    /// The control API's own certificate (for `--tls` without files of the user's): read, or
+    /// made on first use for this machine's names and addresses (`tls/certificate.pem`, and
+    /// `tls/key.pem` readable by its owner only). Delete the folder to make a new one.
+    public func controlCertificate() throws -> ControlCertificate {
+        if FileManager.default.fileExists(atPath: certificatePath) {
+            return try Self.readCertificate(certificate: certificatePath, key: certificateKeyPath)
+        }
+        let host = ProcessInfo.processInfo.hostName
+        let short = String(host.split(separator: ".").first ?? Substring(host))
+        var names = [short, short + ".local", host, "localhost"]
+        names = names.enumerated().filter { !$0.element.isEmpty && names.firstIndex(of: $0.element) == $0.offset }.map(\.element)
+        let addresses = SocketAddress.interfaceAddresses().map { a in (0..<4).map { UInt8(truncatingIfNeeded: a >> (24 - 8 * $0)) } }
+            + [[UInt8](repeating: 0, count: 15) + [1]]
+        let certificate = try ControlCertificate.make(names: names, addresses: addresses)
+        try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
+        try AtomicFile.write(Data(certificate.privateKeyPEM.utf8), to: certificateKeyPath, permissions: 0o600)
+        try AtomicFile.write(Data(certificate.certificatePEM.utf8), to: certificatePath, permissions: 0o644)
+        log.info("made a certificate for the control API in \(certificatePath) for \(names.joined(separator: ", ")) (pin \(certificate.pin))")
+        return certificate
+    }
+
+    /// Reads a certificate chain and its key (PEM), or says what is wrong with them.
+    public static func readCertificate(certificate: String, key: String) throws -> ControlCertificate {
+        guard let chain = FileManager.default.contents(atPath: certificate) else { throw StateError("cannot read the certificate \(certificate)") }
+        guard let secret = FileManager.default.contents(atPath: key) else { throw StateError("cannot read the private key \(key)") }
+        do {
+            return try ControlCertificate(certificatePEM: String(decoding: chain, as: UTF8.self), privateKeyPEM: String(decoding: secret, as: UTF8.self))
+        } catch {
+            throw StateError("\(certificate), \(key): \(error)")
+        }
     }
 
     /// The house token: read, or made (32 random bytes, hex) and saved on first start.

@@ -113,7 +113,7 @@ public final class LyricScreen: @unchecked Sendable {
     private func followEvents() {
         while !stopFlag.isSet {
             do {
-                let socket = try WebSocketClient(host: configuration.server.host, port: configuration.server.port, path: "/api/v1/events")
+                let socket = try WebSocketClient(server: configuration.server, path: "/api/v1/events")
                 lock.withLock { connected = true }
                 while !stopFlag.isSet, let text = try socket.nextText() {
                     guard JSONNesting.isShallow(text), let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) else { continue }

@@ -7,8 +7,10 @@ import TuttiNode
 
 /// Options every `tutti ctl` command shares: where the coordinator is, and its token.
 struct CtlOptions: ParsableArguments {
-    @Option(help: "The coordinator's control API, http://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485).")
+    @Option(help: "The coordinator's control API, http://HOST:PORT or https://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485).")
     var server: String?
+
+    @OptionGroup var tls: TLSOptions
 
     @Option(help: "The house token (default: $TUTTI_TOKEN, else the token file in the coordinator's state folder).")
     var token: String?
@@ -22,14 +24,15 @@ struct CtlOptions: ParsableArguments {
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
         let url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
-        let http: HTTPClient
+        var http: HTTPClient
         do {
             http = try HTTPClient(url: url, defaultPort: 8485)
         } catch {
             throw ValidationError("--server: \(error)")
         }
-        let token = token ?? environment["TUTTI_TOKEN"]
-            ?? StateStore.readToken(directory: stateDir ?? StateStore.defaultDirectory())
+        let folder = stateDir ?? StateStore.defaultDirectory()
+        try tls.apply(to: &http, stateDirectory: folder)
+        let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
         return CtlClient(http: http, token: token, url: url)
     }
 }
@@ -71,7 +74,8 @@ struct CtlClient {
         do {
             response = try http.request(method, "/api/v1" + path, headers: headers, body: data ?? (method == "GET" ? nil : []))
         } catch {
-            throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error) (is `tutti coordinator` running? see --server)")
+            let hint = error.tls ? "" : " (is `tutti coordinator` running? see --server)"
+            throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error)\(hint)")
         }
         guard (200..<300).contains(response.status) else {
             let message = (try? JSONDecoder().decode([String: String].self, from: Data(response.body)))?["error"]
@@ -93,7 +97,7 @@ struct CtlClient {
     func follow(_ body: (Event, String) throws -> Void) throws {
         let socket: WebSocketClient
         do {
-            socket = try WebSocketClient(host: http.host, port: http.port, path: "/api/v1/events")
+            socket = try WebSocketClient(server: http, path: "/api/v1/events")
         } catch {
             throw CtlFailure(description: "cannot follow the coordinator at \(url): \(error)")
         }

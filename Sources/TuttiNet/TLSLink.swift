@@ -1,0 +1,223 @@
+import Foundation
+import Glibc
+import NIOCore
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// How a client checks the control API's certificate over HTTPS.
+public enum TLSTrust: Sendable {
+    /// The system's certificate authorities, and the server's name or address.
+    case system
+    /// The certificates in this PEM file as the only authorities (the server's self-signed
+    /// certificate itself will do), and the server's name or address.
+    case authorities(file: String)
+    /// The server's public key, whoever signed its certificate: `matches` gets the key as a
+    /// DER SubjectPublicKeyInfo; `pin` names the key that is expected, for messages.
+    case publicKey(pin: String, matches: @Sendable ([UInt8]) -> Bool)
+    /// Any certificate: only for an exchange that authenticates itself (pairing, whose
+    /// messages are proved with the code), where TLS adds only privacy.
+    case any
+}
+
+/// One TLS connection over a connected TCP socket, for the blocking clients: NIOSSL runs
+/// the handshake and the records on NIO's event loop, and the caller's thread waits for
+/// bytes on a condition.
+final class TLSLink: @unchecked Sendable {
+    private let channel: any Channel
+    private let inbox: TLSInbox
+
+    /// Takes over `descriptor` (closed with the link, or here on failure) and completes the
+    /// handshake within `timeout` seconds.
+    init(descriptor: Int32, host: String, port: UInt16, trust: TLSTrust, timeout: Double) throws(SystemError) {
+        let inbox = TLSInbox(trust: trust)
+        let (configuration, verify) = Self.configuration(trust, inbox: inbox)
+        let sslContext: NIOSSLContext
+        do {
+            sslContext = try NIOSSLContext(configuration: configuration)
+        } catch {
+            close(descriptor)
+            throw TLSLink.failure("cannot set up TLS (\(error))")
+        }
+        let serverName = TLSLink.isAddress(host) ? nil : host
+        do {
+            channel = try ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let handler = if let verify {
+                            try NIOSSLClientHandler(context: sslContext, serverHostname: serverName, customVerificationCallback: verify)
+                        } else {
+                            try NIOSSLClientHandler(context: sslContext, serverHostname: serverName)
+                        }
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        try channel.pipeline.syncOperations.addHandler(inbox)
+                    }
+                }
+                .withConnectedSocket(descriptor).wait()
+        } catch {
+            close(descriptor)
+            throw TLSLink.failure("cannot start TLS with \(host):\(port) (\(error))")
+        }
+        self.inbox = inbox
+        do throws(SystemError) {
+            try inbox.waitForHandshake(timeout: timeout, peer: "\(host):\(port)")
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+    }
+
+    deinit { channel.close(promise: nil) }
+
+    /// NIOSSL's settings for `trust`, and the check of a pinned key (which tells `inbox` why
+    /// it refused).
+    private static func configuration(_ trust: TLSTrust, inbox: TLSInbox)
+        -> (TLSConfiguration, (@Sendable ([NIOSSLCertificate], EventLoopPromise<NIOSSLVerificationResult>) -> Void)?) {
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        switch trust {
+        case .system:
+            return (configuration, nil)
+        case let .authorities(file):
+            configuration.trustRoots = .file(file)
+            return (configuration, nil)
+        case let .publicKey(pin, matches):
+            configuration.certificateVerification = .noHostnameVerification
+            return (configuration, { certificates, promise in
+                let key = try? certificates.first?.extractPublicKey().toSPKIBytes()
+                if let key, matches(key) {
+                    promise.succeed(.certificateVerified)
+                } else {
+                    inbox.refuse("the server's certificate is not the pinned one (\(pin)); check --tls-pin")
+                    promise.succeed(.failed)
+                }
+            })
+        case .any:
+            configuration.certificateVerification = .none
+            return (configuration, nil)
+        }
+    }
+
+    func send(_ bytes: [UInt8]) throws(SystemError) {
+        do {
+            try channel.writeAndFlush(ByteBuffer(bytes: bytes)).wait()
+        } catch {
+            throw inbox.failure ?? TLSLink.failure("TLS send failed (\(error))")
+        }
+    }
+
+    /// The next bytes that arrived; empty at the end of the stream.
+    func receive(timeout: Double) throws(SystemError) -> [UInt8] {
+        try inbox.next(timeout: timeout)
+    }
+
+    static func failure(_ what: String) -> SystemError { .tls(what) }
+
+    static func isAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+}
+
+/// The end of the pipeline: decrypted bytes, the handshake's completion and any error,
+/// handed from the event loop to the waiting thread.
+final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+
+    private let condition = NSCondition()
+    private var chunks: [[UInt8]] = []
+    private var handshaken = false
+    private var ended = false
+    private var refusal: String?
+    private var error: (any Error)?
+    private let trust: TLSTrust
+
+    init(trust: TLSTrust) {
+        self.trust = trust
+    }
+
+    /// Why the connection failed, in words, if it did.
+    var failure: SystemError? {
+        condition.withLock { describeFailure() }
+    }
+
+    func refuse(_ why: String) {
+        condition.withLock { refusal = why }
+    }
+
+    func waitForHandshake(timeout: Double, peer: String) throws(SystemError) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while !handshaken && !ended {
+            if !condition.wait(until: deadline) { throw SystemError(call: "TLS handshake with \(peer) (timed out)", errno: ETIMEDOUT) }
+        }
+        if !handshaken {
+            throw describeFailure() ?? TLSLink.failure("TLS handshake with \(peer) (the server closed the connection)")
+        }
+    }
+
+    func next(timeout: Double) throws(SystemError) -> [UInt8] {
+        // (Foundation's wait(until:) traps on a distant date: no timeout waits without one.)
+        let deadline = timeout > 0 ? Date(timeIntervalSinceNow: timeout) : nil
+        condition.lock()
+        defer { condition.unlock() }
+        while chunks.isEmpty && !ended {
+            if let deadline {
+                if !condition.wait(until: deadline) { throw SystemError(call: "read (timed out)", errno: ETIMEDOUT) }
+            } else {
+                condition.wait()
+            }
+        }
+        if !chunks.isEmpty { return chunks.removeFirst() }
+        if let failure = describeFailure() { throw failure }
+        return []
+    }
+
+    private func describeFailure() -> SystemError? {
+        if let refusal { return TLSLink.failure(refusal) }
+        if let error {
+            if case NIOSSLError.uncleanShutdown = error { return nil }
+            if "\(error)".contains("CERTIFICATE_VERIFY_FAILED") {
+                let whose = if case let .authorities(file) = trust { "the certificates in \(file)" } else { "this machine's certificate authorities" }
+                return TLSLink.failure("the server's certificate is not signed by \(whose), or not for this name or address; "
+                                       + "pass --tls-pin with the pin the coordinator logs, or --tls-ca with its certificate")
+            }
+            return TLSLink.failure("TLS failed (\(error))")
+        }
+        return nil
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = Array(unwrapInboundIn(data).readableBytesView)
+        condition.withLock {
+            chunks.append(bytes)
+            condition.broadcast()
+        }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event {
+            condition.withLock {
+                handshaken = true
+                condition.broadcast()
+            }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        condition.withLock {
+            if self.error == nil { self.error = error }
+            condition.broadcast()
+        }
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        condition.withLock {
+            ended = true
+            condition.broadcast()
+        }
+        context.fireChannelInactive()
+    }
+}
