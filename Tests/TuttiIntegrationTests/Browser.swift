@@ -13,13 +13,20 @@ final class Browser {
 
     static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") }
 
-    init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720) throws {
+    /// Opens `url`; over HTTPS, `trusting` is the pin (SHA256:…) of a certificate the
+    /// browser accepts though no authority signed it (Chromium's SPKI list).
+    init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720, trusting pin: String? = nil) throws {
         let port = Harness.freePort()
+        let trust = pin.map { pin -> [String] in
+            var hash = String(pin.dropFirst("SHA256:".count))
+            while hash.count % 4 != 0 { hash += "=" }
+            return ["--ignore-certificate-errors-spki-list=\(hash)"]
+        } ?? []
         process = try harness.start("chromium", [
             "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--mute-audio",
             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=\(port)",
-            "--user-data-dir=\(harness.path("chromium-profile"))", "--window-size=\(width),\(height)", "about:blank",
-        ])
+            "--user-data-dir=\(harness.path("chromium-profile"))", "--window-size=\(width),\(height)",
+        ] + trust + ["about:blank"])
         let http = HTTPClient(host: "127.0.0.1", port: port)
         var target: [String: Any]?
         _ = Harness.wait(timeout: 20) {

@@ -69,6 +69,23 @@ extension IntegrationTests {
             let paired = try h.run("pair", [Harness.binary, "pair", code, "--server", url, "--key", h.path("pi/house.key")])
             #expect(paired.code == 0 && paired.out.contains("paired"), "\(paired.out) \(paired.err)")
 
+            // A browser that accepts the certificate by its pin: the web remote steers the house
+            // over HTTPS and follows it over WSS.
+            if Browser.available {
+                let token = try #require(h.token)
+                let browser = try Browser(h, url: url + "/#token=" + token, width: 420, height: 900, trusting: pin)
+                func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
+                func state() -> String? { (try? js("document.getElementById('toggle').dataset.state")) as? String }
+                #expect(Harness.wait(timeout: 10) { (try? js("document.getElementById('title').textContent")) as? String == "Tutti" })
+                #expect(Harness.wait(timeout: 5) { state() == "playing" })
+                _ = try js("document.getElementById('toggle').click()")
+                #expect(Harness.wait(timeout: 3) { (try? h.ctl(["status", "--json"], server: url).out.contains(#""state" : "paused""#)) == true },
+                        "pause from the remote over HTTPS")
+                #expect(try h.ctl(["play"], server: url).code == 0)
+                #expect(Harness.wait(timeout: 3) { state() == "playing" }, "the remote followed the event stream over WSS")
+                try browser.screenshot("remote-tls")
+            }
+
             // The silent connection was closed at the first request's deadline (10 s).
             let closed = try silent.read(1)
             let held = Date().timeIntervalSince(silentSince)
