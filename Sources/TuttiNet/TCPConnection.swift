@@ -5,7 +5,7 @@ import Glibc
 public final class TCPConnection {
     private let descriptor: Int32
     /// The TLS session, which owns the descriptor when there is one.
-    private var tls: TLSLink?
+    private let tls: TLSLink?
     private var readTimeout: Double
     private var buffered: [UInt8] = []
 
@@ -19,7 +19,7 @@ public final class TCPConnection {
         } catch {
             throw SystemError(call: "resolve \(host)", errno: EHOSTUNREACH)
         }
-        descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
+        let descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
         var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
@@ -34,7 +34,12 @@ public final class TCPConnection {
             close(descriptor)
             throw error
         }
-        if let trust { tls = try TLSLink(descriptor: descriptor, host: host, port: port, trust: trust, timeout: timeout) }
+        self.descriptor = descriptor
+        if let trust {
+            tls = try TLSLink(descriptor: descriptor, host: host, port: port, trust: trust, timeout: timeout)
+        } else {
+            tls = nil
+        }
     }
 
     deinit {

@@ -27,7 +27,7 @@ final class TLSLink: @unchecked Sendable {
     private let channel: any Channel
     private let inbox: TLSInbox
 
-    /// Takes over `descriptor` (closed with the link, or here on failure) and completes the
+    /// Takes over `descriptor` (closed with the link) and completes the
     /// handshake within `timeout` seconds.
     init(descriptor: Int32, host: String, port: UInt16, trust: TLSTrust, timeout: Double) throws(SystemError) {
         let inbox = TLSInbox(trust: trust)
@@ -55,7 +55,8 @@ final class TLSLink: @unchecked Sendable {
                 }
                 .withConnectedSocket(descriptor).wait()
         } catch {
-            close(descriptor)
+            // Not closed here: NIO may own the descriptor already (and have closed it), and a
+            // second close could hit one the event loop opened since. A failing client exits.
             throw TLSLink.failure("cannot start TLS with \(host):\(port) (\(error))")
         }
         self.inbox = inbox
