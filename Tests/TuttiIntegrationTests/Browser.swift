@@ -16,7 +16,6 @@ final class Browser {
     /// Opens `url`; over HTTPS, `trusting` is the pin (SHA256:…) of a certificate the
     /// browser accepts though no authority signed it (Chromium's SPKI list).
     init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720, trusting pin: String? = nil) throws {
-        let port = Harness.freePort()
         let trust = pin.map { pin -> [String] in
             var hash = String(pin.dropFirst("SHA256:".count))
             while hash.count % 4 != 0 { hash += "=" }
@@ -24,9 +23,18 @@ final class Browser {
         } ?? []
         process = try harness.start("chromium", [
             "chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--mute-audio",
-            "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=\(port)",
+            // Port 0: Chromium takes a free one and names it in DevToolsActivePort (a port
+            // that was free for UDP a moment ago may be taken for TCP).
+            "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
             "--user-data-dir=\(harness.path("chromium-profile"))", "--window-size=\(width),\(height)",
         ] + trust + ["about:blank"])
+        var port: UInt16 = 0
+        _ = Harness.wait(timeout: 20) {
+            let text = (try? String(contentsOfFile: harness.path("chromium-profile/DevToolsActivePort"), encoding: .utf8)) ?? ""
+            port = text.split(separator: "\n").first.flatMap { UInt16($0) } ?? 0
+            return port != 0
+        }
+        try #require(port != 0, "Chromium named no DevTools port: \(harness.log("chromium"))")
         let http = HTTPClient(host: "127.0.0.1", port: port)
         var target: [String: Any]?
         _ = Harness.wait(timeout: 20) {
