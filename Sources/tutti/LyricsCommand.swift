@@ -40,12 +40,8 @@ struct LyricsCommand: ParsableCommand {
         var config = LyricScreen.Configuration()
         config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
         let host = String(coordinator.split(separator: ":").first ?? "127.0.0.1")
-        do {
-            config.server = try HTTPClient(url: server ?? "http://\(host):8485", defaultPort: 8485)
-        } catch {
-            throw ValidationError("--server: \(error)")
-        }
-        try tls.apply(to: &config.server, stateDirectory: key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory())
+        config.server = try tls.client(url: server ?? "http://\(host):8485",
+                                       stateDirectory: key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory())
         config.room = room
         config.displayDelay = Int64(displayDelayMs * 1e6)
         config.logPath = log

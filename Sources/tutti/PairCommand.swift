@@ -38,10 +38,9 @@ struct PairCommand: ParsableCommand {
                                   + "add --replace to join another house")
         }
         let url = server ?? ProcessInfo.processInfo.environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
-        var http = try HTTPClient(url: url, defaultPort: 8485)
         // The answer is proved with the code (a coordinator that does not know it cannot make
         // one), so the certificate needs no checking here unless the user pinned one.
-        try tls.apply(to: &http, stateDirectory: StateStore.defaultDirectory(), fallback: .any)
+        let http = try tls.client(url: url, stateDirectory: StateStore.defaultDirectory(), fallback: .any)
         let response: HTTPClient.Response
         do {
             response = try http.request("POST", "/api/v1/pair", headers: ["Content-Type": "application/json"],

@@ -13,10 +13,22 @@ struct TLSOptions: ParsableArguments {
     @Option(help: "For an https:// server: trust the certificates in this PEM file (a CA's, or the coordinator's tls/certificate.pem) instead of the system's authorities.")
     var tlsCa: String?
 
+    /// A client for the control API at `url` (`--server`), checking the server as `apply` says.
+    func client(url: String, stateDirectory: String, fallback: TLSTrust = .system) throws -> HTTPClient {
+        var http: HTTPClient
+        do {
+            http = try HTTPClient(url: url, defaultPort: 8485)
+        } catch {
+            throw ValidationError("--server: \(error)")
+        }
+        try apply(to: &http, stateDirectory: stateDirectory, fallback: fallback)
+        return http
+    }
+
     /// Sets how `client` checks the server. Without a pin or a file: the certificate in the
     /// state folder `stateDirectory` if there is one (the coordinator is on this machine),
     /// else `fallback`.
-    func apply(to client: inout HTTPClient, stateDirectory: String, fallback: TLSTrust = .system) throws {
+    private func apply(to client: inout HTTPClient, stateDirectory: String, fallback: TLSTrust = .system) throws {
         guard client.tls != nil else {
             if tlsPin != nil || tlsCa != nil { throw ValidationError("--tls-pin and --tls-ca are for an https:// server") }
             return

@@ -24,14 +24,8 @@ struct CtlOptions: ParsableArguments {
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
         let url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
-        var http: HTTPClient
-        do {
-            http = try HTTPClient(url: url, defaultPort: 8485)
-        } catch {
-            throw ValidationError("--server: \(error)")
-        }
         let folder = stateDir ?? StateStore.defaultDirectory()
-        try tls.apply(to: &http, stateDirectory: folder)
+        let http = try tls.client(url: url, stateDirectory: folder)
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
         return CtlClient(http: http, token: token, url: url)
     }
