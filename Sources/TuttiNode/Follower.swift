@@ -32,6 +32,9 @@ public final class Follower: @unchecked Sendable {
         /// The stream is sealed with SRTP (the coordinator's default); false only for a
         /// coordinator run with `--plain-rtp`.
         public var sealedStream = true
+        /// Where this follower keeps its clock for its next run (a restart resumes it), or
+        /// nil to lock afresh at every start.
+        public var stateDirectory: String? = StateStore.defaultDirectory()
         public init() {}
     }
 
@@ -46,6 +49,7 @@ public final class Follower: @unchecked Sendable {
     private let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
     /// Stream packets dropped as not sealed with the house key (or replayed).
     private let unsealed = Atomic<Int>(0)
+    private let clockMemory: ClockMemoryKeeper?
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -65,6 +69,10 @@ public final class Follower: @unchecked Sendable {
         clockSocket = try UDPSocket()
         try clockSocket.bind(SocketAddress(address: 0, port: 0))
         clockSocket.enableReceiveTimestamps()
+        let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
+        clockMemory = configuration.stateDirectory.map {
+            ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
+        }
     }
 
     public func stop() { stopFlag.set() }
@@ -76,13 +84,25 @@ public final class Follower: @unchecked Sendable {
         let clockTrace = self.clockTrace
         let name = configuration.name
         let log = self.log
+        let clockMemory = self.clockMemory
+        let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
+        if let remembered { engine.withLock { $0.engine.resumeClock(from: remembered.estimate) } }
+        let deviceName = output.name
         let handlers = ClockClient.Handlers(
             sample: { sample in
-                engine.withLock { box in
+                let (lock, estimate, deviceRate, rejected) = engine.withLock { box in
+                    let rejected = box.engine.clock.rememberedRejected
                     box.engine.addClockSample(sample)
                     clockTrace?.record(sample, box.engine.clockEstimate)
-                    return ClockLock(box.engine.clock)
+                    return (ClockLock(box.engine.clock), box.engine.clockEstimate, box.deviceRatePPM,
+                            !rejected && box.engine.clock.rememberedRejected)
                 }
+                if rejected {
+                    log.info("the clock of the last run disagrees with the coordinator's answers (the coordinator restarted, or "
+                             + "its clock moved): locking afresh")
+                }
+                clockMemory?.keep(estimate, device: deviceName, deviceRatePPM: deviceRate, now: sample.t4.nanoseconds)
+                return lock
             },
             settings: { version, volume, muted, delay in
                 engine.withLock { box in
@@ -101,9 +121,13 @@ public final class Follower: @unchecked Sendable {
                                       sealedStream: configuration.sealedStream, handlers: handlers)
         startThread("tutti-clock") { clientClock.run() }
         startThread("tutti-receive") { [self] in receiveLoop() }
-        defer { stopFlag.set() }
+        defer {
+            stopFlag.set()
+            let (estimate, deviceRate) = engine.withLock { ($0.engine.clockEstimate, $0.deviceRatePPM) }
+            clockMemory?.keep(estimate, device: deviceName, deviceRatePPM: deviceRate, now: nil)
+        }
         log.info("room '\(name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
-        try playoutLoop(output)
+        try playoutLoop(output, deviceRatePPM: remembered.flatMap { $0.device == deviceName ? $0.deviceRatePPM : nil })
     }
 
     /// Receives the stream, and asks for what it is missing (RFC 4585 generic NACKs to the
@@ -162,12 +186,15 @@ public final class Follower: @unchecked Sendable {
         }
     }
 
-    private func playoutLoop(_ output: AudioOutput) throws {
+    /// Renders and writes the stream to `output`; `deviceRatePPM` is the device's rate as an
+    /// earlier run measured it, assumed until its own reports tell.
+    private func playoutLoop(_ output: AudioOutput, deviceRatePPM: Double?) throws {
         var buffer: [Float] = []
         buffer.reserveCapacity(configuration.chunkFrames * 2)
         var nextStatus = clock.nanosecondsNow() + Int64(configuration.statusInterval * 1e9)
         var lastState = PlayoutEngine.State.acquiringClock
         var device = DeviceTimeline()
+        if let deviceRatePPM { device.assumeRate(ppm: deviceRatePPM) }
         var gain = GainStage()
         var delay = Int64(configuration.outputDelayMilliseconds * 1e6)
         var interrupted = false
@@ -193,6 +220,8 @@ public final class Follower: @unchecked Sendable {
                 }
                 gain.target = interrupted ? 0 : box.room.gain
                 if device.jumps != jumps { box.engine.deviceTimelineChanged() }
+                box.engine.deviceRate = device.localPerFrame
+                box.deviceRatePPM = device.hasMeasuredRate ? device.rateOffsetPPM : nil
                 if let heard {
                     box.engine.render(frames: configuration.chunkFrames, heardAt: heard + delay, into: &buffer)
                     box.outputLatency = heard.nanoseconds + delay - now
@@ -249,6 +278,8 @@ final class SharedEngine: @unchecked Sendable {
         var room: RoomControl
         /// How far ahead of being heard the last frames were written (ns).
         var outputLatency: Int64 = 0
+        /// The device's rate against the local clock, once measured (for the clock memory).
+        var deviceRatePPM: Double?
         init(engine: PlayoutEngine, room: RoomControl) {
             self.engine = engine
             self.room = room

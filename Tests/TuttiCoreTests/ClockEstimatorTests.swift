@@ -183,6 +183,57 @@ struct ClockEstimatorTests {
         #expect(near == 20, "within 100 µs after 250 ms on \(near) of 20 seeds")
     }
 
+    /// A follower that restarts resumes the lock it had (the same host clock): from the new
+    /// process's first exchange it is as close as before, not the tens of microseconds a
+    /// fresh lock on a jittery path starts with, and its bound covers the error throughout.
+    /// As the new readings sharpen, their estimate takes over without a jump.
+    @Test(arguments: [UInt64(30), 31, 32, 33])
+    func aRestartedFollowerResumesItsClock(seed: UInt64) throws {
+        var lab = Lab(up: Self.path(5, 2, loss: 0.02), down: Self.path(5, 2, loss: 0.02), drift: 40e-6, seed: seed)
+        lab.run(seconds: 60)
+        let kept = try #require(lab.estimator.estimate)
+        let before = try #require(lab.checks.last)
+        // Stopped at 70 s; the new process's first exchange comes 0.7 s later.
+        lab.estimator = ClockEstimator()
+        lab.estimator.resume(from: kept)
+        lab.exchanges = 0
+        lab.checks = []
+        lab.run(from: 70_700_000_000, seconds: 30)
+        #expect(!lab.estimator.rememberedRejected)
+        let checks = lab.checks
+        #expect(checks.count >= 100)
+        for check in checks {
+            #expect(abs(check.error) <= check.bound, "at \(check.time): error \(check.error), bound \(check.bound)")
+        }
+        // The first second: within a few µs of where the last run stood.
+        for check in checks.prefix(4) {
+            #expect(abs(check.error - before.error) < 5_000, "at \(check.time): \(check.error) ns, was \(before.error)")
+        }
+        // No jump as the new readings take over: consecutive checks (250 ms apart) move little.
+        let moves = zip(checks, checks.dropFirst()).map { abs($1.error - $0.error) }
+        #expect((moves.max() ?? 0) < 30_000, "largest move between checks \(moves.max() ?? 0) ns")
+        #expect(lab.estimator.remembered == nil, "after 30 s the new readings know better")
+    }
+
+    /// A remembered lock from another coordinator clock (it rebooted, or its clock moved by
+    /// more than the path's round trip) is forgotten at the first answer, and the follower
+    /// locks as a new one does.
+    @Test(arguments: [Int64(3_000_000_000), -25_000_000, 12_000_000])
+    func aRememberedClockThatNoLongerHoldsIsForgotten(shift: Int64) throws {
+        var lab = Lab(up: Self.path(5, 2, loss: 0.02), down: Self.path(5, 2, loss: 0.02), drift: 40e-6, seed: 7)
+        lab.run(seconds: 30)
+        var kept = try #require(lab.estimator.estimate)
+        kept.offset += shift
+        lab.estimator = ClockEstimator()
+        lab.estimator.resume(from: kept)
+        lab.exchanges = 0
+        lab.checks = []
+        lab.run(from: 41_000_000_000, seconds: 2)
+        #expect(lab.estimator.rememberedRejected && lab.estimator.remembered == nil)
+        let quarter = try #require(lab.checks.first { $0.time >= 41_250_000_000 })
+        #expect(abs(quarter.error) <= 100_000 && abs(quarter.error) <= quarter.bound, "\(quarter)")
+    }
+
     @Test func holdsOverAnOutageWithinItsBound() throws {
         var down = Self.path(5, 2, loss: 0.02), up = down
         up.outages = [(40_000_000_000, 45_000_000_000)]

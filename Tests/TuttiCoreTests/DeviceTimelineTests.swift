@@ -12,6 +12,36 @@ struct DeviceTimelineTests {
                      measuredAt: LocalTime(nanoseconds: now), uncertainty: rtt)
     }
 
+    /// A device 200 ppm fast, reported every 10 ms from its start: with no slope for its first
+    /// quarter second the line lags it by up to 20 µs; with the rate an earlier run measured,
+    /// it holds within a microsecond from the first report, and then measures its own.
+    @Test func aRememberedRateHoldsTheLineFromTheFirstReport() {
+        func worstEarlyError(assuming ppm: Double?) -> (worst: Double, timeline: DeviceTimeline) {
+            var timeline = DeviceTimeline()
+            if let ppm { timeline.assumeRate(ppm: ppm) }
+            var now: Int64 = 5_000_000_000
+            var anchor = 5_040_000_000.0
+            var worst = 0.0
+            for i in 0..<40 {  // 400 ms
+                let report = Self.report(anchor: anchor, frame: Int64(i) * 480, now: now, rtt: 100_000)
+                timeline.report(report)
+                // The line at the instant the reported frame is heard (where it is indexed).
+                if i < 25, let a = timeline.anchor(at: report.heardAt.nanoseconds) { worst = max(worst, abs(Double(a) - (anchor + 50_000))) }
+                anchor -= 200e-6 * 10_000_000
+                now += 10_000_000
+            }
+            return (worst, timeline)
+        }
+        let fresh = worstEarlyError(assuming: nil), remembered = worstEarlyError(assuming: -200)
+        #expect(fresh.worst > 10_000, "without a rate: \(fresh.worst) ns")
+        #expect(remembered.worst < 1_000, "with the remembered rate: \(remembered.worst) ns")
+        #expect(remembered.timeline.hasMeasuredRate && abs(remembered.timeline.rateOffsetPPM + 200) < 5)
+        #expect(abs(remembered.timeline.localPerFrame - 1 / (1 + 200e-6)) < 1e-7)
+        var unused = DeviceTimeline()
+        unused.assumeRate(ppm: 50)
+        #expect(!unused.hasMeasuredRate && unused.rateOffsetPPM == 50, "assumed, not measured")
+    }
+
     /// Reports every 10 ms, most answered within 150 µs but some up to 2 ms late (a busy
     /// server), of a device whose rate wanders by 100 ppm over a minute: the anchor's error
     /// stays within 25 µs of its usual bias (half the quickest round trip, the same in every

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TuttiCore
 import TuttiNet
 @testable import TuttiNode
 
@@ -90,5 +91,48 @@ struct NodeTests {
         sleeper.terminate(grace: 1)
         #expect(sleeper.exitCode == 128 + SIGTERM)
         #expect(ChildProcess.output(["echo", "hello"])?.contains("hello") == true)
+    }
+}
+
+@Suite("Clock memory")
+struct ClockMemoryTests {
+    static let estimate = ClockEstimate(offset: 3_700_000_123, reference: LocalTime(nanoseconds: 50_000_000_000), drift: -41.5e-6,
+                                        uncertainty: 23_000, minimumRoundTrip: 9_800_000, sampleCount: 40, driftUncertainty: 1.5e-6,
+                                        lastExchange: LocalTime(nanoseconds: 50_100_000_000))
+
+    @Test func keptAtomicallyAndReadBack() throws {
+        let dir = NSTemporaryDirectory() + "tutti-clock-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = ClockMemory.path(in: dir, room: "Living room/../Küche")
+        #expect(path == dir + "/clock-Living_room____K_che.json")
+        let memory = ClockMemory(Self.estimate, host: "boot-1", coordinator: "10.0.0.1:5005 ab12", device: "pulse:roomA", deviceRatePPM: -190)
+        try memory.save(path: path)
+        let read = try #require(ClockMemory.load(path: path))
+        #expect(read == memory)
+        #expect(read.estimate == ClockEstimate(offset: 3_700_000_123, reference: LocalTime(nanoseconds: 50_000_000_000), drift: -41.5e-6,
+                                               uncertainty: 23_000, minimumRoundTrip: 9_800_000, sampleCount: 0,
+                                               driftUncertainty: 1.5e-6, lastExchange: LocalTime(nanoseconds: 50_100_000_000)))
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        // A damaged file is no memory (it is only a head start), never an error.
+        try Data("{\"version\": 1, \"host\":".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(ClockMemory.load(path: path) == nil)
+        #expect(ClockMemory.load(path: dir + "/none.json") == nil)
+    }
+
+    @Test func usedOnlyOnTheSameClocksAndWhileFresh() {
+        let memory = ClockMemory(Self.estimate, host: "boot-1", coordinator: "10.0.0.1:5005 ab12")
+        let soon = LocalTime(nanoseconds: 51_000_000_000)
+        #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon) == nil)
+        #expect(memory.unusable(host: "boot-2", coordinator: "10.0.0.1:5005 ab12", now: soon)?.contains("another clock") == true)
+        #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.2:5005 ab12", now: soon)?.contains("another coordinator") == true)
+        #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: LocalTime(nanoseconds: 50_000_000_000 + 3_700_000_000_000)) == "too old")
+        #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: LocalTime(nanoseconds: 1_000)) == "too old")
+        var old = memory
+        old.version = 0
+        #expect(old.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon) != nil)
+        // This host's clock: its boot, unless a test clock scales this process's.
+        #expect(!ClockMemory.hostClock().isEmpty && ClockMemory.hostClock() != "unknown")
     }
 }

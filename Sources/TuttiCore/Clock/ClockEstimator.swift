@@ -19,6 +19,13 @@
 /// the drift's error carried from those readings to the present, and how long since the last
 /// exchange. A coordinator restart (its clock jumps) is recognised after a few consistent
 /// outliers, and the estimator starts again, keeping the drift it knew.
+///
+/// A follower that restarts (the same host, the same boot: the same local clock) may resume
+/// from the estimate it had when it stopped (`resume(from:)`): its bound grown by the drift's
+/// error and the crystal's wander over the time since. It is checked against every fit of
+/// the new readings: while both bounds overlap, the estimate is their overlap (so the
+/// remembered line holds until the new readings know better, and hands over without a jump);
+/// when they do not (either clock is not the one remembered: a reboot), it is forgotten.
 public struct ClockEstimator: Sendable {
     public struct Configuration: Sendable {
         /// Local time the readings are kept for.
@@ -66,8 +73,13 @@ public struct ClockEstimator: Sendable {
     /// The local time of the first exchange since the estimator (re)started: the readings of
     /// its first `lockingSpan` (the opening burst) do not count for the drift.
     private var lockStart: Int64?
-    /// The drift known before a restart, used until the new readings span enough time.
-    private var priorDrift: Double?
+    /// The drift known before (a coordinator restart, or this follower's own, remembered) and
+    /// a bound on its error (per unit), used until the new readings span enough time.
+    private var priorDrift: (drift: Double, error: Double)?
+    /// The estimate this follower had before it restarted, until the new readings are as sharp.
+    public private(set) var remembered: ClockEstimate?
+    /// Whether a remembered estimate was found wrong by the new readings, and forgotten.
+    public private(set) var rememberedRejected = false
     /// Readings changed since the last fit, which was at this local time.
     private var dirty = false
     private var lastFit: Int64 = .min
@@ -132,10 +144,27 @@ public struct ClockEstimator: Sendable {
         lastFit = .min
     }
 
+    /// Resumes from what this follower knew before it restarted: `estimate`, from a process
+    /// that read the same local clock as this one. It counts from the next exchange on, and
+    /// only while the new readings agree with it.
+    public mutating func resume(from estimate: ClockEstimate) {
+        remembered = estimate
+        rememberedRejected = false
+        priorDrift = (estimate.drift, min(configuration.priorDriftError, max(estimate.driftUncertainty, configuration.wander)))
+    }
+
+    /// The remembered estimate disagrees with the readings: another clock. Forget it.
+    private mutating func forgetRemembered() {
+        remembered = nil
+        rememberedRejected = true
+        priorDrift = nil
+    }
+
     /// The coordinator's clock jumped: start again from the outliers, keeping the drift.
     private mutating func restart() {
         let kept = outliers
-        priorDrift = estimate?.drift ?? priorDrift
+        priorDrift = estimate.map { ($0.drift, configuration.restartDriftError) } ?? priorDrift
+        remembered = nil
         reset()
         resets += 1
         for s in kept { take(s) }
@@ -186,7 +215,7 @@ public struct ClockEstimator: Sendable {
         let span = reference - first.x
         // What is known of the drift before these readings: the drift the estimator had before
         // the coordinator restarted (the same crystals, or nearly), or any crystal's.
-        let prior = (slope: (priorDrift ?? 0) * 1e9, error: priorDrift == nil ? configuration.priorDriftError * 1e9 : configuration.restartDriftError * 1e9)
+        let prior = (slope: (priorDrift?.drift ?? 0) * 1e9, error: (priorDrift?.error ?? configuration.priorDriftError) * 1e9)
         // The opening burst (a reading a millisecond) crowds the first buckets far more
         // densely than any later ones, so their quickest readings lie nearer the floors than
         // any later bucket's. The levels may use them (both ways alike), but the drift's line
@@ -238,9 +267,27 @@ public struct ClockEstimator: Sendable {
         let uncertainty = [0, 1].reduce(0.0) { sum, i in
             sum + ((fit.gaps[i] ?? max(0, roundTrip) / 2) + driftError * abs(fit.touching[i])) / 2
         }
+        var offset = (up + down) / 2  // from `base`
+        var bound = uncertainty
+        if let remembered {
+            // Both bounds hold the truth: it lies where they overlap. No overlap: the
+            // remembered line belongs to another clock. Once the new readings' bound lies
+            // within the remembered one, they know better, and it is no longer needed.
+            let then = LocalTime(nanoseconds: reference)
+            let kept = (offset: Double(remembered.offset(at: then) - base), bound: Double(remembered.uncertainty(at: then)))
+            let low = max(offset - bound, kept.offset - kept.bound), high = min(offset + bound, kept.offset + kept.bound)
+            if low > high {
+                forgetRemembered()
+            } else if low > offset - bound || high < offset + bound {
+                offset = (low + high) / 2
+                bound = (high - low) / 2
+            } else {
+                self.remembered = nil
+            }
+        }
         estimate = ClockEstimate(
-            offset: base + Int64(((up + down) / 2).rounded()), reference: LocalTime(nanoseconds: reference),
-            drift: fit.slope / 1e9, uncertainty: Int64(uncertainty.rounded(.up)),
+            offset: base + Int64(offset.rounded()), reference: LocalTime(nanoseconds: reference),
+            drift: fit.slope / 1e9, uncertainty: Int64(bound.rounded(.up)),
             minimumRoundTrip: Int64(roundTrip.rounded()), sampleCount: toward.count,
             driftUncertainty: driftError / 1e9 + configuration.wander, lastExchange: lastExchange ?? newest)
     }

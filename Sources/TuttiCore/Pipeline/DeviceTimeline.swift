@@ -50,6 +50,9 @@ public struct DeviceTimeline: Sendable {
     /// The fitted line, refitted only when the points change.
     private var line: (reference: Int64, anchor: Double, slope: Double)?
     public private(set) var jumps = 0
+    /// The slope to assume (ns/s) until the reports span `minimumSlopeSpan`: what an earlier
+    /// run measured on the same device (`assumeRate(ppm:)`), else none.
+    private var priorSlope = 0.0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -92,7 +95,24 @@ public struct DeviceTimeline: Sendable {
     }
 
     /// The device's rate against the local clock, in parts per million (positive: slow).
-    public var rateOffsetPPM: Double { (line?.slope ?? 0) / 1_000 }
+    public var rateOffsetPPM: Double { (line?.slope ?? priorSlope) / 1_000 }
+
+    /// Local time per frame over nominal: how much longer than 1 / 48 kHz the device takes.
+    public var localPerFrame: Double { 1 / (1 - (line?.slope ?? priorSlope) / 1e9) }
+
+    /// Whether the rate is the device's own, measured (not assumed).
+    public var hasMeasuredRate: Bool {
+        guard let first = points.first, let last = points.last else { return false }
+        return last.time - first.time >= configuration.minimumSlopeSpan
+    }
+
+    /// Assumes the device runs `ppm` off the local clock (as `rateOffsetPPM` read it on an
+    /// earlier run) until its own reports tell: a follower that restarts does not lag a
+    /// device 200 ppm off by 50 µs in its first quarter second.
+    public mutating func assumeRate(ppm: Double) {
+        priorSlope = min(max(ppm, -1_000), 1_000) * 1_000
+        if line != nil { refit() }
+    }
 
     public mutating func reset() {
         points.removeAll(keepingCapacity: true)
@@ -121,7 +141,7 @@ public struct DeviceTimeline: Sendable {
         })
         // A slope only once there is history enough to tell drift from wander.
         let slope = last.time - first.time >= configuration.minimumSlopeSpan && fit.varianceX > 1e-9
-            ? min(max(fit.slope, -1_000_000), 1_000_000) : 0  // ns/s, within ±1000 ppm
+            ? min(max(fit.slope, -1_000_000), 1_000_000) : priorSlope  // ns/s, within ±1000 ppm
         line = (last.time, Double(first.anchor) + fit.meanY - slope * fit.meanX, slope)
     }
 }

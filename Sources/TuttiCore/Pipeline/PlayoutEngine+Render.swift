@@ -11,6 +11,12 @@ extension PlayoutEngine {
         if let last = lastHeard {
             let measured = Double(heard - last.time) / Double(AudioFormat.nanoseconds(forFrames: Int64(last.frames)))
             if abs(measured - 1) < 0.001 { deviceRatio += (measured - deviceRatio) * 0.05 }  // jumps are not rates
+        } else {
+            // Until successive renders measure it, the rate the models give: the clock's drift
+            // times the device's rate (known once the device's reports span a quarter second,
+            // or remembered from an earlier run). From 1.0, a restarted follower on a device
+            // 200 ppm off lagged it by some 40 µs before the smoothing caught up.
+            deviceRatio = (1 + estimate.drift) * deviceRate
         }
         lastHeard = (heard, frames)
         var remaining = frames

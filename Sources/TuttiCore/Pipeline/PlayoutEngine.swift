@@ -67,6 +67,10 @@ public final class PlayoutEngine {
     /// Coordinator time per device frame, over nominal: the clock drift and the device's own
     /// rate together, measured from successive renders and smoothed.
     var deviceRatio = 1.0
+    /// Local time per device frame, over nominal (1 / 48 kHz): the device's own rate against
+    /// the local clock, as the shell's timeline of it knows it (`DeviceTimeline`). Seeds
+    /// `deviceRatio` until renders measure it.
+    public var deviceRate = 1.0
     /// Local time until which playback is settling; nil when not playing.
     var settlingUntil: LocalTime?
     /// Frames of fade-in still to apply.
@@ -96,6 +100,12 @@ public final class PlayoutEngine {
 
     public func addClockSample(_ sample: ClockSample) {
         clock.add(sample)
+    }
+
+    /// Resumes the clock from what this follower knew before it restarted (see
+    /// `ClockEstimator.resume(from:)`).
+    public func resumeClock(from estimate: ClockEstimate) {
+        clock.resume(from: estimate)
     }
 
     // MARK: - Receiving
