@@ -140,6 +140,11 @@ final class ClockMemoryKeeper: Sendable {
         }
         guard due else { return }
         do {
+            let folder = (path as NSString).deletingLastPathComponent
+            if !FileManager.default.fileExists(atPath: folder) {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            }
             try ClockMemory(estimate, host: host, coordinator: coordinator, device: device, deviceRatePPM: deviceRatePPM).save(path: path)
         } catch {
             let first = state.withLock { s -> Bool in defer { s.failed = true }; return !s.failed }

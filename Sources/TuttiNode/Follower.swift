@@ -289,7 +289,7 @@ final class SharedEngine: @unchecked Sendable {
             let s = engine.statistics
             let e = engine.clockEstimate
             return RoomReport(
-                name: name, state: engine.state.rawValue, interrupted: room.interrupted,
+                name: name, state: engine.state, interrupted: room.interrupted,
                 clockOffsetMicroseconds: Double(e?.offset ?? 0) / 1e3, clockUncertaintyMicroseconds: Double(e?.uncertainty ?? 0) / 1e3,
                 roundTripMicroseconds: Double(e?.minimumRoundTrip ?? 0) / 1e3, bufferedPackets: s.buffered,
                 outputLatencyMilliseconds: Double(outputLatency) / 1e6, packetsReceived: s.packetsReceived,

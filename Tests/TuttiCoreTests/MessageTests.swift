@@ -8,7 +8,7 @@ struct MessageTests {
         .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5), cookie: 0xC00C1E),
         .subscribe(rtpPort: 5004, leaseSeconds: 30),
         .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
-        .roomReport(RoomReport(name: "Kitchen — 厨房", state: "playing", interrupted: true, clockOffsetMicroseconds: -3.5,
+        .roomReport(RoomReport(name: "Kitchen — 厨房", state: .playing, interrupted: true, clockOffsetMicroseconds: -3.5,
                                outputLatencyMilliseconds: 70.2, packetsReceived: 1_000, settingsVersion: 7, epoch: 3,
                                packetsMissed: 2, packetsRetransmitted: 1, steps: 0, slews: 3, outages: 0)),
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000),
@@ -64,7 +64,7 @@ struct MessageTests {
         #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 32)
         #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 44)
         #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 44)
-        let full = RoomReport(name: String(repeating: "x", count: 64), state: "acquiring-clock", clockOffsetMicroseconds: -123_456_789.123,
+        let full = RoomReport(name: String(repeating: "x", count: 64), state: .acquiringClock, clockOffsetMicroseconds: -123_456_789.123,
                               clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
                               outputLatencyMilliseconds: 1_234.567, packetsReceived: Int(Int32.max), packetsLost: Int(Int32.max),
                               packetsRecovered: Int(Int32.max), framesConcealed: Int(Int32.max), packetsLate: Int(Int32.max),

@@ -32,7 +32,7 @@ extension IntegrationTests {
             try follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
             try follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
             let api = try ControlAPI(h)
-            #expect(Harness.wait(timeout: 8) { (try? api.rooms.filter { $0.report?.state == "playing" }.count) == 2 })
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.filter { $0.report?.state == .playing }.count) == 2 })
             Thread.sleep(forTimeInterval: 1.5)
 
             let monotonic = SystemClock()

@@ -22,6 +22,13 @@ def now():
 class Rig:
     """The private PulseAudio server and every process the benchmark starts."""
 
+    def forget_clocks(self):
+        """Followers started after this are new ones: none resumes the clock an earlier
+        follower of the run kept in the state folder (a restart in a scenario still does)."""
+        for name in os.listdir(self.state):
+            if name.startswith("clock-"):
+                os.remove(os.path.join(self.state, name))
+
     def __init__(self, work):
         self.work = work
         self.procs = []
@@ -31,6 +38,7 @@ class Rig:
         # The house's state and key: every tutti process of the run is a member of one house.
         state = os.path.join(work, "state")
         os.makedirs(state, mode=0o700, exist_ok=True)
+        self.state = state
         self.env["TUTTI_STATE_DIR"] = state
         key = os.path.join(state, "house.key")
         if not os.path.exists(key):

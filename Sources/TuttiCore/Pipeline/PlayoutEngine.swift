@@ -37,11 +37,8 @@ public final class PlayoutEngine {
         public init() {}
     }
 
-    public enum State: String, Sendable {
-        case acquiringClock = "acquiring-clock"
-        case waiting
-        case playing
-    }
+    /// The room's state, as its reports give it.
+    public typealias State = RoomState
 
     public let configuration: Configuration
     let decoder: any FrameDecoder

@@ -3,8 +3,8 @@
 /// sender puts there converts without a trap; figures out of a field's range are clamped
 /// when encoded, and a report that does not read whole is refused.
 extension RoomReport {
-    /// The states a room may report, by their codes.
-    static let stateCodes = ["acquiring-clock", "waiting", "playing"]
+    /// The states a room may report, by their codes (docs/protocol.md).
+    static let stateCodes: [RoomState] = [.acquiringClock, .waiting, .playing]
     /// Every field but the name and its length: 80 bytes.
     static let fixedSize = 80
     static let longestName = 255

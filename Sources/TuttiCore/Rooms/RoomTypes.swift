@@ -27,6 +27,15 @@ public struct RoomSettings: Codable, Equatable, Sendable {
 }
 
 /// What a follower says about itself, about once a second, on the clock port.
+/// What a room's follower is doing: locking its clock to the coordinator's, waiting (for the
+/// stream, or for its first packet's time), or playing. Reports, the API and events carry
+/// the raw values.
+public enum RoomState: String, Codable, Sendable, CaseIterable {
+    case acquiringClock = "acquiring-clock"
+    case waiting
+    case playing
+}
+
 public struct RoomReport: Codable, Equatable, Sendable {
     /// A room's name (its key in the house): 1 to 64 characters, not blank, no control
     /// characters. Rooms named "" or " " could join and never be removed.
@@ -37,8 +46,7 @@ public struct RoomReport: Codable, Equatable, Sendable {
 
     /// The follower's configured name (`--name`): the room's key.
     public var name: String
-    /// acquiring-clock, waiting or playing.
-    public var state: String
+    public var state: RoomState
     /// The sound server asked this room to pause for another stream (a phone call).
     public var interrupted: Bool
     public var clockOffsetMicroseconds: Double
@@ -72,7 +80,7 @@ public struct RoomReport: Codable, Equatable, Sendable {
     /// Times the stream stopped coming and playback stopped until it returned.
     public var outages: Int?
 
-    public init(name: String, state: String = "waiting", interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
+    public init(name: String, state: RoomState = .waiting, interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
                 outputLatencyMilliseconds: Double = 0, packetsReceived: Int = 0, packetsLost: Int = 0,
                 packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,

@@ -43,7 +43,7 @@ enum CtlFormat {
             if room.outputDelayMs > 0 { line += String(format: "  delay %.0f ms", room.outputDelayMs) }
             if let r = room.report, room.connected {
                 line += String(format: "  %@%@  latency %.0f ms  clock %+.1f µs ±%.1f  skew %+.1f µs  lost %d, concealed %d frames",
-                               r.state, r.interrupted ? " (interrupted)" : "", r.outputLatencyMilliseconds,
+                               r.state.rawValue, r.interrupted ? " (interrupted)" : "", r.outputLatencyMilliseconds,
                                r.clockOffsetMicroseconds, r.clockUncertaintyMicroseconds, r.timingErrorMicroseconds,
                                r.packetsLost, r.framesConcealed)
             }
@@ -75,7 +75,7 @@ enum CtlFormat {
         case .volume: return "volume: " + (event.rooms ?? []).map { "\($0.name) \(Int($0.volume))%\($0.muted ? " muted" : "")" }.joined(separator: ", ")
         case .roomJoined: return "room joined: \(event.room?.name ?? "?")"
         case .roomLeft: return "room left: \(event.room?.name ?? "?")"
-        case .room: return event.room.map { "room \($0.name): \($0.report?.state ?? "?")\($0.report?.interrupted == true ? " (interrupted)" : "")" }
+        case .room: return event.room.map { "room \($0.name): \($0.report?.state.rawValue ?? "?")\($0.report?.interrupted == true ? " (interrupted)" : "")" }
         case .feedback: return event.feedback.map { "\($0.kind.rawValue): \($0.title ?? $0.path)" }
         }
     }
