@@ -47,8 +47,12 @@ let package = Package(
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
+        // The control API's contract: its models (the JSON clients see), the service the
+        // house implements and its errors. No web framework: `tutti ctl` and the server share it.
+        .target(name: "TuttiAPI", dependencies: ["TuttiCore"]),
         .target(name: "TuttiControl", dependencies: [
             "TuttiCore",
+            "TuttiAPI",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -56,11 +60,11 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         // Composition: coordinator, follower.
-        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl", "TuttiSecurity"]),
+        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiAPI", "TuttiControl", "TuttiSecurity"]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiControl", "TuttiSecurity",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiAPI", "TuttiControl", "TuttiSecurity",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -70,8 +74,8 @@ let package = Package(
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
         .testTarget(name: "TuttiSecurityTests", dependencies: ["TuttiSecurity", "TuttiCore"]),
-        .testTarget(name: "TuttiControlTests", dependencies: ["TuttiControl", "TuttiCore", "TuttiNet"]),
-        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
+        .testTarget(name: "TuttiControlTests", dependencies: ["TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet", "TuttiSecurity", "TuttiAPI"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -80,6 +84,6 @@ let package = Package(
 // -sanitize=fuzzer); not part of the product.
 if ProcessInfo.processInfo.environment["TUTTI_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
-        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
+        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAPI", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

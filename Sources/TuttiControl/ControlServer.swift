@@ -6,6 +6,7 @@ import HummingbirdWebSocket
 import Logging
 import NIOSSL
 import ServiceLifecycle
+import TuttiAPI
 import TuttiCore
 
 /// The coordinator's control API: HTTP + JSON under `/api/v1`, the WebSocket event stream

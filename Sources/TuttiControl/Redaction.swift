@@ -1,4 +1,5 @@
 import Foundation
+import TuttiAPI
 import TuttiCore
 
 /// Reading the house is open, but its file system is nobody's business but its owner's: a

@@ -1,4 +1,5 @@
 import Foundation
+import TuttiAPI
 import TuttiCore
 
 /// Request bodies as the API reads them: JSON no deeper than `JSONNesting.maximumDepth`,

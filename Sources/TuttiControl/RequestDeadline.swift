@@ -3,6 +3,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import NIOCore
+import TuttiAPI
 
 /// Wraps the server's connections so that one whose first request head has not arrived
 /// whole within `deadline` is closed: a client that connects and sends nothing (or dribbles

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Synchronization
+import TuttiAPI
 import TuttiCore
 
 extension NowPlaying: ResponseEncodable {}

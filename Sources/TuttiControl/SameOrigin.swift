@@ -1,4 +1,5 @@
 import Foundation
+import TuttiAPI
 
 /// Whether a WebSocket upgrade may go ahead: a browser names the page that opens the socket
 /// (`Origin`), and only the coordinator's own pages (the web remote, the lyric screen) may;

@@ -1,4 +1,5 @@
 import Testing
+import TuttiAPI
 @testable import TuttiControl
 import TuttiCore
 

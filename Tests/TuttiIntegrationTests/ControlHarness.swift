@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TuttiAPI
 import TuttiCodecs
 import TuttiControl
 import TuttiCore

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 import TuttiNet
 import TuttiNode

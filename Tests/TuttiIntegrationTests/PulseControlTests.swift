@@ -1,7 +1,7 @@
 import Foundation
 import Testing
+import TuttiAPI
 import TuttiCodecs
-import TuttiControl
 import TuttiCore
 import TuttiNet
 import TuttiNode

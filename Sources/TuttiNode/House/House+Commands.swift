@@ -1,4 +1,5 @@
 import Foundation
+import TuttiAPI
 import TuttiControl
 import TuttiCore
 

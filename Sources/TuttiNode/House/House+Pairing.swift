@@ -1,3 +1,4 @@
+import TuttiAPI
 import TuttiControl
 import TuttiCore
 import TuttiSecurity

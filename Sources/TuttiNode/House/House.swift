@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TuttiAPI
 import TuttiControl
 import TuttiCore
 import TuttiNet

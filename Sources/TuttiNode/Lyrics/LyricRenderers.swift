@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 
 /// One moment of the lyric screen: what to draw, and when the next line starts.

@@ -1,5 +1,5 @@
 import Foundation
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 import TuttiNet
 import TuttiSecurity

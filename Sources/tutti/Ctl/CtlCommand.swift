@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 
 /// `tutti ctl`: the whole control API from the terminal.

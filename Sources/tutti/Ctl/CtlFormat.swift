@@ -1,5 +1,5 @@
 import Foundation
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 
 /// Human-readable views of the API's answers.

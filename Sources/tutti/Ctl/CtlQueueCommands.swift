@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 
 /// `tutti ctl queue ...`: tracks are numbered from 1, as `queue` lists them.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TuttiControl
+import TuttiAPI
 import TuttiCore
 
 struct RoomsCommand: ParsableCommand {
