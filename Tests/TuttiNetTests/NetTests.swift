@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 import TuttiCore
@@ -62,5 +63,27 @@ struct NetTests {
         var t1 = t0
         while t1 == t0 { t1 = c.nanosecondsNow() }
         #expect(t1 > t0)
+    }
+}
+
+@Suite("Atomic files")
+struct AtomicFileTests {
+    @Test func writesReplaceWholeFilesAndFailuresNameTheFile() throws {
+        let dir = NSTemporaryDirectory() + "tutti-atomic-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/state.sdp"
+        try AtomicFile.write(Data("first".utf8), to: path)
+        try AtomicFile.write(Data("second".utf8), to: path, permissions: 0o600)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "second")
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains(".tmp-") }
+        #expect(leftovers.isEmpty)
+        do {
+            try AtomicFile.write(Data(), to: dir + "/missing/x")
+            Issue.record("a file in a missing folder was written")
+        } catch {
+            #expect(error.errno == ENOENT && error.description.contains(dir + "/missing/x"), "\(error)")
+        }
     }
 }

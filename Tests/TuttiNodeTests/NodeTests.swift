@@ -70,18 +70,6 @@ struct NodeTests {
         }
     }
 
-    @Test func atomicWritesReplaceWholeFiles() throws {
-        let dir = try scratch()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let path = dir + "/state.sdp"
-        try AtomicFile.write(Data("first".utf8), to: path)
-        try AtomicFile.write(Data("second".utf8), to: path)
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "second")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains(".tmp-") }
-        #expect(leftovers.isEmpty)
-        #expect(throws: (any Error).self) { try AtomicFile.write(Data(), to: dir + "/missing/x") }
-    }
-
     @Test func childProcessesAreReapedAndReportTheirExit() throws {
         let ok = try ChildProcess(["true"])
         #expect(ok.wait(timeout: 5) == 0)
