@@ -28,6 +28,17 @@ struct NetworkTests {
         }
         func hub(_ args: [String]) -> [String] { ["ip", "netns", "exec", "\(name)-hub"] + args }
         func room(_ k: Int, _ args: [String]) -> [String] { ["ip", "netns", "exec", "\(name)-r\(k)"] + args }
+
+        /// The coordinator in the hub, playing `song` by unicast only.
+        func coordinator(_ song: String) -> [String] {
+            hub([Harness.binary, "coordinator", song, "--multicast", "off", "--clock-listen", "0.0.0.0:5005", "--control-listen", "127.0.0.1:0"])
+        }
+
+        /// Room `k`'s follower, named `name`, playing to the rig's roomA (k = 1) or roomB sink.
+        func follower(_ k: Int, _ name: String) -> [String] {
+            room(k, [Harness.binary, "follower", "--coordinator", "10.77.0.1:5005", "--unicast", "--sink", k == 1 ? "roomA" : "roomB",
+                     "--name", name, "--status-interval", "1"])
+        }
     }
 
     /// A follower's last status line's counters, by name.
@@ -53,14 +64,11 @@ struct NetworkTests {
         guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.05) else { return }
         let rig = try PulseRig(h)
         let noise = try h.noiseSong(seconds: 40)
-        try h.start("coordinator", relay.hub([Harness.binary, "coordinator", noise, "--multicast", "off",
-                                              "--clock-listen", "0.0.0.0:5005", "--control-listen", "127.0.0.1:0"]))
-        for (k, (name, sink)) in [("a", "roomA"), ("b", "roomB")].enumerated() {
-            if name == "a" { h.environment["TUTTI_CLOCK_RATE_PPM"] = "200" }
-            try h.start(name, relay.room(k + 1, [Harness.binary, "follower", "--coordinator", "10.77.0.1:5005", "--unicast",
-                                                 "--sink", sink, "--name", name, "--status-interval", "1"]))
-            h.environment["TUTTI_CLOCK_RATE_PPM"] = nil
-        }
+        try h.start("coordinator", relay.coordinator(noise))
+        h.environment["TUTTI_CLOCK_RATE_PPM"] = "200"
+        try h.start("a", relay.follower(1, "a"))
+        h.environment["TUTTI_CLOCK_RATE_PPM"] = nil
+        try h.start("b", relay.follower(2, "b"))
         #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
                 "a: \(h.log("a"))\nb: \(h.log("b"))")
         Thread.sleep(forTimeInterval: 6)  // settling
@@ -111,21 +119,16 @@ struct NetworkTests {
         guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.02) else { return }
         let rig = try PulseRig(h)
         let noise = try h.noiseSong(seconds: 40)
-        try h.start("coordinator", relay.hub([Harness.binary, "coordinator", noise, "--multicast", "off",
-                                              "--clock-listen", "0.0.0.0:5005", "--control-listen", "127.0.0.1:0"]))
-        func follower(_ k: Int, _ name: String) -> [String] {
-            relay.room(k, [Harness.binary, "follower", "--coordinator", "10.77.0.1:5005", "--unicast", "--sink", k == 1 ? "roomA" : "roomB",
-                           "--name", name, "--status-interval", "1"])
-        }
-        try h.start("a", follower(1, "a"))
-        try h.start("b", follower(2, "b"))
+        try h.start("coordinator", relay.coordinator(noise))
+        try h.start("a", relay.follower(1, "a"))
+        try h.start("b", relay.follower(2, "b"))
         #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
                 "a: \(h.log("a"))\nb: \(h.log("b"))")
         Thread.sleep(forTimeInterval: 6)
         let recorder = try rig.record("capture")
         Thread.sleep(forTimeInterval: 1.5)
         h.stop("b")
-        try h.start("b2", follower(2, "b"))
+        try h.start("b2", relay.follower(2, "b"))
         Thread.sleep(forTimeInterval: 4)
         recorder.terminate()
         #expect(h.log("b2").contains("resuming the clock of the last run"), "\(h.log("b2"))")

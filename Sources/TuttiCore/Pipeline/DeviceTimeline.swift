@@ -103,7 +103,12 @@ public struct DeviceTimeline: Sendable {
     /// Whether the rate is the device's own, measured (not assumed).
     public var hasMeasuredRate: Bool {
         guard let first = points.first, let last = points.last else { return false }
-        return last.time - first.time >= configuration.minimumSlopeSpan
+        return spansSlope(from: first, to: last)
+    }
+
+    /// Whether the points from `first` to `last` are history enough to tell drift from wander.
+    private func spansSlope(from first: Point, to last: Point) -> Bool {
+        last.time - first.time >= configuration.minimumSlopeSpan
     }
 
     /// Assumes the device runs `ppm` off the local clock (as `rateOffsetPPM` read it on an
@@ -140,7 +145,7 @@ public struct DeviceTimeline: Sendable {
                                w: WeightedLine.weight(extra: p.uncertainty - quickest, tolerance: tolerance))
         })
         // A slope only once there is history enough to tell drift from wander.
-        let slope = last.time - first.time >= configuration.minimumSlopeSpan && fit.varianceX > 1e-9
+        let slope = spansSlope(from: first, to: last) && fit.varianceX > 1e-9
             ? min(max(fit.slope, -1_000_000), 1_000_000) : priorSlope  // ns/s, within ±1000 ppm
         line = (last.time, Double(first.anchor) + fit.meanY - slope * fit.meanX, slope)
     }
