@@ -81,6 +81,9 @@ struct ClockMemory: Codable, Equatable {
         if self.coordinator != coordinator { return "for another coordinator or house" }
         let age = now.nanoseconds - lastExchange
         if age < 0 || age > Self.maximumAge { return "too old" }
+        if !ClockEstimator.isPlausible(estimate) || deviceRatePPM.map({ abs($0) > 1_000 }) == true {
+            return "its figures are out of range (a damaged file)"
+        }
         return nil
     }
 

@@ -117,6 +117,20 @@ struct ClockMemoryTests {
         #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.2:5005 ab12", now: soon)?.contains("another coordinator") == true)
         #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: LocalTime(nanoseconds: 50_000_000_000 + 3_700_000_000_000)) == "too old")
         #expect(memory.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: LocalTime(nanoseconds: 1_000)) == "too old")
+        var damaged = memory
+        damaged.drift = 5
+        #expect(damaged.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon)?.contains("out of range") == true)
+        damaged = memory
+        damaged.deviceRatePPM = -1e9
+        #expect(damaged.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon)?.contains("out of range") == true)
+        var estimator = ClockEstimator()
+        estimator.resume(from: ClockMemory(Self.estimate, host: "b", coordinator: "c").estimate)
+        #expect(estimator.remembered != nil)
+        var wild = Self.estimate
+        wild.drift = 0.5
+        estimator = ClockEstimator()
+        estimator.resume(from: wild)
+        #expect(estimator.remembered == nil, "a drift of 500 000 ppm is no lock's")
         var old = memory
         old.version = 0
         #expect(old.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon) != nil)

@@ -147,10 +147,19 @@ public struct ClockEstimator: Sendable {
     /// Resumes from what this follower knew before it restarted: `estimate`, from a process
     /// that read the same local clock as this one. It counts from the next exchange on, and
     /// only while the new readings agree with it.
+    /// An estimate whose figures no real lock has (a drift beyond `maximumDrift`, a negative
+    /// bound) is ignored: it comes from a file, which may be damaged.
     public mutating func resume(from estimate: ClockEstimate) {
+        guard Self.isPlausible(estimate, maximumDrift: configuration.maximumDrift) else { return }
         remembered = estimate
         rememberedRejected = false
         priorDrift = (estimate.drift, min(configuration.priorDriftError, max(estimate.driftUncertainty, configuration.wander)))
+    }
+
+    /// Whether `estimate`'s figures are those a lock can have.
+    public static func isPlausible(_ estimate: ClockEstimate, maximumDrift: Double = Configuration().maximumDrift) -> Bool {
+        abs(estimate.drift) <= maximumDrift && estimate.uncertainty >= 0 && estimate.minimumRoundTrip >= 0
+            && estimate.driftUncertainty >= 0 && estimate.driftUncertainty <= maximumDrift
     }
 
     /// The remembered estimate disagrees with the readings: another clock. Forget it.
