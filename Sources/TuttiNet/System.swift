@@ -108,3 +108,14 @@ public struct ClockTransform: Sendable {
                               start: SystemClock.hostNanoseconds())
     }()
 }
+
+/// The calling thread's name as the system shows it (`top -H`, `ps -L`, /proc/PID/task):
+/// written to /proc/thread-self/comm, which keeps the first 15 bytes. Best effort: a
+/// system without /proc keeps the process's name for the thread.
+public func nameThisThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+}

@@ -48,6 +48,8 @@ final class ClockClient: @unchecked Sendable {
     private let maximumBackoff: Int64 = 1_000_000_000
     /// Answers come at least every 250 ms plus a round trip; a longer gap is an outage.
     private let silenceBeforeResubscribing: Int64 = 600_000_000
+    /// The longest the loop sleeps: how soon it notices a stop.
+    private let idleInterval: Int64 = 250_000_000
     private let log = Log("follower")
 
     init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
@@ -109,7 +111,11 @@ final class ClockClient: @unchecked Sendable {
                 }
                 exchanges += 1
             }
-            let wait = max(1, min(nextRequest - clock.nanosecondsNow(), 50_000_000) / 1_000_000)
+            // Sleep until the next thing due: a request, a subscription, a report.
+            var wake = min(nextRequest, now + idleInterval)
+            if unicastPort != nil, link.cookie != 0 { wake = min(wake, nextSubscribe) }
+            if lastAnswer != nil, handlers.report != nil { wake = min(wake, nextReport) }
+            let wait = max(1, (wake - clock.nanosecondsNow() + 999_999) / 1_000_000)
             guard let datagram = try? socket.receive(timeoutMilliseconds: Int32(wait)) else { continue }
             let t4 = datagram.receivedAt
             if let first = datagram.bytes.first, first >> 6 == 2 {  // RTP: a retransmission
