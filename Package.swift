@@ -74,7 +74,10 @@ let package = Package(
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
         .testTarget(name: "TuttiSecurityTests", dependencies: ["TuttiSecurity", "TuttiCore"]),
-        .testTarget(name: "TuttiControlTests", dependencies: ["TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet"]),
+        .testTarget(name: "TuttiControlTests", dependencies: [
+            "TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet",
+            .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+        ]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet", "TuttiSecurity", "TuttiAPI"]),
     ],
     swiftLanguageModes: [.v6]

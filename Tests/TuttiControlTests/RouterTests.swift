@@ -1,0 +1,269 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Synchronization
+import Testing
+import TuttiAPI
+@testable import TuttiControl
+import TuttiCore
+
+/// The control API's routes in memory (HummingbirdTesting's router mode: no socket): each
+/// endpoint's status, body and what reached the house, and each kind of refusal.
+@Suite("Control API routes")
+struct RouterTests {
+    static let token = "s3cret-token"
+    static let auth: HTTPFields = [.authorization: "Bearer \(token)"]
+
+    /// Runs `body` against a router over a `FakeHouse`.
+    func withRouter(_ body: @escaping @Sendable (FakeHouse, any TestClientProtocol) async throws -> Void) async throws {
+        let house = FakeHouse()
+        let server = ControlServer(service: house, configuration: .init())
+        let app = Application(router: server.makeRouter())
+        try await app.test(.router) { client in try await body(house, client) }
+    }
+
+    func json<T: Decodable>(_ type: T.Type, _ response: TestResponse) throws -> T {
+        try JSONDecoder().decode(T.self, from: Data(buffer: response.body))
+    }
+
+    func message(_ response: TestResponse) -> String {
+        (try? JSONDecoder().decode([String: String].self, from: Data(buffer: response.body)))?["error"] ?? String(buffer: response.body)
+    }
+
+    @Test func readsAreOpenAndShowFileNamesOnlyWithoutTheToken() async throws {
+        try await withRouter { _, client in
+            for path in ["status", "now-playing", "queue", "rooms", "feedback"] {
+                let response = try await client.execute(uri: "/api/v1/\(path)", method: .get)
+                #expect(response.status == .ok, "\(path)")
+                #expect(response.headers[.contentType]?.hasPrefix("application/json") == true, "\(path)")
+            }
+            let open = try await client.execute(uri: "/api/v1/queue", method: .get)
+            #expect(try json(QueueView.self, open).items.map(\.path) == ["song.mp3"])
+            let member = try await client.execute(uri: "/api/v1/queue", method: .get, headers: Self.auth)
+            #expect(try json(QueueView.self, member).items.map(\.path) == ["/music/album/song.mp3"])
+            let playing = try await client.execute(uri: "/api/v1/now-playing", method: .get)
+            #expect(try json(NowPlaying.self, playing).path == "song.mp3")
+        }
+    }
+
+    @Test func pagesAreServed() async throws {
+        try await withRouter { _, client in
+            for path in ["/", "/lyrics"] {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                #expect(String(buffer: response.body).contains("<html"))
+            }
+            #expect(try await client.execute(uri: "/nowhere", method: .get).status == .notFound)
+        }
+    }
+
+    @Test func changesNeedTheHouseToken() async throws {
+        try await withRouter { house, client in
+            let none = try await client.execute(uri: "/api/v1/transport/play", method: .post)
+            #expect(none.status == .unauthorized)
+            #expect(message(none).contains("needs its token"))
+            let wrong = try await client.execute(uri: "/api/v1/transport/play", method: .post, headers: [.authorization: "Bearer nope"])
+            #expect(wrong.status == .forbidden)
+            #expect(house.commands.isEmpty, "a refused call reaches nothing")
+            let right = try await client.execute(uri: "/api/v1/transport/play", method: .post, headers: Self.auth)
+            #expect(right.status == .ok)
+            #expect(house.commands == ["transport play"])
+        }
+    }
+
+    @Test func tooManyWrongTokensAreRefusedForAWhile() async throws {
+        try await withRouter { house, client in
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<12 {
+                statuses.append(try await client.execute(uri: "/api/v1/transport/play", method: .post,
+                                                         headers: [.authorization: "Bearer nope"]).status)
+            }
+            #expect(statuses.first == .forbidden)
+            #expect(statuses.last == .tooManyRequests, "\(statuses)")
+            let right = try await client.execute(uri: "/api/v1/transport/play", method: .post, headers: Self.auth)
+            #expect(right.status == .tooManyRequests, "the right token waits its turn too")
+            #expect(house.commands.isEmpty)
+        }
+    }
+
+    @Test func transportCommandsReachTheHouse() async throws {
+        try await withRouter { house, client in
+            for name in ["play", "pause", "toggle", "stop", "next", "previous"] {
+                #expect(try await client.execute(uri: "/api/v1/transport/\(name)", method: .post, headers: Self.auth).status == .ok)
+            }
+            let seek = try await client.execute(uri: "/api/v1/transport/seek", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(string: #"{"position": 42.5}"#))
+            #expect(seek.status == .ok)
+            let skip = try await client.execute(uri: "/api/v1/transport/skip", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(string: #"{"seconds": -10}"#))
+            #expect(skip.status == .ok)
+            let item = try await client.execute(uri: "/api/v1/queue/play", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(string: #"{"index": 0}"#))
+            #expect(item.status == .ok)
+            #expect(house.commands == ["transport play", "transport pause", "transport toggle", "transport stop", "transport next",
+                                       "transport previous", "transport seek(to: 2040000)", "transport skip(by: -480000)",
+                                       "transport playItem(index: 0)"])
+        }
+    }
+
+    @Test func badRequestsGetAClearError() async throws {
+        try await withRouter { house, client in
+            let unknown = try await client.execute(uri: "/api/v1/transport/rewind", method: .post, headers: Self.auth)
+            #expect(unknown.status == .notFound)
+            #expect(message(unknown).contains("unknown transport command 'rewind'"))
+            let malformed = try await client.execute(uri: "/api/v1/transport/seek", method: .post, headers: Self.auth,
+                                                     body: ByteBuffer(string: "{position"))
+            #expect(malformed.status == .badRequest)
+            #expect(message(malformed).hasPrefix("malformed request"))
+            let missing = try await client.execute(uri: "/api/v1/transport/seek", method: .post, headers: Self.auth,
+                                                   body: ByteBuffer(string: "{}"))
+            #expect(missing.status == .badRequest)
+            #expect(message(missing).contains("position"))
+            let big = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth,
+                                               body: ByteBuffer(repeating: UInt8(ascii: " "), count: 70_000))
+            #expect(big.status == .contentTooLarge)
+            #expect(message(big).contains("too large"))
+            let notNumber = try await client.execute(uri: "/api/v1/queue/abc", method: .delete, headers: Self.auth)
+            #expect(notNumber.status == .badRequest)
+            #expect(house.commands.isEmpty)
+        }
+    }
+
+    @Test func theHouseRefusalsKeepTheirStatusAndMessage() async throws {
+        try await withRouter { house, client in
+            let gone = try await client.execute(uri: "/api/v1/queue/99", method: .delete, headers: Self.auth)
+            #expect(gone.status == .notFound)
+            #expect(message(gone) == "no queue item with id 99")
+            let lyrics = try await client.execute(uri: "/api/v1/lyrics/99", method: .get)
+            #expect(lyrics.status == .notFound)
+            let art = try await client.execute(uri: "/api/v1/artwork/99", method: .get)
+            #expect(art.status == .notFound)
+            let room = try await client.execute(uri: "/api/v1/rooms/attic", method: .delete, headers: Self.auth)
+            #expect(room.status == .notFound)
+            #expect(message(room).contains("attic"))
+            // Pairing needs no token (the code is the credential), and a refused code counts
+            // against the address like a wrong token.
+            let pair = try await client.execute(uri: "/api/v1/pair", method: .post,
+                                                body: ByteBuffer(string: #"{"publicKey": "a", "proof": "b"}"#))
+            #expect(pair.status == .forbidden)
+            #expect(message(pair) == "no pairing code is open")
+            #expect(house.commands == ["remove 99", "remove room attic", "pair"])
+        }
+    }
+
+    @Test func queueRoomsVolumeLoopFeedbackAndPairingReachTheHouse() async throws {
+        try await withRouter { house, client in
+            let add = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth,
+                                               body: ByteBuffer(string: #"{"paths": ["/music/b.mp3"], "placement": "next"}"#))
+            #expect(add.status == .ok)
+            #expect(try json([QueueEntry].self, add).map(\.path) == ["/music/b.mp3"])
+            #expect(try await client.execute(uri: "/api/v1/queue/1/move", method: .post, headers: Self.auth,
+                                             body: ByteBuffer(string: #"{"index": 0}"#)).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/queue", method: .delete, headers: Self.auth).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/loop", method: .put, headers: Self.auth,
+                                             body: ByteBuffer(string: #"{"mode": "all"}"#)).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/volume", method: .put, headers: Self.auth,
+                                             body: ByteBuffer(string: #"{"volume": 50}"#)).status == .ok)  // percent
+            let kitchen = try await client.execute(uri: "/api/v1/rooms/k%C3%BCche", method: .put, headers: Self.auth,
+                                                   body: ByteBuffer(string: #"{"muted": true}"#))
+            #expect(kitchen.status == .ok)
+            #expect(try json(RoomView.self, kitchen).name == "küche")
+            #expect(try await client.execute(uri: "/api/v1/feedback", method: .post, headers: Self.auth,
+                                             body: ByteBuffer(string: #"{"kind": "like"}"#)).status == .ok)
+            #expect(try await client.execute(uri: "/api/v1/feedback/1", method: .delete, headers: Self.auth).status == .ok)
+            let code = try await client.execute(uri: "/api/v1/pairing", method: .post, headers: Self.auth)
+            #expect(try json(PairingCode.self, code).code == "123-456")
+            #expect(house.commands == ["add /music/b.mp3 afterCurrent", "move 1 to 0", "clear", "loop all", "volume 0.5 nil",
+                                       "room küche muted", "feedback like", "remove feedback 1", "open pairing"])
+        }
+    }
+
+    @Test func lyricsAndArtworkAreServed() async throws {
+        try await withRouter { _, client in
+            let lyrics = try await client.execute(uri: "/api/v1/lyrics", method: .get)
+            #expect(lyrics.status == .ok)
+            #expect(try json(TrackLyrics.self, lyrics).itemID == 1)
+            let art = try await client.execute(uri: "/api/v1/artwork/1", method: .get)
+            #expect(art.status == .ok)
+            #expect(art.headers[.contentType] == "image/png")
+            #expect(Array(buffer: art.body) == [0x89, 0x50, 0x4E, 0x47])
+        }
+    }
+}
+
+/// A house that answers with fixed figures and records what reached it, one line per call.
+final class FakeHouse: ControlService {
+    private let log = Mutex<[String]>([])
+    var commands: [String] { log.withLock { $0 } }
+    private func record(_ line: String) { log.withLock { $0.append(line) } }
+
+    static let playing: NowPlaying = {
+        var np = NowPlaying(state: .playing, elapsed: 1, rate: 1, queueCount: 1, loopMode: .once, volume: 100, muted: false, at: 0, epoch: 1)
+        np.itemID = 1
+        np.path = "/music/album/song.mp3"
+        return np
+    }()
+    static let room = RoomView(key: "kitchen", name: "kitchen", connected: true, volume: 100, muted: false, outputDelayMs: 0,
+                               report: nil, lastSeenSecondsAgo: 0.5)
+
+    func status() -> Status { Status(nowPlaying: Self.playing, rooms: [Self.room], version: "test") }
+    func nowPlaying() -> NowPlaying { Self.playing }
+    func queue() -> QueueView {
+        QueueView(items: [QueueEntry(index: 0, id: 1, path: "/music/album/song.mp3", title: "Song", artist: nil, album: nil,
+                                     duration: 180, current: true)], currentIndex: 0, loopMode: .once)
+    }
+    func rooms() -> [RoomView] { [Self.room] }
+    func feedback() -> [FeedbackEntry] { [] }
+    func lyrics(itemID: Int?) -> TrackLyrics? {
+        (itemID ?? 1) == 1 ? TrackLyrics(itemID: 1, lyrics: nil, nowPlaying: Self.playing) : nil
+    }
+    func coordinatorTime() -> Int64 { 0 }
+    func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? { itemID == 1 ? ("image/png", [0x89, 0x50, 0x4E, 0x47]) : nil }
+
+    func transport(_ command: TransportCommand) throws(ControlError) -> NowPlaying {
+        record("transport \(command)")
+        return Self.playing
+    }
+    func add(paths: [String], placement: PlayQueue.Placement) throws(ControlError) -> [QueueEntry] {
+        record("add \(paths.joined(separator: " ")) \(placement)")
+        return paths.enumerated().map { QueueEntry(index: $0.offset + 1, id: $0.offset + 2, path: $0.element, title: nil, artist: nil,
+                                                    album: nil, duration: nil, current: false) }
+    }
+    func remove(itemID: Int) throws(ControlError) {
+        record("remove \(itemID)")
+        if itemID != 1 { throw .notFound("no queue item with id \(itemID)") }
+    }
+    func move(itemID: Int, to index: Int) throws(ControlError) { record("move \(itemID) to \(index)") }
+    func clearQueue() { record("clear") }
+    func setLoopMode(_ mode: LoopMode) { record("loop \(mode.rawValue)") }
+    func setGroup(volume: Double?, muted: Bool?) throws(ControlError) {
+        record("volume \(volume.map { "\($0)" } ?? "nil") \(muted.map { "\($0)" } ?? "nil")")
+    }
+    func updateRoom(_ name: String, _ update: RoomUpdate) throws(ControlError) -> RoomView {
+        record("room \(name)\(update.muted == true ? " muted" : "")")
+        var view = Self.room
+        view.name = name
+        return view
+    }
+    func removeRoom(_ name: String) throws(ControlError) {
+        record("remove room \(name)")
+        throw .notFound("no room named '\(name)'")
+    }
+    func recordFeedback(_ kind: FeedbackKind) throws(ControlError) -> FeedbackEntry {
+        record("feedback \(kind.rawValue)")
+        let json = #"{"id": 1, "kind": "\#(kind.rawValue)", "path": "/music/album/song.mp3", "date": 0}"#
+        return try! JSONDecoder().decode(FeedbackEntry.self, from: Data(json.utf8))
+    }
+    func removeFeedback(id: Int) throws(ControlError) { record("remove feedback \(id)") }
+    func subscribe() -> AsyncStream<Event> { AsyncStream { $0.finish() } }
+    func authorizes(token: String) -> Bool { token == RouterTests.token }
+    func openPairing() throws(ControlError) -> PairingCode {
+        record("open pairing")
+        return PairingCode(code: "123-456", expiresInSeconds: 300, tries: 5)
+    }
+    func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer {
+        record("pair")
+        throw ControlError(status: 403, "no pairing code is open")
+    }
+}
