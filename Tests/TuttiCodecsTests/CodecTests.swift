@@ -5,11 +5,15 @@ import TuttiCore
 
 @Suite("Codecs: libmpg123 and libopus")
 struct CodecTests {
+    /// The suite's files, made once per test process and removed when it exits.
     static let scratch: String = {
-        let dir = NSTemporaryDirectory() + "tutti-codec-tests-\(getpid())"
+        let dir = scratchPath()
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: CodecTests.scratchPath()) }
         return dir
     }()
+
+    static func scratchPath() -> String { NSTemporaryDirectory() + "tutti-codec-tests-\(getpid())" }
 
     /// Makes an MP3 with sox and lame: a `hz` sine, `rate` Hz, `channels` channels.
     static func makeMP3(hz: Int, rate: Int, channels: Int, seconds: Double) throws -> String {
