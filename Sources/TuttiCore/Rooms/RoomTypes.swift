@@ -26,7 +26,6 @@ public struct RoomSettings: Codable, Equatable, Sendable {
     private static func pow3(_ x: Double) -> Double { x * x * x }
 }
 
-/// What a follower says about itself, about once a second, on the clock port.
 /// What a room's follower is doing: locking its clock to the coordinator's, waiting (for the
 /// stream, or for its first packet's time), or playing. Reports, the API and events carry
 /// the raw values.
@@ -36,6 +35,7 @@ public enum RoomState: String, Codable, Sendable, CaseIterable {
     case playing
 }
 
+/// What a follower says about itself, about once a second, on the clock port.
 public struct RoomReport: Codable, Equatable, Sendable {
     /// A room's name (its key in the house): 1 to 64 characters, not blank, no control
     /// characters. Rooms named "" or " " could join and never be removed.
