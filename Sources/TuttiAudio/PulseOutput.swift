@@ -6,6 +6,13 @@ import TuttiCore
 /// reports the server's raw timing: which frame of the stream the sink is at, and when it
 /// is heard.
 ///
+/// The output has no thread of its own: the thread that plays (the follower's playout
+/// thread) runs PulseAudio's main loop itself, inside `awaitDemand`, sleeping in one
+/// `poll` on the server's socket until the server asks for more. Callbacks run on that
+/// thread, so nothing here takes a lock, and no other thread is woken to pass data on.
+/// Every method must be called from that one thread (the one that created the output, or
+/// one it handed the output to before using it).
+///
 /// The client library's own latency interpolation (its "smoother") is not used: it lags and
 /// overshoots by hundreds of microseconds for seconds at a time. Instead each timing query
 /// is answered with the server's read index, sink latency and the moment it took them; the
@@ -15,7 +22,7 @@ import TuttiCore
 /// (module-role-cork) apply to it: when the server asks it to pause for another stream (a
 /// phone call), the output drops what it has queued (nothing stale plays afterwards), corks,
 /// and reports itself `interrupted` until the server asks it to play again.
-public final class PulseOutput: AudioOutput, @unchecked Sendable {
+public final class PulseOutput: AudioOutput {
     public let name: String
     private let clock: any MonotonicClock
     private let mainloop: OpaquePointer
@@ -23,7 +30,6 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private var stream: OpaquePointer?
     private static let bytesPerFrame = AudioFormat.channels * MemoryLayout<Float>.size
 
-    // Guarded by the mainloop's lock (callbacks run with it held).
     private var written: Int64 = 0
     private var latest: DeviceTiming?
     private var taken = true
@@ -32,66 +38,58 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     /// After a flush the server's write index moved; take ours from the next timing report.
     private var relearnWriteIndex = false
     /// How often to ask the server for timing (nanoseconds).
-    private let timingInterval: Int64 = 10_000_000
+    private let timingInterval: Int64
     public private(set) var underruns = 0
 
     /// - Parameters:
     ///   - sink: the sink to play to, or nil for the server's default.
     ///   - bufferMilliseconds: the audio the server keeps queued (tlength).
+    ///   - requestMilliseconds: how much the server asks for at a time (minreq): the player
+    ///     wakes about this often.
+    ///   - timingMilliseconds: how often to ask the server for timing, at most (each answer
+    ///     wakes the player once more).
     public init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
-                streamName: String = "tutti follower", bufferMilliseconds: Int = 60) throws(AudioError) {
+                streamName: String = "tutti follower", bufferMilliseconds: Int = 60, requestMilliseconds: Int = 10,
+                timingMilliseconds: Int = 25) throws(AudioError) {
         self.clock = clock
+        timingInterval = Int64(timingMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
-        guard let loop = pa_threaded_mainloop_new() else {
+        guard let loop = pa_mainloop_new() else {
             throw .pulse(operation: "create a main loop", message: "out of memory")
         }
         mainloop = loop
-        guard let ctx = pa_context_new(pa_threaded_mainloop_get_api(loop), clientName) else {
-            pa_threaded_mainloop_free(loop)
+        guard let ctx = pa_context_new(pa_mainloop_get_api(loop), clientName) else {
+            pa_mainloop_free(loop)
             throw .pulse(operation: "create a context", message: "out of memory")
         }
         context = ctx
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_context_set_state_callback(ctx, { _, user in PulseOutput.from(user).signal() }, me)
-        pa_threaded_mainloop_lock(loop)
-        defer { pa_threaded_mainloop_unlock(loop) }
-        guard pa_threaded_mainloop_start(loop) >= 0 else {
-            throw .pulse(operation: "start the main loop", message: "cannot start its thread")
-        }
         guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0 else {
             throw .pulse(operation: "connect", message: errorText())
         }
+        let deadline = clock.nanosecondsNow() + 10_000_000_000
         while true {
             let state = pa_context_get_state(ctx)
             if state == PA_CONTEXT_READY { break }
             if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
                 throw .pulse(operation: "connect", message: errorText())
             }
-            pa_threaded_mainloop_wait(loop)
+            guard iterate(until: deadline) else { throw .pulse(operation: "connect", message: "the server did not answer in 10 s") }
         }
-        // A tick every 50 ms wakes waiters, so that a timeout is noticed even when the
-        // server goes quiet (the main loop frees the event).
-        _ = pa_context_rttime_new(ctx, pa_rtclock_now() + 50_000, { _, event, _, user in
-            let me = PulseOutput.from(user)
-            me.signal()
-            pa_context_rttime_restart(me.context, event, pa_rtclock_now() + 50_000)
-        }, me)
-        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds)
+        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds, requestMilliseconds: requestMilliseconds)
     }
 
     deinit {
-        pa_threaded_mainloop_stop(mainloop)
         if let stream {
             pa_stream_disconnect(stream)
             pa_stream_unref(stream)
         }
         pa_context_disconnect(context)
         pa_context_unref(context)
-        pa_threaded_mainloop_free(mainloop)
+        pa_mainloop_free(mainloop)
     }
 
-    /// Creates and connects the playback stream; called with the lock held.
-    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int) throws(AudioError) {
+    /// Creates and connects the playback stream.
+    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int, requestMilliseconds: Int) throws(AudioError) {
         var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
                                   channels: UInt8(AudioFormat.channels))
         let properties = pa_proplist_new()
@@ -102,8 +100,6 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }
         stream = s
         let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_stream_set_state_callback(s, { _, user in PulseOutput.from(user).signal() }, me)
-        pa_stream_set_write_callback(s, { _, _, user in PulseOutput.from(user).signal() }, me)
         pa_stream_set_underflow_callback(s, { _, user in PulseOutput.from(user).underruns += 1 }, me)
         pa_stream_set_event_callback(s, { _, event, _, user in
             guard let event else { return }
@@ -111,56 +107,56 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         }, me)
         let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * Self.bytesPerFrame)
         var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
-                                  prebuf: 0, minreq: UInt32.max, fragsize: UInt32.max)
+                                  prebuf: 0, minreq: bytesPerMs * UInt32(max(1, requestMilliseconds)), fragsize: UInt32.max)
         guard pa_stream_connect_playback(s, sink, &attr, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
             throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
         }
+        let deadline = clock.nanosecondsNow() + 10_000_000_000
         while true {
             let state = pa_stream_get_state(s)
             if state == PA_STREAM_READY { break }
             if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
                 throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
             }
-            pa_threaded_mainloop_wait(mainloop)
+            guard iterate(until: deadline) else {
+                throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: "the server did not answer in 10 s")
+            }
         }
         requestTiming()
     }
 
-    public var framesWritten: Int64 { locked { written } }
+    public var framesWritten: Int64 { written }
 
-    public var interrupted: Bool { locked { corked } }
+    public var interrupted: Bool { corked }
 
+    /// Runs the main loop (answers, requests, events) until the server will take `frames`
+    /// more frames, or `timeout` passes.
     public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
         let deadline = clock.nanosecondsNow() + timeout
-        return try locked { () throws(AudioError) -> Bool in
-            guard let stream else { return false }
-            while true {
-                try checkStream()
-                if pa_stream_writable_size(stream) >= frames * Self.bytesPerFrame { return true }
-                if clock.nanosecondsNow() >= deadline { return false }
-                pa_threaded_mainloop_wait(mainloop)  // woken by requests, timing, state or the ticker
-            }
+        guard let stream else { return false }
+        // Whatever arrived meanwhile first (timing answers, the last write's flush), without sleeping.
+        while pa_mainloop_iterate(mainloop, 0, nil) > 0 {}
+        while true {
+            try checkStream()
+            if pa_stream_writable_size(stream) >= frames * Self.bytesPerFrame { return true }
+            guard iterate(until: deadline) else { return false }
         }
     }
 
     public func takeTiming() -> DeviceTiming? {
-        locked {
-            guard !taken else { return nil }
-            taken = true
-            return latest
-        }
+        guard !taken else { return nil }
+        taken = true
+        return latest
     }
 
     public func write(_ samples: [Float]) throws {
-        try locked { () throws(AudioError) in
-            guard let stream else { return }
-            try checkStream()
-            let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
-            if rc < 0 { throw .pulse(operation: "write", message: errorText()) }
-            written += Int64(samples.count / AudioFormat.channels)
-            if requestedAt == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
-                requestTiming()
-            }
+        guard let stream else { return }
+        try checkStream()
+        let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
+        if rc < 0 { throw AudioError.pulse(operation: "write", message: errorText()) }
+        written += Int64(samples.count / AudioFormat.channels)
+        if requestedAt == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
+            requestTiming()
         }
     }
 
@@ -179,7 +175,6 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
             pa_operation_unref(pa_stream_cork(stream, 0, nil, nil))
             requestTiming()
         }
-        signal()
     }
 
     // MARK: - Timing
@@ -201,7 +196,7 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
     private func timingArrived(_ s: OpaquePointer?, success: Bool) {
         let now = clock.nanosecondsNow()
         let wall = Self.wallClock()
-        defer { requestedAt = nil; signal() }
+        defer { requestedAt = nil }
         // Until the stream plays, its read index and the sink's latency describe a start
         // still to come, and can be milliseconds off.
         guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee else { return }
@@ -235,12 +230,14 @@ public final class PulseOutput: AudioOutput, @unchecked Sendable {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    private func signal() { pa_threaded_mainloop_signal(mainloop, 0) }
-
-    private func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pa_threaded_mainloop_lock(mainloop)
-        defer { pa_threaded_mainloop_unlock(mainloop) }
-        return try body()
+    /// One turn of the main loop, sleeping in `poll` no later than `deadline`: dispatches
+    /// what arrived. False once the deadline has passed or the loop failed.
+    private func iterate(until deadline: Int64) -> Bool {
+        let left = deadline - clock.nanosecondsNow()
+        guard left > 0 else { return false }
+        guard pa_mainloop_prepare(mainloop, Int32(clamping: (left + 999) / 1_000)) >= 0,
+              pa_mainloop_poll(mainloop) >= 0, pa_mainloop_dispatch(mainloop) >= 0 else { return false }
+        return true
     }
 
     private func checkStream() throws(AudioError) {

@@ -63,12 +63,14 @@ public final class UDPSocket: @unchecked Sendable {
         _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &b, 4)
     }
 
-    public func send(_ bytes: [UInt8], to address: SocketAddress) throws(SystemError) {
+    /// Sends a datagram; with `wait: false` it never blocks (a full send buffer is an
+    /// error, EAGAIN, and the datagram is not sent).
+    public func send(_ bytes: [UInt8], to address: SocketAddress, wait: Bool = true) throws(SystemError) {
         var sa = address.sockaddr
         _ = try System.checkSize("sendto \(address)", bytes.withUnsafeBytes { b in
             withUnsafePointer(to: &sa) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    sendto(descriptor, b.baseAddress, b.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    sendto(descriptor, b.baseAddress, b.count, wait ? 0 : Int32(MSG_DONTWAIT), $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
         })

@@ -25,6 +25,9 @@ final class ClockClient: @unchecked Sendable {
         var report: (@Sendable () -> RoomReport)?
         /// A retransmission from the coordinator (RTP, in answer to a NACK) and its arrival.
         var retransmission: (@Sendable ([UInt8], Int64) -> Void)? = nil
+        /// Called at every turn of the client's loop (at least every `idleInterval`): the
+        /// follower's news from its playout thread is taken here.
+        var idle: (@Sendable () -> Void)? = nil
     }
 
     private let socket: UDPSocket
@@ -48,7 +51,7 @@ final class ClockClient: @unchecked Sendable {
     private let maximumBackoff: Int64 = 1_000_000_000
     /// Answers come at least every 250 ms plus a round trip; a longer gap is an outage.
     private let silenceBeforeResubscribing: Int64 = 600_000_000
-    /// The longest the loop sleeps: how soon it notices a stop.
+    /// The longest the loop sleeps: how soon it notices a stop, and how often `idle` runs.
     private let idleInterval: Int64 = 250_000_000
     private let log = Log("follower")
 
@@ -111,6 +114,7 @@ final class ClockClient: @unchecked Sendable {
                 }
                 exchanges += 1
             }
+            handlers.idle?()
             // Sleep until the next thing due: a request, a subscription, a report.
             var wake = min(nextRequest, now + idleInterval)
             if unicastPort != nil, link.cookie != 0 { wake = min(wake, nextSubscribe) }

@@ -82,11 +82,15 @@ struct FollowerCommand: ParsableCommand {
         if let key { config.houseKeyPath = key }
         config.sealedStream = !plainRtp
         if let name { config.name = name }
+        // The device is fed a third of its buffer at a time, 20 ms at most: it asks for more
+        // (and wakes the player) that often.
+        config.chunkFrames = max(240, min(960, bufferMs * 48 / 3))
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case let .pulse(sink):
-            device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs)
+            device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs,
+                                     requestMilliseconds: config.chunkFrames / 48, timingMilliseconds: 25)
         case let .wav(path):
             clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
             device = clocked!

@@ -35,6 +35,7 @@ public struct RetransmissionRequester: Sendable {
         /// Packets sent before the first one received, asked for on joining the stream (not
         /// losses: counted apart from `missed` and `abandoned`, but in `requested`).
         public var joining = 0
+        public init() {}
     }
 
     private struct Missing {

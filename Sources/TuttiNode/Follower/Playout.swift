@@ -1,0 +1,225 @@
+import Foundation
+import TuttiAudio
+import TuttiCore
+import TuttiNet
+import TuttiSecurity
+
+/// What the follower's network threads hand its playout thread, in arrival order.
+enum PlayoutInput: Sendable {
+    /// A stream packet, opened, and when the kernel received it.
+    case packet([UInt8], arrived: LocalTime)
+    /// A retransmission the coordinator sent in answer to a NACK (RFC 4588), opened.
+    case retransmission([UInt8], arrived: LocalTime)
+    case clockSample(ClockSample)
+    case epochEnd(UInt32, at: CoordinatorTime)
+    /// The coordinator's settings for this room.
+    case settings(version: UInt32, gain: Float, outputDelay: Int64)
+}
+
+/// What the playout thread last measured, published for the other threads: the room's
+/// report, the clock's pace of exchanges, the clock memory and the log lines.
+struct PlayoutSnapshot: Sendable {
+    var state: RoomState
+    var estimate: ClockEstimate?
+    var lock: ClockLock
+    /// A remembered clock the coordinator's answers disproved.
+    var rememberedRejected: Bool
+    var statistics: PlayoutStatistics
+    var requests: RetransmissionRequester.Statistics
+    var playingEpoch: UInt32?
+    var room: RoomControl
+    /// How far ahead of being heard the last frames were written (ns).
+    var outputLatency: Int64
+    /// The device's rate against the local clock, once measured (ppm).
+    var deviceRatePPM: Double?
+    /// The device's rate as assumed or measured, and how often its timeline jumped.
+    var deviceOffsetPPM: Double
+    var deviceJumps: Int
+
+    func report(name: String) -> RoomReport {
+        let s = statistics
+        return RoomReport(
+            name: name, state: state, interrupted: room.interrupted,
+            clockOffsetMicroseconds: Double(estimate?.offset ?? 0) / 1e3,
+            clockUncertaintyMicroseconds: Double(estimate?.uncertainty ?? 0) / 1e3,
+            roundTripMicroseconds: Double(estimate?.minimumRoundTrip ?? 0) / 1e3, bufferedPackets: s.buffered,
+            outputLatencyMilliseconds: Double(outputLatency) / 1e6, packetsReceived: s.packetsReceived,
+            packetsLost: s.lost, packetsRecovered: s.recoveredByFEC, framesConcealed: s.concealedFrames,
+            packetsLate: s.late, timingErrorMicroseconds: Double(s.lastError) / 1e3,
+            settingsVersion: room.settingsVersion, epoch: playingEpoch,
+            outputDelayMilliseconds: Double(room.outputDelay) / 1e6, packetsMissed: requests.missed,
+            packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages)
+    }
+
+    /// A one-line summary of the clock, buffer and loss counters; `unsealed` and `overflow`
+    /// are the network threads' own counts (packets not sealed with the house key, and
+    /// inputs the playout thread had no room for).
+    func statusLine(unsealed: Int, overflow: Int) -> String {
+        let s = statistics, r = requests
+        let clock = estimate.map { "\($0)" } ?? "not locked"
+        let timing = String(format: "%+.1f", Double(s.lastError) / 1000)
+        let rate = String(format: "%+.1f", (s.ratio - 1) * 1e6)
+        return "clock: \(clock); device latency \(outputLatency / 1_000_000) ms; timing \(timing) µs, rate \(rate) ppm; "
+            + "buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) "
+            + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
+            + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates + overflow), "
+            + "unsealed \(unsealed), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
+            + "device \(String(format: "%+.1f", deviceOffsetPPM)) ppm, jumps \(deviceJumps)"
+    }
+}
+
+/// What the coordinator has set for this room, as applied here.
+struct RoomControl: Sendable {
+    var settingsVersion: UInt32
+    var gain: Float
+    var outputDelay: Int64
+    var interrupted: Bool
+}
+
+/// The follower's real-time side, owned by the playout thread alone: the playout engine,
+/// the device's timeline, the room's gain. It sleeps on the device's demand; at each wake
+/// it takes what the network threads queued (lock-free), asks for what is missing, renders
+/// the frames due and writes them, and now and then publishes a snapshot. It never waits
+/// on another thread: nothing here is shared under a lock.
+final class Playout {
+    struct Inbox {
+        /// From the stream's receive thread.
+        let stream: SPSCQueue<PlayoutInput>
+        /// From the clock thread.
+        let clock: SPSCQueue<PlayoutInput>
+    }
+
+    /// Sends this follower's NACKs (RFC 4585) to the coordinator, sealed with SRTCP when
+    /// the stream is sealed: a UDP send that never waits (a full socket buffer drops it).
+    struct Requests {
+        let socket: UDPSocket
+        let coordinator: SocketAddress
+        /// This follower's SSRC, in its NACKs.
+        let ssrc = UInt32.random(in: 1...UInt32.max)
+        var sealer: SRTPContext?
+    }
+
+    let engine: PlayoutEngine
+    private let inbox: Inbox
+    private let outbox: SPSCQueue<PlayoutSnapshot>
+    private var requests: Requests
+    private let clock: any MonotonicClock
+    private let chunkFrames: Int
+    private var room: RoomControl
+    private var device = DeviceTimeline()
+    private var gain = GainStage()
+    private var outputLatency: Int64 = 0
+    /// Renders until the next snapshot.
+    private var rendersToSnapshot = 0
+    private let trace: TimingTrace?
+
+    init(engine: PlayoutEngine, inbox: Inbox, outbox: SPSCQueue<PlayoutSnapshot>, requests: Requests, clock: any MonotonicClock,
+         chunkFrames: Int, outputDelay: Int64, trace: TimingTrace?) {
+        self.engine = engine
+        self.inbox = inbox
+        self.outbox = outbox
+        self.requests = requests
+        self.clock = clock
+        self.chunkFrames = chunkFrames
+        self.trace = trace
+        room = RoomControl(settingsVersion: 0, gain: 1, outputDelay: outputDelay, interrupted: false)
+    }
+
+    /// Assumes the device runs `ppm` off the local clock until its own reports tell (an
+    /// earlier run measured it).
+    func assumeDeviceRate(ppm: Double) { device.assumeRate(ppm: ppm) }
+
+    /// Plays through `output` until `stop` is set.
+    func run(output: AudioOutput, stop: StopFlag) throws {
+        var buffer: [Float] = []
+        buffer.reserveCapacity(chunkFrames * 2)
+        while !stop.isSet {
+            let ready = try output.awaitDemand(frames: chunkFrames, timeout: 200_000_000)
+            let now = clock.nanosecondsNow()
+            let clockChanged = takeInputs()
+            askForMissing(at: LocalTime(nanoseconds: now))
+            guard ready else {
+                publish(force: clockChanged)
+                continue
+            }
+            let jumps = device.jumps
+            let timing = output.takeTiming()
+            if let timing { device.report(timing) }
+            let written = output.framesWritten
+            let heard = device.heardAt(frame: written)
+            room.interrupted = output.interrupted
+            gain.target = room.interrupted ? 0 : room.gain
+            if device.jumps != jumps { engine.deviceTimelineChanged() }
+            engine.deviceRate = device.localPerFrame
+            buffer.removeAll(keepingCapacity: true)
+            if let heard {
+                engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)
+                outputLatency = heard.nanoseconds + room.outputDelay - now
+            } else {
+                buffer.append(contentsOf: repeatElement(0, count: chunkFrames * 2))
+            }
+            trace?.record(now: now, timing: timing, written: written, heard: heard, engine: engine)
+            gain.apply(to: &buffer)
+            try output.write(buffer)
+            publish(force: clockChanged)
+        }
+    }
+
+    /// Applies what the network threads queued: the clock's news first, then the stream's
+    /// packets (each judged by its own arrival stamp). True when a clock exchange came in.
+    private func takeInputs() -> Bool {
+        var clockChanged = false
+        inbox.clock.drain { input in
+            if case .clockSample = input { clockChanged = true }
+            apply(input)
+        }
+        inbox.stream.drain(apply)
+        return clockChanged
+    }
+
+    private func apply(_ input: PlayoutInput) {
+        switch input {
+        case let .packet(bytes, arrived): engine.receive(bytes, at: arrived)
+        case let .retransmission(bytes, arrived): engine.receiveRetransmission(bytes, at: arrived)
+        case let .clockSample(sample): engine.addClockSample(sample)
+        case let .epochEnd(epoch, at): engine.endEpoch(epoch, at: at)
+        case let .settings(version, gain, outputDelay):
+            guard version != room.settingsVersion else { return }
+            if outputDelay != room.outputDelay { engine.deviceTimelineChanged() }
+            room.settingsVersion = version
+            room.gain = gain
+            room.outputDelay = outputDelay
+        }
+    }
+
+    /// Sends the NACKs due now, in as many copies as the path's loss calls for.
+    private func askForMissing(at now: LocalTime) {
+        guard let due = engine.retransmissionRequests(at: now, outputLead: outputLatency > 0 ? outputLatency : 60_000_000) else { return }
+        let nack = GenericNACK(senderSSRC: requests.ssrc, mediaSSRC: due.ssrc, sequences: due.sequences).encode()
+        for _ in 0..<due.copies {
+            // Each copy its own SRTCP index: a copy of the same would be taken for a replay.
+            guard let wire = requests.sealer == nil ? nack : try? requests.sealer!.protectRTCP(nack) else { continue }
+            try? requests.socket.send(wire, to: requests.coordinator, wait: false)
+        }
+    }
+
+    /// How the playout stands now.
+    func snapshot() -> PlayoutSnapshot {
+        PlayoutSnapshot(
+            state: engine.state, estimate: engine.clockEstimate, lock: ClockLock(engine.clock),
+            rememberedRejected: engine.clock.rememberedRejected, statistics: engine.statistics,
+            requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
+            deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
+            deviceJumps: device.jumps)
+    }
+
+    /// Publishes a snapshot every 10 renders (about 100 ms), and at once after a clock
+    /// exchange (its pace depends on the new bound). A full outbox drops it: the next one
+    /// says the same, newer.
+    private func publish(force: Bool) {
+        rendersToSnapshot -= 1
+        guard force || rendersToSnapshot <= 0 else { return }
+        rendersToSnapshot = 10
+        outbox.push(snapshot())
+    }
+}
