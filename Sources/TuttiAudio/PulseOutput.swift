@@ -134,8 +134,12 @@ public final class PulseOutput: AudioOutput {
     public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
         let deadline = clock.nanosecondsNow() + timeout
         guard let stream else { return false }
-        // Whatever arrived meanwhile first (timing answers, the last write's flush), without sleeping.
-        while pa_mainloop_iterate(mainloop, 0, nil) > 0 {}
+        // Whatever arrived meanwhile first (timing answers, the last write's flush), without
+        // sleeping; a bounded number of turns, so a server that never stops talking cannot
+        // hold the player here.
+        for _ in 0..<8 {
+            if pa_mainloop_iterate(mainloop, 0, nil) <= 0 { break }
+        }
         while true {
             try checkStream()
             if pa_stream_writable_size(stream) >= frames * Self.bytesPerFrame { return true }
