@@ -39,6 +39,8 @@ public final class PulseOutput: AudioOutput {
     private var relearnWriteIndex = false
     /// How often to ask the server for timing (nanoseconds).
     private let timingInterval: Int64
+    /// How long the player waits for a timing query's answer before it renders anyway.
+    private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
 
     /// - Parameters:
@@ -139,6 +141,12 @@ public final class PulseOutput: AudioOutput {
         // hold the player here.
         for _ in 0..<8 {
             if pa_mainloop_iterate(mainloop, 0, nil) <= 0 { break }
+        }
+        // A timing query still out is answered within a millisecond or so: wait for it
+        // here, so that its answer is taken the moment it arrives (its round trip is its
+        // error bound), not after the next render.
+        while let sent = requestedAt, clock.nanosecondsNow() - sent < timingPatience {
+            guard iterate(until: min(deadline, sent + timingPatience)) else { break }
         }
         while true {
             try checkStream()

@@ -14,6 +14,16 @@ enum PlayoutInput: Sendable {
     case epochEnd(UInt32, at: CoordinatorTime)
     /// The coordinator's settings for this room.
     case settings(version: UInt32, gain: Float, outputDelay: Int64)
+
+    /// When it happened here (local ns): a packet's arrival, an exchange's end; nil for
+    /// the coordinator's messages, which apply as soon as they are taken.
+    var stamp: Int64? {
+        switch self {
+        case let .packet(_, arrived), let .retransmission(_, arrived): arrived.nanoseconds
+        case let .clockSample(sample): sample.t4.nanoseconds
+        case .epochEnd, .settings: nil
+        }
+    }
 }
 
 /// What the playout thread last measured, published for the other threads: the room's
@@ -165,15 +175,27 @@ final class Playout {
         }
     }
 
-    /// Applies what the network threads queued: the clock's news first, then the stream's
-    /// packets (each judged by its own arrival stamp). True when a clock exchange came in.
+    /// Applies what the network threads queued, merged in the order it happened here (the
+    /// clock estimator's readings, from exchanges and from packets alike, go in in time
+    /// order, as they would have one by one). True when a clock exchange came in.
     private func takeInputs() -> Bool {
         var clockChanged = false
-        inbox.clock.drain { input in
-            if case .clockSample = input { clockChanged = true }
-            apply(input)
+        var fromStream = inbox.stream.pop(), fromClock = inbox.clock.pop()
+        while fromStream != nil || fromClock != nil {
+            let takeClock = switch (fromStream, fromClock) {
+            case (nil, _): true
+            case (_, nil): false
+            case let (s?, c?): (c.stamp ?? .min) <= (s.stamp ?? .min)
+            }
+            if takeClock {
+                if case .clockSample = fromClock! { clockChanged = true }
+                apply(fromClock!)
+                fromClock = inbox.clock.pop()
+            } else {
+                apply(fromStream!)
+                fromStream = inbox.stream.pop()
+            }
         }
-        inbox.stream.drain(apply)
         return clockChanged
     }
 
