@@ -7,6 +7,9 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "tutti", targets: ["tutti"]),
+        // The follower alone, for the machines next to the speakers: no web framework, no
+        // full Foundation (FoundationEssentials only), so it stays small in memory.
+        .executable(name: "tutti-follower", targets: ["tutti-follower"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -32,7 +35,7 @@ let package = Package(
         // The only importer of libmpg123 and libopus.
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
         // The only importer of libpulse; WAV and null outputs.
-        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "CPulse"]),
+        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
         // The house key: made, saved, derived per purpose (HKDF); the clock port's tags
         // (HMAC-SHA256); the stream's SRTP (AES-GCM); pairing (X25519); the control API's
         // certificate (X.509). The only importer of swift-crypto and swift-certificates.
@@ -40,10 +43,12 @@ let package = Package(
             "TuttiCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
-        // UDP sockets (audio, clock), the system-call fence, and the control API's blocking
-        // HTTP and WebSocket clients (TLS through NIOSSL).
-        .target(name: "TuttiNet", dependencies: [
-            "TuttiCore", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+        // The system-call fence: UDP sockets (audio, clock), the clock, files, threads,
+        // signals and the log. FoundationEssentials at most.
+        .target(name: "TuttiNet", dependencies: ["TuttiCore"]),
+        // The control API's blocking HTTP and WebSocket clients (TLS through NIOSSL).
+        .target(name: "TuttiWeb", dependencies: [
+            "TuttiCore", "TuttiNet", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
@@ -59,12 +64,22 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Composition: coordinator, follower.
-        .target(name: "TuttiNode", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiAPI", "TuttiControl", "TuttiSecurity"]),
+        // The follower: its threads, the clock client, the playout loop, its command line.
+        // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
+        .target(name: "TuttiFollower", dependencies: [
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // Composition: coordinator, house, lyric screens, demo.
+        .target(name: "TuttiNode", dependencies: [
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiFollower",
+        ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
+        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower"]),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiAPI", "TuttiControl", "TuttiSecurity",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity",
+            "TuttiFollower",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -72,13 +87,13 @@ let package = Package(
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
-        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
+        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet"]),
         .testTarget(name: "TuttiSecurityTests", dependencies: ["TuttiSecurity", "TuttiCore"]),
         .testTarget(name: "TuttiControlTests", dependencies: [
             "TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
-        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiCodecs", "TuttiNet", "TuttiSecurity", "TuttiAPI"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI"]),
     ],
     swiftLanguageModes: [.v6]
 )

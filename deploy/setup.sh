@@ -35,10 +35,15 @@ if ! command -v swift >/dev/null; then
 fi
 command -v swift >/dev/null || { echo "setup: Swift 6 is needed: install it from swift.org (or swiftly) and run again" >&2; exit 1; }
 
-echo "setup: building tutti (release)"
-swift build -c release --product tutti 2>&1 | grep -Ev "^(\[|Building|Compiling|Write|Emitting|Planning)" || true
-test -x .build/release/tutti || { echo "setup: build failed" >&2; exit 1; }
-echo "setup: done: .build/release/tutti"
+# Swift's runtime is linked in (--static-swift-stdlib): the binaries run on a machine
+# without a Swift toolchain, and the lean follower stays small in memory.
+for product in tutti tutti-follower; do
+  echo "setup: building $product (release)"
+  swift build -c release --static-swift-stdlib --product "$product" 2>&1 \
+    | grep -Ev "^(\[|Building|Compiling|Write|Emitting|Planning)" || true
+  test -x ".build/release/$product" || { echo "setup: the build of $product failed" >&2; exit 1; }
+done
+echo "setup: done: .build/release/tutti and .build/release/tutti-follower"
 
 if [ "${1:-}" = "--demo" ]; then
   exec .build/release/tutti demo

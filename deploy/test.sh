@@ -9,6 +9,7 @@ if ! command -v swift >/dev/null; then
 fi
 # The integration tests run the real binary.
 swift build --product tutti
+swift build --product tutti-follower
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # Unit tests first, then the integration tests on their own: they play in real time and
 # measure timing, and on a two-core machine they should not share it with a burst of

@@ -1,5 +1,5 @@
-import Foundation
 import TuttiCore
+import TuttiNet
 
 /// An output that consumes samples in real time like a sound card, without one: the
 /// null output, or a WAV file whose frame `k` is "heard" at local time `start + k / 48 kHz`.
@@ -39,7 +39,7 @@ public final class ClockedOutput: AudioOutput {
         guard let playedUntil else { return true }
         let now = clock.nanosecondsNow()
         let wake = playedUntil - buffer
-        if wake > now { Thread.sleep(forTimeInterval: Double(min(wake - now, timeout)) / 1e9) }
+        if wake > now { System.sleep(nanoseconds: min(wake - now, timeout)) }
         return wake - now <= timeout
     }
 

@@ -1,29 +1,29 @@
-import Foundation
 import TuttiCore
+import TuttiNet
 
 /// Writes 16-bit PCM stereo 48 kHz WAV files. The header's sizes are rewritten every
 /// second and on close, so a file cut short by a crash is still readable.
 public final class WAVWriter {
     public let path: String
-    private let handle: FileHandle
+    private let file: OutputFile
     private var dataBytes: UInt32 = 0
     private var sinceHeader = 0
 
     public init(path: String) throws(AudioError) {
         self.path = path
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-              let h = FileHandle(forWritingAtPath: path) else {
-            throw .file(path: path, reason: "cannot create the file (does its folder exist?)")
+        do {
+            file = try OutputFile(creating: path)
+        } catch {
+            throw .file(path: path, reason: "cannot create the file: \(error) (does its folder exist?)")
         }
-        handle = h
-        handle.write(Data(Self.header(dataBytes: 0)))
+        file.write(Self.header(dataBytes: 0))
     }
 
     deinit { close() }
 
     public func write(_ samples: [Float]) {
         let bytes = PCM16.encode(samples)
-        handle.write(Data(bytes))
+        file.write(bytes)
         dataBytes &+= UInt32(bytes.count)
         sinceHeader += samples.count / 2
         if sinceHeader >= 48_000 {
@@ -34,14 +34,11 @@ public final class WAVWriter {
 
     public func close() {
         rewriteHeader()
-        try? handle.synchronize()
+        file.sync()
     }
 
     private func rewriteHeader() {
-        let end = handle.offsetInFile
-        handle.seek(toFileOffset: 0)
-        handle.write(Data(Self.header(dataBytes: dataBytes)))
-        handle.seek(toFileOffset: end)
+        file.write(Self.header(dataBytes: dataBytes), at: 0)
     }
 
     static func header(dataBytes: UInt32) -> [UInt8] {

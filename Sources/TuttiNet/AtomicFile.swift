@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// Writes files atomically and durably: a temporary file beside the target, fsync, rename,
@@ -9,18 +9,9 @@ public enum AtomicFile {
     public static func write(_ data: Data, to path: String, permissions: mode_t = 0o644) throws(SystemError) {
         let temporary = path + ".tmp-\(getpid())"
         let fd = try System.check("cannot save \(path): open \(temporary)", open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions))
-        // The bytes written, or the first failed write's errno.
+        // The first failed write's errno, if any.
         let failure: Int32? = data.withUnsafeBytes { raw in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return errno
-                }
-                offset += n
-            }
-            return fsync(fd) == 0 ? nil : errno
+            System.writeAll(fd, raw) ?? (fsync(fd) == 0 ? nil : errno)
         }
         if let failure {
             close(fd)
@@ -34,8 +25,7 @@ public enum AtomicFile {
             unlink(temporary)
             throw error
         }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = open(parent.isEmpty ? "." : parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let folder = open(Files.folder(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if folder >= 0 {
             fsync(folder)
             close(folder)

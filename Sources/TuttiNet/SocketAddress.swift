@@ -56,7 +56,7 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
          UInt8(port >> 8), UInt8(port & 0xFF)]
     }
 
-    var sockaddr: sockaddr_in {
+    public var sockaddr: sockaddr_in {
         var sa = sockaddr_in()
         sa.sin_family = sa_family_t(AF_INET)
         sa.sin_port = port.bigEndian

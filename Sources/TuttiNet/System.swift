@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import TuttiCore
 
@@ -15,7 +14,7 @@ public struct SystemError: Error, CustomStringConvertible, Equatable {
         self.errno = errno
     }
 
-    static func tls(_ message: String) -> SystemError {
+    public static func tls(_ message: String) -> SystemError {
         var error = SystemError(call: message, errno: EPROTO)
         error.tls = true
         return error
@@ -25,11 +24,31 @@ public struct SystemError: Error, CustomStringConvertible, Equatable {
 }
 
 /// The fence around system calls: each returns its result or throws `SystemError`.
-enum System {
+public enum System {
     @discardableResult
-    static func check(_ call: String, _ rc: Int32) throws(SystemError) -> Int32 {
+    public static func check(_ call: String, _ rc: Int32) throws(SystemError) -> Int32 {
         if rc < 0 { throw SystemError(call: call, errno: Glibc.errno) }
         return rc
+    }
+
+    /// The environment variable `name`, if set.
+    public static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// This machine's host name ("localhost" when the system will not say).
+    public static func hostName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
+        return String(cString: name)
+    }
+
+    /// Sleeps the calling thread for `nanoseconds` (again after a signal, for what is left).
+    public static func sleep(nanoseconds: Int64) {
+        guard nanoseconds > 0 else { return }
+        var asked = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var left = timespec()
+        while nanosleep(&asked, &left) != 0, errno == EINTR { asked = left }
     }
 
     static func checkSize(_ call: String, _ rc: Int) throws(SystemError) -> Int {
@@ -101,9 +120,8 @@ public struct ClockTransform: Sendable {
 
     /// This process's, from its environment (read once).
     public static let process: ClockTransform = {
-        let environment = ProcessInfo.processInfo.environment
-        let ppm = environment["TUTTI_CLOCK_RATE_PPM"].flatMap(Double.init) ?? 0
-        let offsetMilliseconds = environment["TUTTI_CLOCK_OFFSET_MS"].flatMap(Double.init) ?? 0
+        let ppm = System.environment("TUTTI_CLOCK_RATE_PPM").flatMap(Double.init) ?? 0
+        let offsetMilliseconds = System.environment("TUTTI_CLOCK_OFFSET_MS").flatMap(Double.init) ?? 0
         return ClockTransform(ppm: min(max(ppm, -1_000), 1_000), offset: Int64(offsetMilliseconds * 1e6),
                               start: SystemClock.hostNanoseconds())
     }()

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TuttiNet
+import TuttiWeb
 
 /// The demo house: a PulseAudio server (reused, or started), a coordinator and two
 /// followers as child processes of this one, playing the bundled song in a loop.
@@ -124,7 +125,7 @@ public final class DemoHouse: @unchecked Sendable {
                                            "rate=48000", "sink_properties=device.description=tutti-\(room)"]) else {
                 throw DemoError.noPulse
             }
-            let module = index.trimmingCharacters(in: .whitespacesAndNewlines)
+            let module = index.trimmingWhitespace()
             cleanups.append { [self] in _ = pactl(["unload-module", module]) }
             sinks.append(room)
         }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import SwiftASN1
 import X509
 
@@ -83,7 +83,7 @@ public struct ControlCertificate: Sendable {
     /// Whether `pin` (as shown, with or without `SHA256:` and base64 padding) names the same key.
     public static func pinsMatch(_ pin: String, _ other: String) -> Bool {
         func bare(_ text: String) -> String {
-            var s = Substring(text.trimmingCharacters(in: .whitespaces))
+            var s = Substring(text.trimmingSpaces())
             if s.lowercased().hasPrefix("sha256:") { s = s.dropFirst(7) }
             while s.hasSuffix("=") { s = s.dropLast() }
             return String(s)
@@ -108,8 +108,8 @@ public struct ControlCertificate: Sendable {
 
     /// The first `CERTIFICATE` block of a PEM chain.
     static func firstCertificate(_ pem: String) -> String {
-        guard let begin = pem.range(of: "-----BEGIN CERTIFICATE-----"),
-              let end = pem.range(of: "-----END CERTIFICATE-----", range: begin.upperBound..<pem.endIndex) else { return pem }
+        guard let begin = pem.firstRange(of: "-----BEGIN CERTIFICATE-----"),
+              let end = pem[begin.upperBound...].firstRange(of: "-----END CERTIFICATE-----") else { return pem }
         return String(pem[begin.lowerBound..<end.upperBound])
     }
 }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import TuttiCore
 
 /// The house's secret: 32 random bytes the coordinator makes on its first start and every
@@ -33,12 +33,12 @@ public struct HouseKey: Sendable, Equatable {
 
     /// The key as 64 hexadecimal digits (the key file's one line).
     public var hex: String {
-        secret.withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        secret.withUnsafeBytes { $0.map { $0.hex(digits: 2) }.joined() }
     }
 
     /// Reads 64 hexadecimal digits (surrounding white space allowed).
     public init?(hex: String) {
-        let digits = Array(hex.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
+        let digits = Array(hex.trimmingWhitespace().utf8)
         guard digits.count == 2 * Self.size else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(Self.size)
@@ -69,7 +69,7 @@ public struct HouseKey: Sendable, Equatable {
     /// Eight hexadecimal digits naming this key (from a key derived for the purpose: it
     /// reveals nothing of the others), shown in logs so that two machines' keys can be compared.
     public var fingerprint: String {
-        derived(.fingerprint, size: 4).withUnsafeBytes { $0.map { String(format: "%02x", $0) }.joined() }
+        derived(.fingerprint, size: 4).withUnsafeBytes { $0.map { $0.hex(digits: 2) }.joined() }
     }
 }
 

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import TuttiCore
 
 /// Pairing: a new member gets the house key over the control API with a one-time code the

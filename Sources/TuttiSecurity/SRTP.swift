@@ -1,6 +1,6 @@
 import Crypto
 import _CryptoExtras
-import Foundation
+import FoundationEssentials
 import TuttiCore
 
 /// The stream's SRTP master key and salt (RFC 3711 §8; AEAD_AES_128_GCM, RFC 7714): 16 bytes
@@ -22,7 +22,7 @@ public struct SRTPMasterKey: Sendable, Equatable {
     public var inline: String { Data(key + salt).base64EncodedString() }
 
     /// Key then salt in hexadecimal (GStreamer's `srtp-key` caps field).
-    public var hex: String { (key + salt).map { String(format: "%02x", $0) }.joined() }
+    public var hex: String { (key + salt).map { $0.hex(digits: 2) }.joined() }
 
     /// Reads an SDP `inline:` key (base64 of 28 bytes, an optional `|lifetime|MKI` after it ignored).
     public init?(inline: String) {

@@ -104,8 +104,7 @@ struct CoordinatorCommand: ParsableCommand {
         if let stateDir { config.stateDirectory = stateDir }
         config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
-        let signals = onTerminationSignal { coordinator.stop() }
-        defer { _ = signals }
+        TerminationSignals.onTermination { coordinator.stop() }
         if let pcmPath {
             try coordinator.run(source: try RawPCMSource(path: pcmPath))
             return

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiNet
 import TuttiNode
 
 struct DemoCommand: ParsableCommand {
@@ -30,8 +31,7 @@ struct DemoCommand: ParsableCommand {
             throw ValidationError("cannot find the bundled song assets/demo/tutti-demo.mp3; pass --song PATH")
         }
         let house = DemoHouse(song: song, clockPort: clockPort, controlPort: controlPort, log: log)
-        let signals = onTerminationSignal { house.stop() }
-        defer { _ = signals }
+        TerminationSignals.onTermination { house.stop() }
         try house.run(duration: duration)
     }
 }

@@ -48,8 +48,7 @@ struct LyricsCommand: ParsableCommand {
         config.lineMode = lines
         if let key { config.houseKeyPath = key }
         let screen = try LyricScreen(configuration: config)
-        let signals = onTerminationSignal { screen.stop() }
-        defer { _ = signals }
+        TerminationSignals.onTermination { screen.stop() }
         try screen.run()
     }
 }

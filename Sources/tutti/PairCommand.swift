@@ -4,6 +4,7 @@ import TuttiCore
 import TuttiNet
 import TuttiNode
 import TuttiSecurity
+import TuttiWeb
 
 /// `tutti pair CODE`: makes this machine a member of a house, with the one-time code its
 /// coordinator shows (`tutti ctl pair`): the house key arrives sealed (X25519, AES-GCM) and

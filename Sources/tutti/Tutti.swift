@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiFollower
 
 @main
 struct Tutti: ParsableCommand {
@@ -9,15 +10,4 @@ struct Tutti: ParsableCommand {
         subcommands: [CoordinatorCommand.self, FollowerCommand.self, CtlCommand.self, LyricsCommand.self, PairCommand.self, DemoCommand.self,
                       DecodeCommand.self,
                       ClockReplayCommand.self])
-}
-
-/// Stops `body`'s node on SIGINT and SIGTERM.
-func onTerminationSignal(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-    [SIGINT, SIGTERM].map { sig in
-        signal(sig, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-        source.setEventHandler(handler: handler)
-        source.resume()
-        return source
-    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TuttiNet
+import TuttiWeb
 import TuttiNode
 
 /// Headless Chromium driven over the Chrome DevTools Protocol: open a page, evaluate

@@ -5,6 +5,7 @@ import TuttiCodecs
 import TuttiControl
 import TuttiCore
 import TuttiNet
+import TuttiWeb
 import TuttiNode
 
 /// The control API of a coordinator the harness started: JSON calls, with or without the token.

@@ -20,6 +20,12 @@ final class Harness {
         precondition(FileManager.default.fileExists(atPath: path), "build the binary first: swift build --product tutti")
         return path
     }
+    /// The lean follower binary (`tutti-follower`).
+    static var followerBinary: String {
+        let path = packageRoot + "/.build/debug/tutti-follower"
+        precondition(FileManager.default.fileExists(atPath: path), "build the binary first: swift build --product tutti-follower")
+        return path
+    }
     static let demoSong = packageRoot + "/assets/demo/tutti-demo.mp3"
 
     /// The demo song's left channel, decoded (its first six seconds).
@@ -80,6 +86,12 @@ final class Harness {
         var args = args
         if args.first == "coordinator", !args.contains("--control-listen") { args += ["--control-listen", "127.0.0.1:0"] }
         return try start(name, [Harness.binary] + args)
+    }
+
+    /// Starts the lean `tutti-follower` with `args` (those of `tutti follower`).
+    @discardableResult
+    func leanFollower(_ name: String, _ args: [String]) throws -> ChildProcess {
+        try start(name, [Harness.followerBinary] + args)
     }
 
     /// The control API's base URL from a coordinator's log, once it is listening.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiCore
 import TuttiNet
+import TuttiWeb
 
 extension IntegrationTests {
     /// The control API over HTTPS: with the coordinator's own certificate, checked by its pin,

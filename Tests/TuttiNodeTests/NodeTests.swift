@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiCore
 import TuttiNet
+@testable import TuttiFollower
 @testable import TuttiNode
 
 @Suite("Track sources and files")

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import Testing
 import TuttiCore
+import TuttiNet
 @testable import TuttiNode
 
 @Suite("The coordinator's player")

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A follower's current belief about the shared clock: an offset at a reference local
 /// time and a drift, with their uncertainty. Maps local time to coordinator time and back.
 public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
@@ -56,8 +54,8 @@ public struct ClockEstimate: Equatable, Sendable, CustomStringConvertible {
     }
 
     public var description: String {
-        String(format: "offset %.3f ms, drift %+.2f ppm (±%.2f), ±%.1f µs (rtt %.1f µs, n=%d)",
-               Double(offset) / 1e6, drift * 1e6, driftUncertainty * 1e6, Double(uncertainty) / 1e3,
-               Double(minimumRoundTrip) / 1e3, sampleCount)
+        "offset \((Double(offset) / 1e6).fixed(3)) ms, drift \((drift * 1e6).fixed(2, sign: true)) ppm "
+            + "(±\((driftUncertainty * 1e6).fixed(2))), ±\((Double(uncertainty) / 1e3).fixed(1)) µs "
+            + "(rtt \((Double(minimumRoundTrip) / 1e3).fixed(1)) µs, n=\(sampleCount))"
     }
 }

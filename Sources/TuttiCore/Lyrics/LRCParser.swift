@@ -1,5 +1,3 @@
-import Foundation
-
 /// Parses LRC lyrics, forgivingly.
 ///
 /// Understands `[mm:ss.xx]`, `[mm:ss]`, `[mm:ss.xxx]` and `[mm:ss:xx]` time tags, several on
@@ -15,7 +13,7 @@ public enum LRCParser {
         var untimed: [String] = []
         var offset = 0
         for raw in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingSpaces()
             if line.isEmpty { continue }
             switch parseLine(Substring(line)) {
             case let .timed(times, body):
@@ -23,7 +21,7 @@ public enum LRCParser {
             case let .metadata(key, value):
                 if key == "offset" {
                     // Within a day: beyond that it is garbage (and would overflow the times).
-                    if let ms = Int(value.replacingOccurrences(of: " ", with: "")), abs(ms) <= 86_400_000 {
+                    if let ms = Int(value.filter { $0 != " " }), abs(ms) <= 86_400_000 {
                         offset = ms
                     } else {
                         lyrics.skipped += 1
@@ -67,11 +65,11 @@ public enum LRCParser {
                 times.append(time)
                 rest = rest[rest.index(after: close)...]
             } else if times.isEmpty, let colon = inside.firstIndex(of: ":") {
-                let key = inside[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
-                guard !key.isEmpty, key.allSatisfy({ $0.isLetter }), rest[rest.index(after: close)...].trimmingCharacters(in: .whitespaces).isEmpty else {
+                let key = inside[..<colon].trimmingSpaces().lowercased()
+                guard !key.isEmpty, key.allSatisfy({ $0.isLetter }), rest[rest.index(after: close)...].trimmingSpaces().isEmpty else {
                     return .garbage
                 }
-                return .metadata(key, inside[inside.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                return .metadata(key, inside[inside.index(after: colon)...].trimmingSpaces())
             } else {
                 return times.isEmpty ? .garbage : .timed(times, rest)  // text that happens to start with "["
             }
@@ -103,7 +101,7 @@ public enum LRCParser {
     }
 
     private static func number<S: StringProtocol>(_ s: S, maxDigits: Int) -> Int? {
-        let digits = s.trimmingCharacters(in: .whitespaces)
+        let digits = s.trimmingSpaces()
         guard !digits.isEmpty, digits.count <= maxDigits, digits.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
         return Int(digits)
     }
@@ -116,9 +114,9 @@ public enum LRCParser {
         var voice: LyricVoice?
         if let v = duetVoice(text) {
             voice = v
-            text = String(text.dropFirst(2)).trimmingCharacters(in: .whitespaces)
+            text = String(text.dropFirst(2)).trimmingSpaces()
             if var first = words.first, duetVoice(first.text) != nil {
-                first.text = String(first.text.dropFirst(2)).trimmingCharacters(in: .whitespaces)
+                first.text = String(first.text.dropFirst(2)).trimmingSpaces()
                 words[0] = first
                 if first.text.isEmpty { words.removeFirst() }
             }
@@ -136,7 +134,7 @@ public enum LRCParser {
 
     /// Splits `<mm:ss.xx>word <mm:ss.xx>word<mm:ss.xx>` into timed words; plain text has none.
     static func words(_ body: Substring) -> (String, [LyricWord]) {
-        guard body.contains("<") else { return (body.trimmingCharacters(in: .whitespaces), []) }
+        guard body.contains("<") else { return (body.trimmingSpaces(), []) }
         var words: [LyricWord] = []
         var leading = ""
         var rest = body
@@ -153,12 +151,12 @@ public enum LRCParser {
             words.append(LyricWord(time: time, text: ""))
             rest = rest[rest.index(after: close)...]
         }
-        if words.isEmpty { return ((leading + rest).trimmingCharacters(in: .whitespaces), []) }
+        if words.isEmpty { return ((leading + rest).trimmingSpaces(), []) }
         words[words.count - 1].text += rest
         // A trailing tag with nothing after it only ends the word before it.
-        if words.count > 1, words.last!.text.trimmingCharacters(in: .whitespaces).isEmpty { words.removeLast() }
-        let text = (leading + words.map(\.text).joined()).trimmingCharacters(in: .whitespaces)
-        words = words.map { LyricWord(time: $0.time, end: $0.end, text: $0.text.trimmingCharacters(in: .whitespaces)) }
+        if words.count > 1, words.last!.text.trimmingSpaces().isEmpty { words.removeLast() }
+        let text = (leading + words.map(\.text).joined()).trimmingSpaces()
+        words = words.map { LyricWord(time: $0.time, end: $0.end, text: $0.text.trimmingSpaces()) }
             .filter { !$0.text.isEmpty }
         return (text, words)
     }

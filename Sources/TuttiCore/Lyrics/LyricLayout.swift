@@ -84,7 +84,7 @@ public struct LyricLayout: Equatable, Sendable {
         var count = 0
         var searchFrom = text.startIndex
         for (i, w) in position.words.enumerated() where i <= word {
-            guard let range = text.range(of: w, range: searchFrom..<text.endIndex) else { break }
+            guard let range = text[searchFrom...].firstRange(of: w) else { break }
             let start = text.distance(from: text.startIndex, to: range.lowerBound)
             if i < word {
                 count = start + w.count
@@ -104,7 +104,10 @@ public struct LyricLayout: Equatable, Sendable {
     }
 
     private func progress(_ input: Input, row: Int, width: Int) -> Text {
-        let clock = { (s: Double) -> String in String(format: "%d:%02d", Int(max(0, s)) / 60, Int(max(0, s)) % 60) }
+        let clock = { (s: Double) -> String in
+            let seconds = Int(Swift.max(0, s))
+            return "\(seconds / 60):\((seconds % 60).zeroPadded(2))"
+        }
         let label = " \(clock(input.elapsed))" + (input.duration.map { " / \(clock($0))" } ?? "")
         let barWidth = max(0, width - label.count - 1)
         let fraction = input.duration.map { $0 > 0 ? min(1, max(0, input.elapsed / $0)) : 0 } ?? 0

@@ -1,5 +1,3 @@
-import Foundation
-
 /// A song's lyrics: timed lines (each perhaps with timed words), or plain text when the
 /// source has no timing. Times are media positions in milliseconds from the track's start,
 /// with the file's `[offset:]` already applied.
@@ -25,7 +23,7 @@ public struct Lyrics: Codable, Equatable, Sendable {
     }
 
     public var isSynced: Bool { !lines.isEmpty }
-    public var isEmpty: Bool { lines.isEmpty && plain.allSatisfy { $0.trimmingCharacters(in: .whitespaces).isEmpty } }
+    public var isEmpty: Bool { lines.isEmpty && plain.allSatisfy { $0.trimmingSpaces().isEmpty } }
 }
 
 /// One timed line. An empty `text` clears the display (an instrumental break).

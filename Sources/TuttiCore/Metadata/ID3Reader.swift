@@ -1,5 +1,3 @@
-import Foundation
-
 /// Reads ID3v2.2, 2.3 and 2.4 tags (and ID3v1 at a file's end) into `TrackTags`.
 ///
 /// Forgiving and bounded: unknown, compressed or encrypted frames are skipped; a frame
@@ -71,7 +69,7 @@ public enum ID3Reader {
         guard last128.count == 128, last128[0] == 0x54, last128[1] == 0x41, last128[2] == 0x47 else { return tags }  // "TAG"
         func field(_ r: Range<Int>) -> String? {
             let raw = last128[r].prefix { $0 != 0 }
-            let text = TextDecoding.latin1(Array(raw)).trimmingCharacters(in: .whitespaces)
+            let text = TextDecoding.latin1(Array(raw)).trimmingSpaces()
             return text.isEmpty ? nil : text
         }
         tags.title = field(3..<33)
@@ -112,14 +110,14 @@ public enum ID3Reader {
     static func text(_ content: [UInt8]) -> String? {
         guard let encoding = content.first else { return nil }
         let value = TextDecoding.decode(Array(content.dropFirst()), id3Encoding: encoding)
-            .split(separator: "\u{0}").first.map(String.init)?.trimmingCharacters(in: .whitespaces)
+            .split(separator: "\u{0}").first.map(String.init)?.trimmingSpaces()
         return value?.isEmpty == false ? value : nil
     }
 
     static func fraction(_ text: String?) -> (Int?, Int?) {
         guard let parts = text?.split(separator: "/") else { return (nil, nil) }
-        return (parts.first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) },
-                parts.count > 1 ? Int(parts[1].trimmingCharacters(in: .whitespaces)) : nil)
+        return (parts.first.flatMap { Int($0.trimmingSpaces()) },
+                parts.count > 1 ? Int(parts[1].trimmingSpaces()) : nil)
     }
 
     static func picture(_ c: [UInt8], version: UInt8) -> TrackTags.Picture? {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// Parses M3U and M3U8 playlists (extended or plain): one entry per non-comment line,
 /// `#EXTINF` titles kept; relative paths resolved against the playlist's folder.
 public enum PlaylistParser {
@@ -16,12 +14,12 @@ public enum PlaylistParser {
         var entries: [Entry] = []
         var pendingTitle: String?
         for raw in text.split(omittingEmptySubsequences: true, whereSeparator: { $0.isNewline }) {
-            var line = raw.trimmingCharacters(in: .whitespaces)
+            var line = raw.trimmingSpaces()
             if line.hasPrefix("\u{FEFF}") { line.removeFirst() }
             if line.isEmpty { continue }
             if line.hasPrefix("#") {
                 if line.hasPrefix("#EXTINF:"), let comma = line.firstIndex(of: ",") {
-                    pendingTitle = String(line[line.index(after: comma)...]).trimmingCharacters(in: .whitespaces)
+                    pendingTitle = String(line[line.index(after: comma)...]).trimmingSpaces()
                 }
                 continue
             }

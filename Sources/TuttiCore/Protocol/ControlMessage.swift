@@ -1,5 +1,3 @@
-import Foundation
-
 /// Signs and checks the clock port's messages with a key of the house (TuttiSecurity's
 /// HMAC-SHA256; tests may use a fake).
 public protocol MessageAuthenticator: Sendable {

@@ -1,5 +1,3 @@
-import Foundation
-
 /// The rooms of the house: who has joined (from their reports), their settings, and the
 /// group volume. Pure: times come in as arguments (coordinator time, nanoseconds).
 public struct RoomRegistry: Sendable {
@@ -122,7 +120,7 @@ public struct RoomRegistry: Sendable {
     }
 
     public mutating func rename(_ name: String, to newName: String) throws(RoomError) {
-        let trimmed = newName.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = newName.trimmingWhitespace()
         guard !trimmed.isEmpty, trimmed.count <= 64 else { throw .badName(newName) }
         let key = try find(name)
         if let other = rooms.values.first(where: { $0.key != key && $0.settings.name.lowercased() == trimmed.lowercased() }) {

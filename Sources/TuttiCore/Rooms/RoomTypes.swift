@@ -40,7 +40,7 @@ public struct RoomReport: Codable, Equatable, Sendable {
     /// A room's name (its key in the house): 1 to 64 characters, not blank, no control
     /// characters. Rooms named "" or " " could join and never be removed.
     public static func isValidName(_ name: String) -> Bool {
-        !name.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty && name.count <= 64
+        !name.trimmingWhitespace().isEmpty && name.count <= 64
             && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 

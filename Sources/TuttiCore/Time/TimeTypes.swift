@@ -1,5 +1,3 @@
-import Foundation
-
 /// Nanoseconds on the shared clock: the coordinator's monotonic clock.
 ///
 /// Every follower and lyric screen converts to and from this timeline; it is what the
@@ -30,7 +28,7 @@ extension Duration {
     /// Human-readable seconds with millisecond precision, for logs.
     static func describe(_ ns: Int64) -> String {
         let ms = Double(ns) / 1e6
-        return String(format: "%.3fms", ms)
+        return ms.fixed(3) + "ms"
     }
 }
 

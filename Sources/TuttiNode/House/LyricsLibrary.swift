@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TuttiCodecs
 import TuttiCore
+import TuttiNet
 
 /// Finds a track's lyrics: an `.lrc` file beside it with the same name, then a file in the
 /// lyrics folder matching its artist and title (`Artist - Title.lrc`, `Title.lrc`,
@@ -40,11 +41,11 @@ public final class LyricsLibrary: Sendable {
             }
         }
         if let synced = tags.syncedLyrics.first(where: { !$0.lines.isEmpty }) {
-            return Lyrics(lines: synced.lines.map { LyricLine(time: $0.milliseconds, text: $0.text.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            return Lyrics(lines: synced.lines.map { LyricLine(time: $0.milliseconds, text: $0.text.trimmingWhitespace()) }
                 .sorted { $0.time < $1.time }, source: "ID3 SYLT")
         }
         if let plain = tags.lyrics.first(where: { !$0.text.isEmpty }) {
-            return Lyrics(plain: plain.text.components(separatedBy: .newlines).map { $0.trimmingCharacters(in: .whitespaces) }
+            return Lyrics(plain: plain.text.components(separatedBy: .newlines).map { $0.trimmingSpaces() }
                 .filter { !$0.isEmpty }, source: "ID3 USLT")
         }
         return nil

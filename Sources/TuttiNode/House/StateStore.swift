@@ -1,5 +1,6 @@
 import Foundation
 import TuttiCore
+import TuttiFollower
 import TuttiNet
 import TuttiSecurity
 
@@ -29,11 +30,8 @@ public final class StateStore: @unchecked Sendable {
     static func tokenPath(in directory: String) -> String { directory + "/token" }
 
     /// The default state folder (see the type's documentation).
-    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let dir = environment["TUTTI_STATE_DIR"], !dir.isEmpty { return dir }
-        if let xdg = environment["XDG_STATE_HOME"], !xdg.isEmpty { return xdg + "/tutti" }
-        if getuid() == 0 { return "/var/lib/tutti" }
-        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/state/tutti"
+    public static func defaultDirectory(environment: [String: String]? = nil) -> String {
+        StateFolder.path(environment: environment)
     }
 
     /// The saved house, or nil when there is none. A file that cannot be read is moved aside
@@ -61,7 +59,7 @@ public final class StateStore: @unchecked Sendable {
     }
 
     public var houseKeyPath: String { Self.houseKeyPath(in: directory) }
-    public static func houseKeyPath(in directory: String) -> String { directory + "/house.key" }
+    public static func houseKeyPath(in directory: String) -> String { StateFolder.houseKeyPath(in: directory) }
 
     /// The house key: read, or made (32 random bytes) and saved on first start.
     public func houseKey() throws -> HouseKey {
@@ -79,15 +77,7 @@ public final class StateStore: @unchecked Sendable {
 
     /// Reads a house key, or says what is wrong and how to mend it.
     public static func readHouseKey(path: String) throws -> HouseKey {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw StateError("no house key at \(path): this machine is not a member of a house. Pair it: run `tutti ctl pair` "
-                             + "on the coordinator's machine, then here `tutti pair CODE --server http://COORDINATOR:8485`; or copy "
-                             + "house.key from the coordinator's state folder to \(path) (readable by this user only)")
-        }
-        guard let key = HouseKey(hex: String(decoding: data.prefix(256), as: UTF8.self)) else {
-            throw StateError("\(path) is not a house key (64 hexadecimal digits); pair this machine again (`tutti pair`)")
-        }
-        return key
+        do { return try StateFolder.readHouseKey(path: path) } catch { throw StateError(error.description) }
     }
 
     public var certificatePath: String { Self.certificatePath(in: directory) }
@@ -140,7 +130,7 @@ public final class StateStore: @unchecked Sendable {
     /// Reads a token for `tutti ctl`: from the folder, without making one.
     public static func readToken(directory: String) -> String? {
         FileManager.default.contents(atPath: StateStore.tokenPath(in: directory))
-            .map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+            .map { String(decoding: $0, as: UTF8.self).trimmingWhitespace() }
             .flatMap { $0.isEmpty ? nil : $0 }
     }
 }

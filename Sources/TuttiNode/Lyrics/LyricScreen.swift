@@ -1,8 +1,10 @@
 import Foundation
 import TuttiAPI
 import TuttiCore
+import TuttiFollower
 import TuttiNet
 import TuttiSecurity
+import TuttiWeb
 
 /// A lyric screen in a terminal: keeps its clock locked to the coordinator's (like a
 /// follower, without joining as a room), follows the house's events, and shows the line

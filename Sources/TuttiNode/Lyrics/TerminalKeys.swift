@@ -1,4 +1,5 @@
 import Foundation
+import TuttiNet
 
 /// The keys of a full-screen lyric screen: `q` or Esc quits (Ctrl-C too, as a signal). While
 /// it reads, the terminal neither echoes nor waits for Return; `restore()` puts it back.

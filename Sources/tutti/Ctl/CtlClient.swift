@@ -4,6 +4,7 @@ import TuttiAPI
 import TuttiCore
 import TuttiNet
 import TuttiNode
+import TuttiWeb
 
 /// Options every `tutti ctl` command shares: where the coordinator is, and its token.
 struct CtlOptions: ParsableArguments {

@@ -1,3 +1,4 @@
+import TuttiNet
 import Foundation
 import Glibc
 import NIOCore

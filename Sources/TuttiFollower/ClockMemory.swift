@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Synchronization
 import TuttiCore
 import TuttiNet
@@ -59,7 +59,8 @@ struct ClockMemory: Codable, Equatable {
     /// The file for room `room` in `directory`.
     static func path(in directory: String, room: String) -> String {
         let safe = String(room.unicodeScalars.prefix(64).map { scalar -> Character in
-            CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII || scalar == "-" || scalar == "_" ? Character(scalar) : "_"
+            let kept = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
+            return kept ? Character(scalar) : "_"
         })
         return directory + "/clock-\(safe).json"
     }
@@ -67,8 +68,7 @@ struct ClockMemory: Codable, Equatable {
     /// This host's local clock: the boot (CLOCK_MONOTONIC starts again at each) and the
     /// process's test clock, which starts at the process's start (so never matches another's).
     static func hostClock() -> String {
-        let boot = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? "unknown"
+        let boot = Files.read("/proc/sys/kernel/random/boot_id").map { String(decoding: $0, as: UTF8.self).trimmingWhitespace() } ?? "unknown"
         let transform = ClockTransform.process
         guard transform.ppm != 0 || transform.offset != 0 else { return boot }
         return "\(boot) scaled \(transform.ppm) ppm, offset \(transform.offset) ns, from \(transform.start)"
@@ -89,8 +89,8 @@ struct ClockMemory: Codable, Equatable {
 
     /// The memory at `path`, if readable (a file that is not is ignored: it is only a head start).
     static func load(path: String) -> ClockMemory? {
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        return try? JSONDecoder().decode(ClockMemory.self, from: data)
+        guard let bytes = Files.read(path) else { return nil }
+        return try? JSONDecoder().decode(ClockMemory.self, from: Data(bytes))
     }
 
     func save(path: String) throws {
@@ -125,9 +125,9 @@ final class ClockMemoryKeeper: Sendable {
             return nil
         }
         let estimate = memory.estimate
-        log.info(String(format: "resuming the clock of the last run, %.1f s ago: offset %.3f ms, drift %+.2f ppm, ±%.1f µs now; "
-                        + "checking it against the coordinator's answers", Double(now.nanoseconds - memory.lastExchange) / 1e9,
-                        Double(estimate.offset(at: now)) / 1e6, estimate.drift * 1e6, Double(estimate.uncertainty(at: now)) / 1e3))
+        log.info("resuming the clock of the last run, \((Double(now.nanoseconds - memory.lastExchange) / 1e9).fixed(1)) s ago: "
+                 + "offset \((Double(estimate.offset(at: now)) / 1e6).fixed(3)) ms, drift \((estimate.drift * 1e6).fixed(2, sign: true)) ppm, "
+                 + "±\((Double(estimate.uncertainty(at: now)) / 1e3).fixed(1)) µs now; checking it against the coordinator's answers")
         return memory
     }
 
@@ -143,11 +143,7 @@ final class ClockMemoryKeeper: Sendable {
         }
         guard due else { return }
         do {
-            let folder = (path as NSString).deletingLastPathComponent
-            if !FileManager.default.fileExists(atPath: folder) {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                        attributes: [.posixPermissions: 0o700])
-            }
+            try Files.makeFolders(Files.folder(of: path), permissions: 0o700)
             try ClockMemory(estimate, host: host, coordinator: coordinator, device: device, deviceRatePPM: deviceRatePPM).save(path: path)
         } catch {
             let first = state.withLock { s -> Bool in defer { s.failed = true }; return !s.failed }

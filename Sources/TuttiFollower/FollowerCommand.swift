@@ -1,12 +1,11 @@
 import ArgumentParser
-import Foundation
 import TuttiAudio
 import TuttiCore
 import TuttiNet
-import TuttiNode
 
-struct FollowerCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
+/// `tutti follower` and `tutti-follower`: the follower's command line.
+public struct FollowerCommand: ParsableCommand {
+    public static let configuration = CommandConfiguration(
         commandName: "follower",
         abstract: "Play the coordinator's stream in this room, in sync with every other room.")
 
@@ -49,7 +48,9 @@ struct FollowerCommand: ParsableCommand {
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
     var plainRtp = false
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
         if !(0...2000).contains(outputDelayMs) { throw ValidationError("--output-delay-ms must be between 0 and 2000") }
         if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
@@ -70,7 +71,7 @@ struct FollowerCommand: ParsableCommand {
         throw ValidationError("unknown --output '\(output)': use pulse, pulse:SINK, wav:PATH or null")
     }
 
-    func run() throws {
+    public func run() throws {
         var config = Follower.Configuration()
         config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
         config.unicast = unicast
@@ -98,8 +99,7 @@ struct FollowerCommand: ParsableCommand {
             device = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs)
         }
         let follower = try Follower(configuration: config)
-        let signals = onTerminationSignal { follower.stop() }
-        defer { _ = signals }
+        TerminationSignals.onTermination { follower.stop() }
         try follower.run(output: device)
         clocked?.close()
     }

@@ -1,4 +1,3 @@
-import Foundation
 import TuttiCore
 import TuttiNet
 import TuttiSecurity
@@ -14,20 +13,32 @@ import TuttiSecurity
 /// a time answer only for a request of the last second not answered before, any other only
 /// when its stamp is within 2 s of the coordinator's clock (a replay is older); the rest are
 /// counted and dropped (`CoordinatorLink`).
-final class ClockClient: @unchecked Sendable {
+public final class ClockClient: @unchecked Sendable {
     /// What the client hands on, and asks for.
-    struct Handlers: Sendable {
+    public struct Handlers: Sendable {
         /// A time exchange; returns how the clock stands after it (it sets the pace of the next ones).
-        var sample: @Sendable (ClockSample) -> ClockLock
-        var settings: @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
-        var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
+        public var sample: @Sendable (ClockSample) -> ClockLock
+        public var settings: @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
+        public var epochEnd: @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
         /// The room's report, once a second; nil for a client that is not a room (a screen).
-        var report: (@Sendable () -> RoomReport)?
+        public var report: (@Sendable () -> RoomReport)?
         /// A retransmission from the coordinator (RTP, in answer to a NACK) and its arrival.
-        var retransmission: (@Sendable ([UInt8], Int64) -> Void)? = nil
+        public var retransmission: (@Sendable ([UInt8], Int64) -> Void)? = nil
         /// Called at every turn of the client's loop (at least every `idleInterval`): the
         /// follower's news from its playout thread is taken here.
-        var idle: (@Sendable () -> Void)? = nil
+        public var idle: (@Sendable () -> Void)? = nil
+
+        public init(sample: @escaping @Sendable (ClockSample) -> ClockLock,
+                    settings: @escaping @Sendable (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void,
+                    epochEnd: @escaping @Sendable (_ epoch: UInt32, _ at: CoordinatorTime) -> Void, report: (@Sendable () -> RoomReport)?,
+                    retransmission: (@Sendable ([UInt8], Int64) -> Void)? = nil, idle: (@Sendable () -> Void)? = nil) {
+            self.sample = sample
+            self.settings = settings
+            self.epochEnd = epochEnd
+            self.report = report
+            self.retransmission = retransmission
+            self.idle = idle
+        }
     }
 
     private let socket: UDPSocket
@@ -55,7 +66,7 @@ final class ClockClient: @unchecked Sendable {
     private let idleInterval: Int64 = 250_000_000
     private let log = Log("follower")
 
-    init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
+    public init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, stopFlag: StopFlag,
          unicastPort: UInt16?, houseKey: HouseKey, sealedStream: Bool = true, handlers: Handlers) {
         self.socket = socket
         opener = sealedStream ? SRTPContext(houseKey.stream) : nil
@@ -68,7 +79,7 @@ final class ClockClient: @unchecked Sendable {
         self.handlers = handlers
     }
 
-    func run() {
+    public func run() {
         var exchanges = 0
         var lastAnswer: Int64?
         var backoff: Int64 = 500_000_000
@@ -177,7 +188,7 @@ final class ClockClient: @unchecked Sendable {
                 continue
             case let .subscribed(ssrc, _):
                 if let known = streamSSRC, known != ssrc {
-                    log.info(String(format: "the coordinator restarted (stream %08x, was %08x)", ssrc, known))
+                    log.info("the coordinator restarted (stream \(ssrc.hex(digits: 8)), was \(known.hex(digits: 8)))")
                 }
                 streamSSRC = ssrc
                 continue
@@ -220,18 +231,18 @@ extension ClockClient {
 }
 
 /// How a follower's clock stands, as far as the pace of its exchanges goes.
-struct ClockLock: Sendable {
+public struct ClockLock: Sendable {
     /// The estimate's bound, nil when not locked.
-    var uncertainty: Int64?
+    public var uncertainty: Int64?
     /// Exchanges disagree with the estimate (the coordinator may have restarted).
-    var suspect: Bool
+    public var suspect: Bool
 
-    init(uncertainty: Int64?, suspect: Bool) {
+    public init(uncertainty: Int64?, suspect: Bool) {
         self.uncertainty = uncertainty
         self.suspect = suspect
     }
 
-    init(_ estimator: ClockEstimator) {
+    public init(_ estimator: ClockEstimator) {
         self.init(uncertainty: estimator.estimate?.uncertainty, suspect: estimator.isSuspect)
     }
 }

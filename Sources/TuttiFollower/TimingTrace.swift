@@ -1,19 +1,18 @@
-import Foundation
 import TuttiCore
+import TuttiNet
 
 /// A CSV file a trace writes, its header first; nil without a path or when it cannot be made.
 final class CSVTrace: @unchecked Sendable {
-    private let handle: FileHandle
+    private let file: OutputFile
 
     init?(path: String?, header: String) {
-        guard let path, FileManager.default.createFile(atPath: path, contents: nil),
-              let handle = FileHandle(forWritingAtPath: path) else { return nil }
-        self.handle = handle
+        guard let path, let file = try? OutputFile(creating: path) else { return nil }
+        self.file = file
         write(header)
     }
 
     func write(_ line: String) {
-        handle.write(Data((line + "\n").utf8))
+        file.write(line + "\n")
     }
 }
 

@@ -1,4 +1,3 @@
-import Foundation
 import TuttiAudio
 import TuttiCore
 import TuttiNet
@@ -67,14 +66,14 @@ struct PlayoutSnapshot: Sendable {
     func statusLine(unsealed: Int, overflow: Int) -> String {
         let s = statistics, r = requests
         let clock = estimate.map { "\($0)" } ?? "not locked"
-        let timing = String(format: "%+.1f", Double(s.lastError) / 1000)
-        let rate = String(format: "%+.1f", (s.ratio - 1) * 1e6)
+        let timing = (Double(s.lastError) / 1000).fixed(1, sign: true)
+        let rate = ((s.ratio - 1) * 1e6).fixed(1, sign: true)
         return "clock: \(clock); device latency \(outputLatency / 1_000_000) ms; timing \(timing) µs, rate \(rate) ppm; "
             + "buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) "
             + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
             + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates + overflow), "
             + "unsealed \(unsealed), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
-            + "device \(String(format: "%+.1f", deviceOffsetPPM)) ppm, jumps \(deviceJumps)"
+            + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps)"
     }
 }
 

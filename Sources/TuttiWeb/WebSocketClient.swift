@@ -1,3 +1,4 @@
+import TuttiNet
 /// A minimal WebSocket client (RFC 6455) for the control API's event stream: it reads text
 /// messages, answers pings, and masks what it sends, as clients must.
 public final class WebSocketClient {

@@ -1,3 +1,4 @@
+import TuttiNet
 import Glibc
 
 /// A blocking TCP connection with timeouts, for the control API's clients; over TLS when

@@ -1,11 +1,10 @@
-import Foundation
 import Synchronization
 
 /// A tiny line logger to standard error: `tutti[role] message`. Quiet by default for
 /// debug lines; `TUTTI_DEBUG=1` shows them.
 public struct Log: Sendable {
     public let role: String
-    private static let debugEnabled = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1"
+    private static let debugEnabled = System.environment("TUTTI_DEBUG") == "1"
     private static let lock = Mutex(())
 
     public init(_ role: String) { self.role = role }
@@ -19,7 +18,7 @@ public struct Log: Sendable {
 
     private func emit(_ line: String) {
         Log.lock.withLock { _ in
-            FileHandle.standardError.write(Data("tutti[\(role)] \(line)\n".utf8))
+            OutputFile.standardError.write("tutti[\(role)] \(line)\n")
         }
     }
 }

@@ -1,3 +1,4 @@
+import TuttiNet
 /// A minimal HTTP/1.1 client for the control API: one request per connection
 /// (`Connection: close`), bodies by length or chunked; HTTPS when `tls` is set.
 public struct HTTPClient: Sendable {

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 import TuttiAudio
 import TuttiCodecs
@@ -23,18 +22,18 @@ public final class Follower: @unchecked Sendable {
         /// the coordinator's room settings say otherwise.
         public var outputDelayMilliseconds = 0.0
         /// The room's name: its key on the coordinator.
-        public var name = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "room"
+        public var name = System.hostName().split(separator: ".").first.map(String.init) ?? "room"
         /// Frames rendered per write to the output.
         public var chunkFrames = 480
         public var statusInterval: Double = 5
         /// This machine's copy of the house key (from pairing, or copied from the coordinator).
-        public var houseKeyPath = StateStore.houseKeyPath(in: StateStore.defaultDirectory())
+        public var houseKeyPath = StateFolder.houseKeyPath(in: StateFolder.path())
         /// The stream is sealed with SRTP (the coordinator's default); false only for a
         /// coordinator run with `--plain-rtp`.
         public var sealedStream = true
         /// Where this follower keeps its clock for its next run (a restart resumes it), or
         /// nil to lock afresh at every start.
-        public var stateDirectory: String? = StateStore.defaultDirectory()
+        public var stateDirectory: String? = StateFolder.path()
         public init() {}
     }
 
@@ -46,7 +45,7 @@ public final class Follower: @unchecked Sendable {
     private let clockSocket: UDPSocket
     private let houseKey: HouseKey
     private let log = Log("follower")
-    private let clockTrace = ClockTrace(path: ProcessInfo.processInfo.environment["TUTTI_CLOCK_TRACE"])
+    private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     /// Stream packets dropped as not sealed with the house key (or replayed).
     private let unsealed = Atomic<Int>(0)
     /// Inputs dropped because the playout thread had not taken the earlier ones yet.
@@ -60,7 +59,7 @@ public final class Follower: @unchecked Sendable {
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
+        houseKey = try StateFolder.readHouseKey(path: configuration.houseKeyPath)
         var engineConfig = PlayoutEngine.Configuration()
         engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
         engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
@@ -97,7 +96,7 @@ public final class Follower: @unchecked Sendable {
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator,
                                        sealer: configuration.sealedStream ? SRTPContext(houseKey.stream) : nil),
             clock: clock, chunkFrames: configuration.chunkFrames, outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6),
-            trace: TimingTrace(path: ProcessInfo.processInfo.environment["TUTTI_TRACE"]))
+            trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
         let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
                                       stopFlag: stopFlag, unicastPort: unicastPort, houseKey: houseKey,
@@ -141,8 +140,8 @@ public final class Follower: @unchecked Sendable {
             },
             settings: { version, volume, muted, delay in
                 hand(.settings(version: version, gain: RoomSettings.gain(volume: volume, muted: muted), outputDelay: Int64(delay) * 1_000))
-                log.info(String(format: "room settings %u: volume %.0f%%%@, output delay %.1f ms", version, volume * 100,
-                                muted ? " (muted)" : "", Double(delay) / 1_000))
+                log.info("room settings \(version): volume \((volume * 100).fixed(0))%\(muted ? " (muted)" : ""), "
+                         + "output delay \((Double(delay) / 1_000).fixed(1)) ms")
             },
             epochEnd: { epoch, at in hand(.epochEnd(epoch, at: at)) },
             report: { [name = configuration.name] in
@@ -186,7 +185,7 @@ public final class Follower: @unchecked Sendable {
                 }
             } catch {
                 log.error("receive: \(error)")
-                Thread.sleep(forTimeInterval: 0.1)
+                System.sleep(nanoseconds: 100_000_000)
             }
         }
     }

@@ -1,0 +1,45 @@
+import Glibc
+import TuttiNet
+import TuttiSecurity
+
+/// The folder where a tutti process keeps what it must remember: the house key (every
+/// member), the coordinator's house, a follower's clock. `--state-dir`, else
+/// `$TUTTI_STATE_DIR`, else `$XDG_STATE_HOME/tutti` or `~/.local/state/tutti`
+/// (`/var/lib/tutti` for root).
+public enum StateFolder {
+    /// The default folder, from `environment` (this process's when nil).
+    public static func path(environment: [String: String]? = nil) -> String {
+        let value = { (name: String) -> String? in environment.map { $0[name] } ?? System.environment(name) }
+        if let dir = value("TUTTI_STATE_DIR"), !dir.isEmpty { return dir }
+        if let xdg = value("XDG_STATE_HOME"), !xdg.isEmpty { return xdg + "/tutti" }
+        if getuid() == 0 { return "/var/lib/tutti" }
+        return (value("HOME") ?? homeOfUser()) + "/.local/state/tutti"
+    }
+
+    /// Where the house key lives in `folder`.
+    public static func houseKeyPath(in folder: String) -> String { folder + "/house.key" }
+
+    /// The house key in the file at `path`, or an error that says how to get one.
+    public static func readHouseKey(path: String) throws(HouseKeyFileError) -> HouseKey {
+        guard let bytes = Files.read(path, limit: 4096) else {
+            throw HouseKeyFileError("no house key at \(path): this machine is not a member of a house. Pair it: run `tutti ctl pair` "
+                                    + "on the coordinator's machine, then here `tutti pair CODE --server http://COORDINATOR:8485`; or copy "
+                                    + "house.key from the coordinator's state folder to \(path) (readable by this user only)")
+        }
+        guard let key = HouseKey(hex: String(decoding: bytes.prefix(256), as: UTF8.self)) else {
+            throw HouseKeyFileError("\(path) is not a house key (64 hexadecimal digits); pair this machine again (`tutti pair`)")
+        }
+        return key
+    }
+
+    private static func homeOfUser() -> String {
+        guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return "/tmp" }
+        return String(cString: dir)
+    }
+}
+
+/// A house key file that is missing or is not a key.
+public struct HouseKeyFileError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,103 @@
+import Glibc
+
+/// A file written from the start or appended to, a line at a time (traces, recordings, the
+/// log on standard error). Part of the system-call fence: opening fails with a
+/// `SystemError`; a later failed write is counted, not thrown, since the writers (traces,
+/// logs) must not stop what they describe.
+public final class OutputFile: @unchecked Sendable {
+    private let fd: Int32
+    private let owned: Bool
+    public private(set) var failedWrites = 0
+
+    /// Creates (or truncates) `path`.
+    public init(creating path: String, permissions: mode_t = 0o644) throws(SystemError) {
+        fd = try System.check("create \(path)", open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions))
+        owned = true
+    }
+
+    private init(descriptor: Int32) {
+        fd = descriptor
+        owned = false
+    }
+
+    /// The process's standard error (never closed).
+    public static let standardError = OutputFile(descriptor: STDERR_FILENO)
+
+    deinit { if owned { Glibc.close(fd) } }
+
+    public func write(_ text: String) {
+        var text = text
+        text.withUTF8 { write(UnsafeRawBufferPointer($0)) }
+    }
+
+    public func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) {
+        if System.writeAll(fd, bytes) != nil { failedWrites += 1 }
+    }
+
+    /// Asks the system to put what was written on the disk.
+    public func sync() {
+        if fsync(fd) != 0 { failedWrites += 1 }
+    }
+
+    /// Writes at `offset` from the start, without moving where the next write goes (a WAV
+    /// header's sizes, once known).
+    public func write(_ bytes: [UInt8], at offset: Int) {
+        let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
+        if n != bytes.count { failedWrites += 1 }
+    }
+}
+
+extension System {
+    /// Writes all of `bytes` to `fd`, again after a signal; nil, or the failed write's errno.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += n
+        }
+        return nil
+    }
+}
+
+/// Reading files and making folders, through the fence.
+public enum Files {
+    /// The whole of a (small) file, or nil when it cannot be read or is larger than `limit`.
+    public static func read(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else { return nil }
+            if n == 0 { return bytes }
+            bytes += chunk[0..<n]
+            if bytes.count > limit { return nil }
+        }
+    }
+
+    /// Makes `path` and the folders above it that are missing.
+    public static func makeFolders(_ path: String, permissions: mode_t = 0o755) throws(SystemError) {
+        var made = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/") {
+            made += "/" + part
+            if mkdir(made, permissions) != 0, errno != EEXIST { throw SystemError(call: "make the folder \(made)", errno: errno) }
+        }
+    }
+
+    /// The folder `path` is in ("." for a bare name).
+    public static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

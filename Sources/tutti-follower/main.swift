@@ -1,0 +1,16 @@
+import ArgumentParser
+import TuttiFollower
+
+/// `tutti-follower`: the same as `tutti follower`, in a binary that links only what a
+/// follower needs (a fraction of the memory of the whole `tutti`).
+struct TuttiFollowerMain: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tutti-follower", abstract: FollowerCommand.configuration.abstract,
+        discussion: "The follower of `tutti follower`, built alone: no control server, no web or TLS libraries, no full Foundation.")
+
+    @OptionGroup var options: FollowerCommand
+
+    func run() throws { try options.run() }
+}
+
+TuttiFollowerMain.main()

@@ -1,0 +1,16 @@
+"""Builds tutti's release binaries as deploy/setup.sh does: with Swift's runtime linked
+statically (as a package ships them), so every bench measures what a house runs."""
+import os
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def release(*products):
+    """Builds `products` (default: tutti) and returns their paths, in order."""
+    products = products or ("tutti",)
+    for product in products:
+        subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", product], cwd=ROOT,
+                       check=True, stdout=subprocess.DEVNULL)
+    paths = [os.path.join(ROOT, ".build/release", p) for p in products]
+    return paths if len(paths) > 1 else paths[0]
