@@ -143,7 +143,10 @@ final class Playout {
         var buffer: [Float] = []
         buffer.reserveCapacity(chunkFrames * 2)
         while !stop.isSet {
-            let ready = try output.awaitDemand(frames: chunkFrames, timeout: 200_000_000)
+            // It wakes for the device's demand, and when a retransmission request is due (a
+            // packet overdue, or a retry): a request sent late leaves its answer less time.
+            let requestDue = engine.nextRetransmissionRequest.map { $0.nanoseconds - clock.nanosecondsNow() } ?? .max
+            let ready = try output.awaitDemand(frames: chunkFrames, timeout: min(200_000_000, max(1_000_000, requestDue)))
             let now = clock.nanosecondsNow()
             let clockChanged = takeInputs()
             askForMissing(at: LocalTime(nanoseconds: now))
