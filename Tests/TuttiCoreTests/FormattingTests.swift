@@ -23,6 +23,8 @@ struct FormattingTests {
         #expect(0.0.fixed(2, sign: true) == "+0.00")
         #expect((-0.004).fixed(2) == "0.00")
         #expect(Double.nan.fixed(1) == "nan")
+        #expect(0.5.fixed(12) == "0.500000000")  // at most 9 decimals
+        #expect(2.0.fixed(-1) == "2")
         #expect((-Double.infinity).fixed(1) == "-inf")
         #expect(Float(2.25).fixed(1) == "2.2" || Float(2.25).fixed(1) == "2.3")
     }

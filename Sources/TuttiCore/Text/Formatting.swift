@@ -3,13 +3,14 @@
 /// FoundationEssentials alone, which keeps its memory small.
 
 extension BinaryFloatingPoint {
-    /// The value with `decimals` digits after the point, as `%.Nf` writes it; with `sign`, a
-    /// plus sign before positive values, as `%+.Nf` writes it.
+    /// The value with `decimals` digits after the point (at most 9), as `%.Nf` writes it;
+    /// with `sign`, a plus sign before positive values, as `%+.Nf` writes it.
     public func fixed(_ decimals: Int, sign: Bool = false) -> String {
         let value = Double(self)
         guard value.isFinite else { return value.isNaN ? "nan" : (value < 0 ? "-inf" : sign ? "+inf" : "inf") }
+        let decimals = Swift.max(0, Swift.min(decimals, 9))
         var scale: UInt64 = 1
-        for _ in 0..<Swift.max(0, Swift.min(decimals, 9)) { scale *= 10 }
+        for _ in 0..<decimals { scale *= 10 }
         let scaled = (value.magnitude * Double(scale)).rounded()
         guard scaled < 9e18 else { return value.description }
         let units = UInt64(scaled)
@@ -23,7 +24,7 @@ extension BinaryFloatingPoint {
 }
 
 extension BinaryInteger {
-    /// The value in lower-case hexadecimal, zero-padded to `digits` (`%0Nx`).
+    /// The value (not negative) in lower-case hexadecimal, zero-padded to `digits` (`%0Nx`).
     public func hex(digits: Int) -> String { Self.zeroPadded(String(self, radix: 16), digits) }
 
     /// The value in decimal, zero-padded to `digits` (`%0Nd`).
