@@ -61,6 +61,7 @@ public struct ControlError: Error, Equatable, Sendable, CustomStringConvertible 
         case .emptyQueue: self = .conflict(error.description)
         case let .queue(queueError): self.init(queueError)
         case .seekOutOfRange: self = .badRequest(error.description)
+        case .cannotSeek: self = .conflict(error.description)
         }
     }
 

@@ -5,9 +5,10 @@ import TuttiCore
 import TuttiNet
 import TuttiSecurity
 
-/// The coordinator: decodes the source, encodes Opus, stamps each packet with its
-/// presentation time on the shared clock, paces packets `latency` ahead of that time,
-/// sends them by multicast and unicast, and serves the shared clock.
+/// The coordinator: its sockets, the shared clock's service and the stream's protection.
+/// `runHouse` runs the house on them: the control API, the transport and its queue, and
+/// the player that decodes, encodes Opus, stamps presentation times and sends each packet
+/// `latency` ahead of it, by multicast and unicast.
 public final class Coordinator: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var encoder = OpusFrameEncoder.Settings()
@@ -63,8 +64,6 @@ public final class Coordinator: @unchecked Sendable {
     let log = Log("coordinator")
     /// The RTCP canonical name of this coordinator's streams.
     let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
-    /// How far a live source's arrivals may part from the timeline before it is realigned.
-    private let liveTolerance: Int64 = 20_000_000
     /// Packets sent to at least one destination.
     public let packetsSent = Atomic<Int>(0)
 
@@ -87,18 +86,6 @@ public final class Coordinator: @unchecked Sendable {
     public var clockPort: UInt16 { (try? clockSocket.localAddress().port) ?? configuration.clockListen.port }
 
     public func stop() { stopFlag.set() }
-
-    /// Streams `source` until it ends or `stop()` is called; serves the clock meanwhile.
-    public func run(source: AudioSource) throws {
-        let server = clockServer
-        startThread("tutti-clock") { server.run() }
-        defer { stopFlag.set() }
-        log.info("clock service on port \(clockPort); streaming \(streamProtection) to \(destinationSummary)")
-        try stream(source)
-        // Let the last packets play out before the clock service goes away.
-        let drain = Int64(configuration.latencyMilliseconds + 500) * 1_000_000
-        sleep(until: clock.nanosecondsNow() + drain)
-    }
 
     var streamProtection: String {
         sealer.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
@@ -145,79 +132,6 @@ public final class Coordinator: @unchecked Sendable {
         }
     }
 
-    private func stream(_ source: AudioSource) throws {
-        let encoder = try OpusFrameEncoder(settings: configuration.encoder)
-        let frameSize = encoder.settings.frameSize
-        let lead = Int64(configuration.latencyMilliseconds) * 1_000_000
-        var packetizer: StreamPacketizer?
-        var pcm: [Float] = []
-        pcm.reserveCapacity(frameSize * 8)
-        var offset = 0
-        var ended = false
-        var nextReport: Int64 = 0
-
-        while !stopFlag.isSet {
-            while pcm.count - offset < frameSize * 2 && !ended {
-                if offset > 0 {
-                    pcm.removeFirst(offset)
-                    offset = 0
-                }
-                guard let n = try source.read(into: &pcm) else {
-                    if stopFlag.isSet { return }  // a quiet pipe does not hold a stop up
-                    continue
-                }
-                if n == 0 { ended = true }
-            }
-            if pcm.count - offset < frameSize * 2 {
-                guard ended, pcm.count > offset else { break }
-                pcm += [Float](repeating: 0, count: frameSize * 2 - (pcm.count - offset))
-            }
-            let now = clock.nanosecondsNow()
-            // A live source's newest frame arrived just now, so the next packet's first frame
-            // arrived as many frames ago as are buffered: it plays `latency` after that.
-            let buffered = AudioFormat.nanoseconds(forFrames: Int64((pcm.count - offset) / 2))
-            let arrival = source.isLive ? now - buffered : now
-            let codecDelay = AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead))
-            if packetizer == nil {
-                packetizer = StreamPacketizer(
-                    ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
-                    initialTimestamp: UInt32.random(in: 0...UInt32.max),
-                    origin: CoordinatorTime(nanoseconds: arrival + lead), codecDelay: Int64(encoder.lookahead))
-                writeSDP(packetizer!)
-            } else if source.isLive {
-                let planned = packetizer!.nextPresentationTime.nanoseconds + codecDelay - lead
-                if abs(planned - arrival) > liveTolerance {
-                    // The source's clock and ours parted (or it stalled): follow the source.
-                    log.info("live source \(planned > arrival ? "ran ahead of" : "fell behind") the timeline by \(abs(planned - arrival) / 1_000_000) ms; realigning")
-                    packetizer!.restart(at: CoordinatorTime(nanoseconds: arrival + lead - codecDelay))
-                    writeSDP(packetizer!)
-                }
-                if packetizer!.nextPresentationTime.nanoseconds < now + lead / 2 {
-                    // Stale input (a backlog in the pipe at start): too late to send.
-                    offset += frameSize * 2
-                    packetizer!.skip(frames: frameSize)
-                    continue
-                }
-            } else if now > packetizer!.nextPresentationTime.nanoseconds - lead + 50_000_000 {
-                log.warning("source fell behind real time by \((now - (packetizer!.nextPresentationTime.nanoseconds - lead)) / 1_000_000) ms; restarting the timeline")
-                packetizer!.restart(at: CoordinatorTime(nanoseconds: now + lead))
-                writeSDP(packetizer!)
-            }
-            let payload = try encoder.encode(pcm, offset: offset)
-            offset += frameSize * 2
-            let packet = packetizer!.packetize(payload, frames: frameSize)
-            if !source.isLive {
-                sleep(until: packet.presentationTime!.nanoseconds - lead)
-            }
-            let sendTime = clock.nanosecondsNow()
-            send(packet)
-            if sendTime >= nextReport {
-                nextReport = sendTime + 1_000_000_000
-                send(packetizer!.senderReport(cname: cname))
-            }
-        }
-    }
-
     func writeSDP(_ packetizer: StreamPacketizer) {
         guard let path = configuration.sdpPath else { return }
         let target = configuration.multicast ?? configuration.unicast.first
@@ -233,14 +147,6 @@ public final class Coordinator: @unchecked Sendable {
             try AtomicFile.write(Data(sdp.text.utf8), to: path, permissions: configuration.sealStream ? 0o600 : 0o644)
         } catch {
             log.error("cannot write SDP file \(path): \(error)")
-        }
-    }
-
-    func sleep(until deadline: Int64) {
-        while !stopFlag.isSet {
-            let wait = deadline - clock.nanosecondsNow()
-            if wait <= 0 { return }
-            Thread.sleep(forTimeInterval: Double(min(wait, 200_000_000)) / 1e9)
         }
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import TuttiCore
 
-/// Expands what the user named (MP3 files, folders, M3U/M3U8 playlists) into the
-/// ordered list of files to play. Folders are walked recursively and sorted.
+/// Expands what the user named (MP3 files, folders, M3U/M3U8 playlists, live inputs) into
+/// the ordered list of entries to play. Folders are walked recursively and sorted.
 public enum TrackSource {
     public static let audioExtensions: Set<String> = ["mp3", "mp2", "mpga"]
 
@@ -32,6 +32,14 @@ public enum TrackSource {
     public static func expand(_ inputs: [String]) throws -> [String] {
         var tracks: [String] = []
         for input in inputs {
+            if LiveInput.isLive(input) {
+                do {
+                    tracks.append(try LiveInput(parsing: input).entry)
+                } catch {
+                    throw SourceError.badLiveInput(error)
+                }
+                continue
+            }
             let ext = (input as NSString).pathExtension.lowercased()
             switch kind(input) {
             case .missing: throw SourceError.missing(input)
@@ -81,6 +89,8 @@ public enum SourceError: Error, CustomStringConvertible {
     case notAFile(String, String)
     case notAudio(String)
     case nothingPlayable
+    case cannotSeek(String)
+    case badLiveInput(LiveInputError)
     public var description: String {
         switch self {
         case let .missing(p): "no such file or folder: \(p)"
@@ -88,6 +98,8 @@ public enum SourceError: Error, CustomStringConvertible {
         case let .notAFile(p, what): "\(p) is \(what), not a file: only regular files can be played"
         case let .notAudio(p): "\(p) is not an audio file tutti plays (.mp3, .mp2, .mpga) nor a playlist (.m3u, .m3u8)"
         case .nothingPlayable: "none of the tracks could be played"
+        case let .cannotSeek(what): "\(what) is live: it cannot seek"
+        case let .badLiveInput(error): error.description
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiCore
 import TuttiNet
 import TuttiNode
 
@@ -8,11 +9,14 @@ struct CoordinatorCommand: ParsableCommand {
         commandName: "coordinator",
         abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
 
-    @Argument(help: "MP3 files, folders (played sorted, recursively) or M3U/M3U8 playlists: they replace the queue and play. Without them the saved queue waits, paused where it was.")
+    @Argument(help: "MP3 files, folders (played sorted, recursively), M3U/M3U8 playlists or live inputs (pcm:PATH[?format=s16le|f32le]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
     var inputs: [String] = []
 
-    @Option(name: .customLong("pcm"), help: "Read raw PCM (s16le, 48 kHz, stereo) from PATH, or - for standard input, instead of files.")
+    @Option(name: .customLong("pcm"), help: "Play raw PCM (48 kHz, stereo) from PATH (a named pipe or a file), or - for standard input: the queue becomes this one live input (pcm:PATH).")
     var pcmPath: String?
+
+    @Option(help: "The sample format of --pcm: s16le or f32le.")
+    var pcmFormat: String = "s16le"
 
     @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
     var loop = false
@@ -75,9 +79,16 @@ struct CoordinatorCommand: ParsableCommand {
         _ = try Self.listenAddress(controlListen)
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
+        if let pcm = pcmInput { do { _ = try LiveInput(parsing: pcm) } catch { throw ValidationError("--pcm: \(error)") } }
+        if pcmPath == nil && pcmFormat != "s16le" { throw ValidationError("--pcm-format goes with --pcm") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+    }
+
+    /// The live input --pcm names, as a queue entry.
+    var pcmInput: String? {
+        pcmPath.map { LiveInput.isLive($0) ? $0 : LiveInput.scheme + $0 + (pcmFormat == "s16le" ? "" : "?format=\(pcmFormat)") }
     }
 
     func run() throws {
@@ -105,12 +116,10 @@ struct CoordinatorCommand: ParsableCommand {
         config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
         TerminationSignals.onTermination { coordinator.stop() }
-        if let pcmPath {
-            try coordinator.run(source: try RawPCMSource(path: pcmPath))
-            return
-        }
         var tracks: [String]?
-        if !inputs.isEmpty {
+        if let pcmInput {
+            tracks = [pcmInput]
+        } else if !inputs.isEmpty {
             tracks = try TrackSource.expand(inputs)
             guard !tracks!.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
         }

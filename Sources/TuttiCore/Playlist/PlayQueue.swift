@@ -20,6 +20,9 @@ public struct QueueItem: Codable, Equatable, Hashable, Sendable {
         self.id = id
         self.path = path
     }
+
+    /// A live input (`pcm:`): it plays from now, has no length and cannot seek.
+    public var isLive: Bool { LiveInput.isLive(path) }
 }
 
 /// Why a queue edit was refused.

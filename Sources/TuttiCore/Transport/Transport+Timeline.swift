@@ -35,6 +35,20 @@ extension Transport {
         return segments.count == 1 ? [.start(replacement)] : [.continueWith(itemID: next.id)]
     }
 
+    /// The live input `itemID` is streaming, but its arrivals parted from the timeline (its
+    /// writer paused, or its clock runs apart from ours): the epoch is cut at `time` and a
+    /// new one goes on with the same item from there, its position running on.
+    public mutating func realign(itemID: Int, at time: CoordinatorTime) -> [TransportAction] {
+        guard case let .running(segments, nil) = mode, let last = segments.last, last.itemID == itemID else { return [] }
+        let at = max(time, last.at)
+        let (actions, position) = cut(at: at)
+        guard !actions.isEmpty else { return [] }
+        epoch &+= 1
+        let segment = TimelineSegment(epoch: epoch, itemID: itemID, position: position, at: at)
+        mode = .running(segments: [segment], end: nil)
+        return actions + [.start(segment)]
+    }
+
     /// Lets time pass: a queue that ran out becomes stopped, and segments no longer heard
     /// are forgotten.
     public mutating func tick(now: CoordinatorTime) {

@@ -27,7 +27,7 @@ public struct Transport: Sendable {
     public var configuration: Configuration
     public internal(set) var queue: PlayQueue
     var mode: Mode = .idle(.stopped, position: 0)
-    public private(set) var epoch: UInt32 = 0
+    public internal(set) var epoch: UInt32 = 0
     /// When the last epoch ended (or will): the next one starts no earlier.
     var lastEnd = CoordinatorTime(nanoseconds: .min)
     /// Track lengths (frames), as the shell learns them.
@@ -97,7 +97,7 @@ public struct Transport: Sendable {
         case .next: return try move(now: now) { $0.advance(automatic: false) }
         case .previous:
             let snapshot = self.snapshot(at: now)
-            if snapshot.position > configuration.restartThreshold, snapshot.item != nil {
+            if snapshot.position > configuration.restartThreshold, let item = snapshot.item, !item.isLive {
                 return try seek(to: 0, now: now)
             }
             return try move(now: now) { $0.retreat() }
@@ -180,6 +180,7 @@ public struct Transport: Sendable {
     private mutating func seek(to position: Int64, now: CoordinatorTime) throws(TransportError) -> [TransportAction] {
         let at = effectTime(now)
         guard let id = heardItemID(at: at) ?? queue.current?.id else { throw .emptyQueue }
+        if let item = queue.item(id: id), item.isLive { throw .cannotSeek(item.path) }
         if let duration = durations[id], position >= duration || position < 0 {
             throw .seekOutOfRange(requested: position, duration: duration)
         }

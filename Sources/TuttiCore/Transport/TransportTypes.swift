@@ -60,6 +60,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
     case emptyQueue
     case queue(QueueError)
     case seekOutOfRange(requested: Int64, duration: Int64)
+    /// The item is a live input: it plays from now, or not at all.
+    case cannotSeek(String)
 
     public var description: String {
         switch self {
@@ -67,6 +69,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .queue(e): e.description
         case let .seekOutOfRange(requested, duration):
             "cannot seek to \(Self.clock(requested)): the track is \(Self.clock(duration)) long"
+        case let .cannotSeek(entry): "\(entry) is a live input: it cannot seek"
         }
     }
 

@@ -182,6 +182,10 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         }
     }
 
+    func liveRealigned(itemID: Int, at time: CoordinatorTime) {
+        locked { execute(transport.realign(itemID: itemID, at: time)) }
+    }
+
     /// Carries out the transport's actions: rooms hear of cuts, the player streams.
     func execute(_ actions: [TransportAction]) {
         for case let .cut(epoch, end) in actions {

@@ -13,11 +13,19 @@ protocol PlayerDelegate: AnyObject, Sendable {
     func trackFailed(itemID: Int, reason: String)
     /// `itemID` opened; its length in frames, if the file says.
     func trackOpened(itemID: Int, length: Int64?)
+    /// The live input `itemID` parted from the timeline: a new epoch should go on with it,
+    /// heard from `at` (the actions come back through `perform`).
+    func liveRealigned(itemID: Int, at: CoordinatorTime)
 }
 
-/// The streaming half of the coordinator's player, on its own thread: carries out the
-/// transport's actions (start an epoch, cut it, go on with the next track), decodes,
-/// encodes, stamps presentation times and sends each packet `latency` ahead of them.
+extension PlayerDelegate {
+    func liveRealigned(itemID: Int, at: CoordinatorTime) {}
+}
+
+/// The coordinator's sender, on its own thread: carries out the transport's actions (start
+/// an epoch, cut it, go on with the next track), reads the source (an MP3 file, or a live
+/// input that `LiveTimeline` places on the timeline as it arrives), encodes, stamps
+/// presentation times and sends each packet `latency` ahead of them.
 final class Player: @unchecked Sendable {
     struct Configuration {
         var encoder = OpusFrameEncoder.Settings()
@@ -42,7 +50,10 @@ final class Player: @unchecked Sendable {
 
     // Streaming state (the player's thread only).
     private var packetizer: StreamPacketizer
-    private var decoder: MP3Decoder?
+    private var source: (any FrameSource)?
+    private let live: LiveTimeline
+    /// True once the epoch's first frame of a live source has placed the timeline.
+    private var anchored = false
     private var itemID: Int?
     private var pcm: [Float] = []
     private var offset = 0
@@ -63,6 +74,7 @@ final class Player: @unchecked Sendable {
         self.sendReport = sendReport
         self.onEpoch = onEpoch
         self.stopFlag = stopFlag
+        live = LiveTimeline(latency: configuration.latency)
         packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
                                       initialTimestamp: UInt32.random(in: 0...UInt32.max),
                                       origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(encoder.lookahead))
@@ -98,7 +110,7 @@ final class Player: @unchecked Sendable {
                 // Nothing to send and nothing to decode: the epoch's last frame has gone out
                 // (the queue ended, or every track failed) and only its cut is left, or the
                 // house is deciding what comes next. Rest until it acts (this spun a core).
-                if decoder == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
+                if source == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
                 continue
             }
             if let cut = cutAt, presentation >= cut {
@@ -153,36 +165,72 @@ final class Player: @unchecked Sendable {
         return changed
     }
 
+    private var codecDelay: Int64 { AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead)) }
+
     private func startEpoch(_ segment: TimelineSegment) {
         encoder.reset()
-        pcm.removeAll(keepingCapacity: true)
-        offset = 0
+        // A live input goes on where it is: what it has buffered keeps its arrival time.
+        let goesOn = segment.itemID == itemID && source?.isLive == true
+        if !goesOn {
+            pcm.removeAll(keepingCapacity: true)
+            offset = 0
+        }
         epochStart = segment.at
         epochFrames = 0
         cutAt = nil
-        let codecDelay = AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead))
+        anchored = false
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
         streaming = true
-        open(segment.itemID, from: segment.position)
+        if !goesOn { open(segment.itemID, from: segment.position) }
     }
 
     private func open(_ id: Int, from position: Int64) {
-        decoder = nil
+        source = nil
         itemID = id
         guard let path = delegate?.path(ofItem: id) else {
             delegate?.trackFailed(itemID: id, reason: "queue item \(id) is gone")
             return
         }
         do {
-            let d = try MP3Decoder(path: path)
-            if position > 0 { try d.seek(toFrame: position) }
-            decoder = d
-            log.info("playing \(path)\(position > 0 ? String(format: " from %.1f s", Double(position) / 48_000) : "")")
-            delegate?.trackOpened(itemID: id, length: d.length)
+            let s = try openFrameSource(path)
+            if position > 0, !s.isLive { try s.seek(toFrame: position) }
+            source = s
+            log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \((Double(position) / 48_000).fixed(1)) s" : "")")
+            delegate?.trackOpened(itemID: id, length: s.length)
         } catch {
             log.error("\(error); skipping to the next track")
             delegate?.trackFailed(itemID: id, reason: "\(error)")
+        }
+    }
+
+    /// Where a live source's next frame goes: false when it was dropped (or the timeline
+    /// moved) and the caller should look again.
+    private func placeLiveFrame(_ id: Int) -> Bool {
+        let frameSize = encoder.settings.frameSize
+        let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
+        let now = CoordinatorTime(nanoseconds: clock.nanosecondsNow())
+        switch live.decide(planned: planned, start: epochStart, now: now, bufferedFrames: Int64((pcm.count - offset) / 2)) {
+        case .send:
+            return true
+        case .skip:
+            offset += frameSize * 2
+            return false
+        case let .anchor(at):
+            packetizer.restart(at: at - codecDelay, epoch: packetizer.epoch)
+            anchored = true
+            return true
+        case let .realign(at):
+            let drift = (planned! - at) / 1_000_000
+            log.info("\(source?.name ?? "the live input") \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
+            if let delegate {
+                delegate.liveRealigned(itemID: id, at: at)
+                _ = takeActions()
+            } else {
+                packetizer.restart(at: at - codecDelay)
+                onEpoch(packetizer)
+            }
+            return false
         }
     }
 
@@ -195,28 +243,33 @@ final class Player: @unchecked Sendable {
                 pcm.removeFirst(offset)
                 offset = 0
             }
-            guard let decoder, let id = itemID else {
+            guard let source, let id = itemID else {
                 guard cutAt != nil, pcm.count > 0 else { return nil }  // the end: pad the last frame
                 pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count)
                 break
             }
             do {
-                let n = try decoder.read(into: &pcm)
+                guard let n = try source.read(into: &pcm) else { return nil }  // a live input paused
                 epochFrames += Int64(n)
                 if n > 0 { continue }
-                log.debug("end of \(decoder.path)")
+                log.debug("end of \(source.name)")
             } catch {
                 log.error("\(error); going on with the next track")
-                if decoder.framesDecoded == 0 {
-                    self.decoder = nil
+                if source.framesRead == 0 {
+                    self.source = nil
                     delegate?.trackFailed(itemID: id, reason: "\(error)")
                     return nil
                 }
             }
-            self.decoder = nil
-            delegate?.trackEnded(itemID: id, at: epochStart + AudioFormat.nanoseconds(forFrames: epochFrames))
+            self.source = nil
+            // A live input's frames are not counted from the epoch's start: it ends where
+            // its timeline is.
+            let end = source.isLive && anchored ? packetizer.nextPresentationTime + codecDelay
+                : epochStart + AudioFormat.nanoseconds(forFrames: epochFrames)
+            delegate?.trackEnded(itemID: id, at: end)
             _ = takeActions()
         }
+        if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }
         do {
             let payload = try encoder.encode(pcm, offset: offset)
             offset += frameSize * 2

@@ -36,6 +36,7 @@ public final class TrackLibrary: Sendable {
 
     /// The track's artwork (its front cover, else its first picture).
     public func artwork(_ path: String) -> TrackTags.Picture? {
+        if LiveInput.isLive(path) { return nil }
         if let kept = pictures.withLock({ $0.first { $0.path == path }?.picture }) { return kept }
         guard let picture = tags(path).artwork else { return nil }
         pictures.withLock {
@@ -46,6 +47,12 @@ public final class TrackLibrary: Sendable {
     }
 
     private func read(_ path: String) -> Info {
+        if LiveInput.isLive(path) {
+            // A live input has no tags: it is called by what it is. Never opened here.
+            var tags = TrackTags()
+            tags.title = (try? LiveInput(parsing: path))?.title ?? path
+            return Info(tags: tags, length: nil, hasArtwork: false)
+        }
         var tags = tags(path)
         let hasArtwork = !tags.pictures.isEmpty
         tags.pictures = []

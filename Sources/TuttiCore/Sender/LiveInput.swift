@@ -1,0 +1,84 @@
+/// A live input named in the queue: raw PCM read from a named pipe, a file or standard
+/// input, as `pcm:PATH` with optional settings, for example
+/// `pcm:/run/tutti/mpd.fifo?format=s16le&rate=48000` or `pcm:-` (standard input).
+/// Stereo, interleaved; `format` is `s16le` (the default) or `f32le`.
+public struct LiveInput: Equatable, Sendable {
+    public enum SampleFormat: String, Sendable, CaseIterable {
+        case s16le, f32le
+
+        public var bytesPerSample: Int { self == .s16le ? 2 : 4 }
+    }
+
+    public static let scheme = "pcm:"
+
+    public var path: String
+    public var format: SampleFormat
+    public var rate: Int
+
+    public init(path: String, format: SampleFormat = .s16le, rate: Int = AudioFormat.sampleRate) {
+        self.path = path
+        self.format = format
+        self.rate = rate
+    }
+
+    /// True when a queue entry names a live input rather than a file.
+    public static func isLive(_ entry: String) -> Bool { entry.hasPrefix(scheme) }
+
+    /// Reads `pcm:PATH[?format=F&rate=R]`.
+    public init(parsing entry: String) throws(LiveInputError) {
+        guard Self.isLive(entry) else { throw .notLive(entry) }
+        let rest = entry.dropFirst(Self.scheme.count)
+        let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let path = parts.first, !path.isEmpty else { throw .noPath(entry) }
+        self.init(path: String(path))
+        guard parts.count == 2 else { return }
+        for setting in parts[1].split(separator: "&") {
+            let pair = setting.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let value = pair.count == 2 ? String(pair[1]) : ""
+            switch pair[0] {
+            case "format":
+                guard let f = SampleFormat(rawValue: value) else { throw .badFormat(value) }
+                format = f
+            case "rate":
+                guard let r = Int(value), r == AudioFormat.sampleRate else { throw .badRate(value) }
+                rate = r
+            default:
+                throw .unknownSetting(String(pair[0]))
+            }
+        }
+    }
+
+    /// The entry as the queue keeps it (settings left at their defaults are left out).
+    public var entry: String {
+        var settings: [String] = []
+        if format != .s16le { settings.append("format=\(format.rawValue)") }
+        if rate != AudioFormat.sampleRate { settings.append("rate=\(rate)") }
+        return Self.scheme + path + (settings.isEmpty ? "" : "?" + settings.joined(separator: "&"))
+    }
+
+    /// What now playing calls it.
+    public var title: String { path == "-" ? "PCM input (standard input)" : "PCM input \(path)" }
+
+    /// Bytes per frame (two channels).
+    public var bytesPerFrame: Int { format.bytesPerSample * 2 }
+}
+
+/// Why a `pcm:` entry could not be read.
+public enum LiveInputError: Error, Equatable, Sendable, CustomStringConvertible {
+    case notLive(String)
+    case noPath(String)
+    case badFormat(String)
+    case badRate(String)
+    case unknownSetting(String)
+
+    public var description: String {
+        switch self {
+        case let .notLive(e): "'\(e)' is not a live input (pcm:PATH)"
+        case let .noPath(e): "'\(e)' names no input: write pcm:PATH, or pcm:- for standard input"
+        case let .badFormat(f):
+            "unknown PCM format '\(f)': use \(LiveInput.SampleFormat.allCases.map(\.rawValue).joined(separator: " or "))"
+        case let .badRate(r): "PCM rate '\(r)' is not supported: the input must be \(AudioFormat.sampleRate) Hz"
+        case let .unknownSetting(s): "unknown PCM input setting '\(s)': use format= and rate="
+        }
+    }
+}

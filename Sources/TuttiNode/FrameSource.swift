@@ -1,0 +1,129 @@
+import Glibc
+import TuttiCodecs
+import TuttiCore
+
+/// What the player streams: 48 kHz interleaved stereo float, from an MP3 file or a live
+/// input.
+protocol FrameSource: AnyObject {
+    /// What the log calls it.
+    var name: String { get }
+    /// True when the source makes audio in real time by itself (a pipe): the player stamps
+    /// its frames on arrival instead of pacing them.
+    var isLive: Bool { get }
+    /// Frames read so far.
+    var framesRead: Int64 { get }
+    /// The length in frames, when known.
+    var length: Int64? { get }
+    /// Appends frames to `output`; returns how many, 0 at the end, nil when a live source
+    /// had nothing within a short wait (its writer paused).
+    func read(into output: inout [Float]) throws -> Int?
+    /// Moves to `frame`, so that the next `read` starts there.
+    func seek(toFrame frame: Int64) throws
+}
+
+/// Opens what a queue entry names: a live input (`pcm:`) or an MP3 file.
+func openFrameSource(_ entry: String) throws -> any FrameSource {
+    LiveInput.isLive(entry) ? try PCMReader(LiveInput(parsing: entry)) : try MP3Decoder(path: entry)
+}
+
+extension MP3Decoder: FrameSource {
+    var name: String { path }
+    var isLive: Bool { false }
+    var framesRead: Int64 { framesDecoded }
+    func read(into output: inout [Float]) throws -> Int? { try read(into: &output) as Int }
+}
+
+/// Reads raw PCM (`s16le` or `f32le`, stereo, 48 kHz) from a named pipe, standard input or
+/// a file. A pipe is live and never ends by itself: it is opened for reading and writing,
+/// so that its writer may close it and come back (the rooms fall quiet meanwhile). A
+/// regular file is not live: it is paced like a track, and can seek.
+final class PCMReader: FrameSource {
+    let input: LiveInput
+    private let descriptor: Int32
+    private let ownsDescriptor: Bool
+    let isLive: Bool
+    private(set) var framesRead: Int64 = 0
+    private var chunk = [UInt8](repeating: 0, count: 32_768)
+    /// Bytes of a frame split across two reads.
+    private var carry: [UInt8] = []
+    /// How long a read waits for a live input's next bytes (milliseconds).
+    static let wait: Int32 = 20
+
+    var name: String { input.title }
+    var length: Int64? {
+        guard !isLive else { return nil }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return Int64(info.st_size) / Int64(input.bytesPerFrame)
+    }
+
+    init(_ input: LiveInput) throws {
+        self.input = input
+        if input.path == "-" {
+            descriptor = STDIN_FILENO
+            ownsDescriptor = false
+        } else {
+            var info = stat()
+            guard stat(input.path, &info) == 0 else { throw SourceError.missing(input.path) }
+            let kind = info.st_mode & S_IFMT
+            guard kind == S_IFIFO || kind == S_IFREG else {
+                throw SourceError.notAFile(input.path, "neither a named pipe nor a file")
+            }
+            // A named pipe for reading and writing: opening does not wait for a writer, and
+            // a writer that closes does not end the input.
+            let fd = Glibc.open(input.path, (kind == S_IFIFO ? O_RDWR : O_RDONLY) | O_CLOEXEC)
+            guard fd >= 0 else { throw SourceError.unreadable("\(input.path): \(String(cString: strerror(errno)))") }
+            descriptor = fd
+            ownsDescriptor = true
+        }
+        var info = stat()
+        isLive = !(fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+    }
+
+    deinit {
+        if ownsDescriptor { close(descriptor) }
+    }
+
+    func read(into output: inout [Float]) throws -> Int? {
+        if isLive {
+            var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, Self.wait)
+            if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+        }
+        let n = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EINTR || errno == EAGAIN { return nil }
+            throw SourceError.unreadable("\(input.title): \(String(cString: strerror(errno)))")
+        }
+        if n == 0 { return 0 }
+        carry += chunk[0..<n]
+        let frames = carry.count / input.bytesPerFrame
+        let samples = frames * 2
+        carry.withUnsafeBytes { raw in
+            switch input.format {
+            case .s16le:
+                for i in 0..<samples {
+                    output.append(Float(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: i * 2, as: Int16.self))) / 32_768)
+                }
+            case .f32le:
+                for i in 0..<samples {
+                    let bits = UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: i * 4, as: UInt32.self))
+                    let v = Float(bitPattern: bits)
+                    output.append(v.isFinite ? max(-1, min(1, v)) : 0)
+                }
+            }
+        }
+        carry.removeFirst(frames * input.bytesPerFrame)
+        framesRead += Int64(frames)
+        return frames
+    }
+
+    func seek(toFrame frame: Int64) throws {
+        guard !isLive else { throw SourceError.cannotSeek(input.title) }
+        guard lseek(descriptor, off_t(frame) * off_t(input.bytesPerFrame), SEEK_SET) >= 0 else {
+            throw SourceError.unreadable("\(input.title): cannot seek: \(String(cString: strerror(errno)))")
+        }
+        carry.removeAll()
+        framesRead = frame
+    }
+}
