@@ -210,7 +210,12 @@ final class Player: @unchecked Sendable {
         let frameSize = encoder.settings.frameSize
         let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
         let now = CoordinatorTime(nanoseconds: clock.nanosecondsNow())
-        switch live.decide(planned: planned, start: epochStart, now: now, bufferedFrames: Int64((pcm.count - offset) / 2)) {
+        let buffered = Int64((pcm.count - offset) / 2)
+        if let cut = cutAt, live.heard(now: now, bufferedFrames: buffered) >= cut {
+            streaming = false  // the epoch ends before this frame (a pause): stop reading
+            return false
+        }
+        switch live.decide(planned: planned, start: epochStart, now: now, bufferedFrames: buffered) {
         case .send:
             return true
         case .skip:
@@ -223,13 +228,14 @@ final class Player: @unchecked Sendable {
         case let .realign(at):
             let drift = (planned! - at) / 1_000_000
             log.info("\(source?.name ?? "the live input") \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
-            if let delegate {
-                delegate.liveRealigned(itemID: id, at: at)
-                _ = takeActions()
-            } else {
+            guard let delegate else {
                 packetizer.restart(at: at - codecDelay)
                 onEpoch(packetizer)
+                return false
             }
+            delegate.liveRealigned(itemID: id, at: at)
+            // No new epoch when the house is about to pause or stop: the frame has no place.
+            if !takeActions() { offset += frameSize * 2 }
             return false
         }
     }
