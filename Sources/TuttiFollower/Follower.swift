@@ -247,6 +247,6 @@ extension PlayoutSnapshot {
     static let starting = PlayoutSnapshot(
         state: .acquiringClock, estimate: nil, lock: ClockLock(uncertainty: nil, suspect: false), rememberedRejected: false,
         statistics: PlayoutStatistics(), requests: RetransmissionRequester.Statistics(), playingEpoch: nil,
-        room: RoomControl(settingsVersion: 0, gain: 1, outputDelay: 0, interrupted: false), outputLatency: 0,
+        room: RoomControl(settingsVersion: 0, gain: 1, outputDelay: 0, interrupted: false), outputLatency: 0, committedAhead: 0,
         deviceRatePPM: nil, deviceOffsetPPM: 0, deviceJumps: 0)
 }

@@ -37,8 +37,12 @@ struct PlayoutSnapshot: Sendable {
     var requests: RetransmissionRequester.Statistics
     var playingEpoch: UInt32?
     var room: RoomControl
-    /// How far ahead of being heard the last frames were written (ns).
+    /// How far ahead of being heard the last write began (ns): the device's latency.
     var outputLatency: Int64
+    /// How far ahead of being heard the room decides its audio (ns): the latency plus one
+    /// write. A cut the room learns of later than this before it is due is heard late, so
+    /// this is what the room reports, and what the house's command lead is made of.
+    var committedAhead: Int64
     /// The device's rate against the local clock, once measured (ppm).
     var deviceRatePPM: Double?
     /// The device's rate as assumed or measured, and how often its timeline jumped.
@@ -52,7 +56,7 @@ struct PlayoutSnapshot: Sendable {
             clockOffsetMicroseconds: Double(estimate?.offset ?? 0) / 1e3,
             clockUncertaintyMicroseconds: Double(estimate?.uncertainty ?? 0) / 1e3,
             roundTripMicroseconds: Double(estimate?.minimumRoundTrip ?? 0) / 1e3, bufferedPackets: s.buffered,
-            outputLatencyMilliseconds: Double(outputLatency) / 1e6, packetsReceived: s.packetsReceived,
+            outputLatencyMilliseconds: Double(committedAhead) / 1e6, packetsReceived: s.packetsReceived,
             packetsLost: s.lost, packetsRecovered: s.recoveredByFEC, framesConcealed: s.concealedFrames,
             packetsLate: s.late, timingErrorMicroseconds: Double(s.lastError) / 1e3,
             settingsVersion: room.settingsVersion, epoch: playingEpoch,
@@ -233,6 +237,7 @@ final class Playout {
             state: engine.state, estimate: engine.clockEstimate, lock: ClockLock(engine.clock),
             rememberedRejected: engine.clock.rememberedRejected, statistics: engine.statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
+            committedAhead: outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
             deviceJumps: device.jumps)
     }
