@@ -102,19 +102,19 @@ final class ControlFailure: @unchecked Sendable {
 extension House {
     /// The command line named tracks: they become the queue, and play.
     func replaceQueue(with tracks: [String], loopMode: LoopMode) {
-        for path in tracks { _ = library.info(path) }
+        warm(tracks)
         locked {
             execute(transport.clear(now: now))
             transport.setLoopMode(loopMode)
             transport.add(tracks)
             execute((try? transport.handle(.play, now: now)) ?? [])
-            try? saveLocked()
+            saveLocked()
             publishQueueLocked()
         }
     }
 
     /// Saves where the house is, so that a restart resumes there.
     func saveOnExit() {
-        locked { try? saveLocked() }
+        locked { saveLocked() }
     }
 }

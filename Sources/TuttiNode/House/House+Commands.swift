@@ -6,7 +6,7 @@ import TuttiCore
 /// Changes, from the control API. Each one is saved before it is acknowledged.
 extension House {
     public func transport(_ command: TransportCommand) throws(ControlError) -> NowPlaying {
-        try locked { () throws(ControlError) -> NowPlaying in
+        try changing { () throws(ControlError) -> NowPlaying in
             let t = now
             transport.configuration.cutLead = registry.commandLead()
             do throws(TransportError) {
@@ -14,7 +14,7 @@ extension House {
             } catch {
                 throw ControlError(error)
             }
-            try saveLocked()
+            saveLocked()
             publishLocked(force: true)
             return nowPlayingLocked(at: t)
         }
@@ -28,10 +28,10 @@ extension House {
             throw .badRequest("\(error)")
         }
         guard !tracks.isEmpty else { throw .badRequest("no MP3 files in \(paths.joined(separator: ", "))") }
-        for path in tracks { _ = library.info(path) }  // read tags outside the lock
-        return try locked { () throws(ControlError) -> [QueueEntry] in
+        warm(tracks)  // tags and lyrics read outside the lock
+        return try changing { () throws(ControlError) -> [QueueEntry] in
             let added = transport.add(tracks, placement: placement)
-            try saveLocked()
+            saveLocked()
             publishQueueLocked()
             let ids = Set(added.map(\.id))
             return queueLocked().items.filter { ids.contains($0.id) }
@@ -39,26 +39,26 @@ extension House {
     }
 
     public func remove(itemID: Int) throws(ControlError) {
-        try locked { () throws(ControlError) in
+        try changing { () throws(ControlError) in
             transport.configuration.cutLead = registry.commandLead()
             do throws(TransportError) {
                 execute(try transport.remove(itemID: itemID, now: now))
             } catch {
                 throw ControlError(error)
             }
-            try saveLocked()
+            saveLocked()
             publishQueueLocked()
         }
     }
 
     public func move(itemID: Int, to index: Int) throws(ControlError) {
-        try locked { () throws(ControlError) in
+        try changing { () throws(ControlError) in
             do throws(TransportError) {
                 try transport.move(itemID: itemID, to: index)
             } catch {
                 throw ControlError(error)
             }
-            try saveLocked()
+            saveLocked()
             publishQueueLocked()
         }
     }
@@ -67,7 +67,7 @@ extension House {
         locked {
             transport.configuration.cutLead = registry.commandLead()
             execute(transport.clear(now: now))
-            try? saveLocked()
+            saveLocked()
             publishQueueLocked()
         }
     }
@@ -75,27 +75,27 @@ extension House {
     public func setLoopMode(_ mode: LoopMode) {
         locked {
             transport.setLoopMode(mode)
-            try? saveLocked()
+            saveLocked()
             publishQueueLocked()
         }
     }
 
     public func setGroup(volume: Double?, muted: Bool?) throws(ControlError) {
-        try locked { () throws(ControlError) in
+        try changing { () throws(ControlError) in
             do throws(RoomError) {
                 if let volume { try registry.setGroupVolume(volume) }
             } catch {
                 throw ControlError(error)
             }
             if let muted { registry.setGroupMuted(muted) }
-            try saveLocked()
+            saveLocked()
             deliverSettingsLocked(force: true)
             publishVolumeLocked()
         }
     }
 
     public func updateRoom(_ name: String, _ update: RoomUpdate) throws(ControlError) -> RoomView {
-        try locked { () throws(ControlError) -> RoomView in
+        try changing { () throws(ControlError) -> RoomView in
             let key: String
             do throws(RoomError) {
                 key = try registry.find(name)
@@ -106,7 +106,7 @@ extension House {
             } catch {
                 throw ControlError(error)
             }
-            try saveLocked()
+            saveLocked()
             deliverSettingsLocked(force: true)
             publishVolumeLocked()
             return roomViewsLocked().first { $0.key == key }!
@@ -121,25 +121,25 @@ extension House {
     }
 
     public func removeRoom(_ name: String) throws(ControlError) {
-        try locked { () throws(ControlError) in
+        try changing { () throws(ControlError) in
             do throws(RoomError) {
                 try registry.remove(name)
             } catch {
                 throw ControlError(error)
             }
-            try saveLocked()
+            saveLocked()
             publishVolumeLocked()
         }
     }
 
     public func recordFeedback(_ kind: FeedbackKind) throws(ControlError) -> FeedbackEntry {
-        try locked { () throws(ControlError) -> FeedbackEntry in
+        try changing { () throws(ControlError) -> FeedbackEntry in
             let s = transport.snapshot(at: now)
             guard let item = s.item else { throw .conflict("nothing is playing or queued to \(kind)") }
-            let tags = library.info(item.path).tags
+            let tags = library.known(item.path).tags
             let entry = feedbackLog.record(kind, path: item.path, title: tags.title, artist: tags.artist,
                                            position: s.position, date: Date().timeIntervalSince1970)
-            try saveLocked()
+            saveLocked()
             var event = Event(type: .feedback, at: now.nanoseconds)
             event.feedback = entry
             broadcastLocked(event)
@@ -149,26 +149,10 @@ extension House {
     }
 
     public func removeFeedback(id: Int) throws(ControlError) {
-        try locked { () throws(ControlError) in
+        try changing { () throws(ControlError) in
             guard feedbackLog.remove(id: id) else { throw .notFound("no feedback entry with id \(id)") }
-            try saveLocked()
+            saveLocked()
             publishLocked(force: true)
-        }
-    }
-
-    // MARK: - Saving
-
-    /// Saves the house; a save that fails refuses the change that asked for it.
-    func saveLocked() throws(ControlError) {
-        let snapshot = transport.snapshot(at: now)
-        let state = HouseState(queue: transport.queue, position: snapshot.state == .stopped ? 0 : snapshot.position,
-                               epoch: transport.epoch, rooms: registry.savedSettings, feedback: feedbackLog)
-        do {
-            try store.save(state)
-            lastSaved = Date()
-        } catch {
-            log.error("\(error)")
-            throw ControlError(status: 500, "the change could not be saved: \(error)")
         }
     }
 }

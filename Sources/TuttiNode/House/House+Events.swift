@@ -26,7 +26,7 @@ extension House {
 
     func lyricsLocked(_ itemID: Int?) -> Lyrics? {
         guard let id = itemID, let item = transport.queue.item(id: id) else { return nil }
-        return lyricsLibrary.lyrics(for: item.path, tags: library.info(item.path).tags)
+        return lyricsLibrary.known(item.path)
     }
 
     func broadcastLocked(_ event: Event) {
@@ -93,11 +93,12 @@ extension House {
             messenger.remember(address, for: report.name)
             let events = registry.report(report, from: address.description, now: time)
             for case let .joined(key) in events {
-                log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
+                let name = registry.rooms[key]?.settings.name ?? key
+                later { [log] in log.info("room '\(name)' joined from \(address)") }
                 var event = Event(type: .roomJoined, at: time)
                 event.room = roomViewsLocked().first { $0.key == key }
                 broadcastLocked(event)
-                try? saveLocked()  // a new room's settings are kept
+                saveLocked()  // a new room's settings are kept
             }
             if let before, before.connected,
                before.report?.state != report.state || before.report?.interrupted != report.interrupted {
@@ -115,7 +116,8 @@ extension House {
         for room in registry.undelivered {
             if !force, let last = lastDelivery[room.key], t - last < 250_000_000 { continue }
             lastDelivery[room.key] = t
-            messenger.deliver(room.settings, to: room.key)
+            let (settings, key) = (room.settings, room.key)
+            later { [messenger] in messenger.deliver(settings, to: key) }
         }
     }
 
@@ -134,18 +136,20 @@ extension House {
         let t = now
         transport.tick(now: t)
         for case let .left(key) in registry.expire(now: t.nanoseconds) {
-            log.info("room '\(registry.rooms[key]?.settings.name ?? key)' left (silent for 5 s)")
+            let name = registry.rooms[key]?.settings.name ?? key
+            later { [log] in log.info("room '\(name)' left (silent for 5 s)") }
             var event = Event(type: .roomLeft, at: t.nanoseconds)
             event.room = roomViewsLocked().first { $0.key == key }
             broadcastLocked(event)
         }
         let due = resends.filter { $0.at <= t.nanoseconds }
         resends.removeAll { $0.at <= t.nanoseconds }
-        for resend in due { messenger.endEpoch(resend.epoch, at: resend.end, rooms: registry.connected) }
+        let rooms = registry.connected
+        for resend in due { later { [messenger] in messenger.endEpoch(resend.epoch, at: resend.end, rooms: rooms) } }
         deliverSettingsLocked(force: false)
         publishLocked()
         if transport.snapshot(at: t).state == .playing, Date().timeIntervalSince(lastSaved) > 5 {
-            try? saveLocked()
+            saveLocked()
         }
     }
 }

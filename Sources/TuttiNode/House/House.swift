@@ -32,6 +32,10 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
     var published: NowPlaying?
     var lastSaved = Date.distantPast
+    /// Changes counted, for saving newest first; what the critical section asks for after it.
+    var saveVersion = 0
+    var aftermath = Aftermath()
+    let saver: StateSaver
     /// Epoch ends to send again (loss happens), and when.
     var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
     var lastDelivery: [String: Int64] = [:]
@@ -47,16 +51,22 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         transport = Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch)
         registry = RoomRegistry(saved: saved.rooms)
         feedbackLog = saved.feedback
+        saver = StateSaver(store: store)
+        // Tags, lengths and lyrics are read here and when tracks are added, never under the
+        // lock: there the house only looks them up.
+        warm(saved.queue.items.map(\.path))
+    }
+
+    /// Reads the tags, length and lyrics of `paths` (outside the lock), so that the house
+    /// finds them known.
+    func warm(_ paths: [String]) {
+        for path in paths {
+            let tags = library.info(path).tags
+            _ = lyricsLibrary.lyrics(for: path, tags: tags)
+        }
     }
 
     var now: CoordinatorTime { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
-
-    /// Runs `body` under the house's lock, keeping its error's type.
-    func locked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
 
     // MARK: - Reading
 
@@ -106,7 +116,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
                             volume: (registry.groupVolume * 1000).rounded() / 10, muted: registry.groupMuted,
                             at: time.nanoseconds, epoch: s.epoch)
         if let item = s.item {
-            let info = library.info(item.path)
+            let info = library.known(item.path)
             np.itemID = item.id
             np.path = item.path
             np.title = info.tags.title ?? ((item.path as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -123,7 +133,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
             np.artworkURL = info.hasArtwork ? "/api/v1/artwork/\(item.id)" : nil
             np.queueIndex = transport.queue.items.firstIndex { $0.id == item.id }
             np.rating = feedbackLog.rating(path: item.path)
-            if let lyrics = lyricsLibrary.lyrics(for: item.path, tags: info.tags), lyrics.isSynced {
+            if let lyrics = lyricsLibrary.known(item.path), lyrics.isSynced {
                 let at = LyricCursor(lyrics: lyrics).position(atMilliseconds: Int(s.position * 1000 / Int64(AudioFormat.sampleRate)))
                 np.lyricLine = at.line.map { lyrics.lines[$0].text }
             }
@@ -136,7 +146,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     func queueLocked() -> QueueView {
         let q = transport.queue
         let items = q.items.enumerated().map { index, item -> QueueEntry in
-            let info = library.info(item.path)
+            let info = library.known(item.path)
             return QueueEntry(index: index, id: item.id, path: item.path, title: info.tags.title, artist: info.tags.artist,
                               album: info.tags.album,
                               duration: (transport.duration(itemID: item.id) ?? info.length).map { Double($0) / 48_000 },
@@ -189,7 +199,8 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     /// Carries out the transport's actions: rooms hear of cuts, the player streams.
     func execute(_ actions: [TransportAction]) {
         for case let .cut(epoch, end) in actions {
-            messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
+            let rooms = registry.connected
+            later { [messenger] in messenger.endEpoch(epoch, at: end, rooms: rooms, copies: 3) }
             let t = clock.nanosecondsNow()
             resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
         }

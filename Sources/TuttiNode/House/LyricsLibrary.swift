@@ -27,6 +27,12 @@ public final class LyricsLibrary: Sendable {
         return found
     }
 
+    /// The lyrics of `path` if they were looked for already (nil otherwise): for the
+    /// house's critical sections, which never touch the disk.
+    public func known(_ path: String) -> Lyrics? {
+        cache.withLock { $0[path] } ?? nil
+    }
+
     private func find(_ path: String, _ tags: TrackTags) -> Lyrics? {
         let base = (path as NSString).deletingPathExtension
         for candidate in [base + ".lrc", base + ".LRC", base + ".Lrc"] {

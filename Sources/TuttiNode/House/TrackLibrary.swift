@@ -29,6 +29,12 @@ public final class TrackLibrary: Sendable {
         return info
     }
 
+    /// What is known of `path` without reading it (nothing, until `info` has read it): for
+    /// the house's critical sections, which never touch the disk.
+    public func known(_ path: String) -> Info {
+        cache.withLock { $0[path] } ?? Info(tags: TrackTags(), length: nil, hasArtwork: false)
+    }
+
     /// Records a length learned from the decoder.
     public func setLength(_ frames: Int64, of path: String) {
         cache.withLock { $0[path]?.length = frames }

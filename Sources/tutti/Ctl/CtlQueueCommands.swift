@@ -19,13 +19,14 @@ struct QueueCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add files, folders or playlists (paths on the coordinator's machine).")
+        static let configuration = CommandConfiguration(abstract: "Add files, folders, playlists or live inputs (pcm:PATH), on the coordinator's machine.")
         @OptionGroup var options: CtlOptions
         @Flag(help: "Right after the current track, instead of at the end.") var next = false
-        @Argument(help: "Files, folders or M3U playlists.") var paths: [String]
+        @Argument(help: "Files, folders, M3U playlists, or live inputs: pcm:PATH[?format=s16le|f32le] (raw 48 kHz stereo PCM from a named pipe, a file or -).") var paths: [String]
         func validate() throws { if paths.isEmpty { throw ValidationError("name at least one file, folder or playlist") } }
         func run() throws {
-            let absolute = paths.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+            // Live inputs (pcm:PATH) are named as they are; files by their full path.
+            let absolute = paths.map { LiveInput.isLive($0) ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
             let added = try options.client().send("POST", "/queue", body: AddRequest(paths: absolute, placement: next ? .afterCurrent : .end),
                                                   as: [QueueEntry].self)
             if options.json { return try printJSON(added) }

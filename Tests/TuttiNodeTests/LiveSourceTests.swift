@@ -1,0 +1,89 @@
+import Foundation
+import Glibc
+import Testing
+import TuttiCore
+@testable import TuttiNode
+
+@Suite("Live inputs and the house's saving")
+struct LiveSourceTests {
+    func scratch() throws -> String {
+        let dir = NSTemporaryDirectory() + "tutti-live-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func s16(_ values: [Int16]) -> [UInt8] { values.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] } }
+
+    @Test func aNamedPipeIsLiveAndOutlivesItsWriter() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let fifo = dir + "/in.fifo"
+        try #require(mkfifo(fifo, 0o600) == 0)
+        // Opening does not wait for a writer.
+        let reader = try PCMReader(LiveInput(path: fifo))
+        #expect(reader.isLive && reader.length == nil)
+        var out: [Float] = []
+        #expect(try reader.read(into: &out) == nil, "nothing written yet: a short wait, not the end")
+        let writer = open(fifo, O_WRONLY)
+        try #require(writer >= 0)
+        // One and a half frames: the half waits for its other half.
+        let bytes = Self.s16([16_384, -16_384, 32_767])
+        _ = bytes.withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+        #expect(try reader.read(into: &out) == 1)
+        #expect(out == [0.5, -0.5])
+        _ = Self.s16([-32_768]).withUnsafeBytes { write(writer, $0.baseAddress, $0.count) }
+        close(writer)
+        #expect(try reader.read(into: &out) == 1)
+        #expect(out == [0.5, -0.5, Float(32_767) / 32_768, -1])
+        // The writer left: the input goes on (quiet), it does not end.
+        #expect(try reader.read(into: &out) == nil)
+        #expect(throws: SourceError.self) { try reader.seek(toFrame: 0) }
+    }
+
+    @Test func aRegularFileIsPacedLikeATrackAndSeeks() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/in.f32"
+        let samples: [Float] = [0.25, -0.25, 0.5, -0.5, 2, .nan]
+        FileManager.default.createFile(atPath: file, contents: Data(samples.flatMap { v in
+            withUnsafeBytes(of: v.bitPattern.littleEndian) { Array($0) }
+        }))
+        let reader = try PCMReader(LiveInput(path: file, format: .f32le))
+        #expect(!reader.isLive && reader.length == 3)
+        var out: [Float] = []
+        #expect(try reader.read(into: &out) == 3)
+        #expect(out == [0.25, -0.25, 0.5, -0.5, 1, 0], "clipped, and a NaN is silence")
+        #expect(try reader.read(into: &out) == 0, "a file ends")
+        try reader.seek(toFrame: 1)
+        out = []
+        #expect(try reader.read(into: &out) == 2 && out.first == 0.5)
+    }
+
+    @Test func inputsThatCannotBeReadSaySo() throws {
+        #expect(throws: SourceError.self) { try PCMReader(LiveInput(path: "/no/such/fifo")) }
+        #expect(throws: SourceError.self) { try PCMReader(LiveInput(path: "/dev/null")) }
+        // In the queue: a live input is taken as it is, a bad one refused with the reason.
+        #expect(try TrackSource.expand(["pcm:/run/mpd.fifo?format=s16le"]) == ["pcm:/run/mpd.fifo"])
+        let error = #expect(throws: SourceError.self) { try TrackSource.expand(["pcm:/x?format=u8"]) }
+        #expect(error?.description.contains("u8") == true)
+        // The house names it by what it is, without opening it.
+        let info = TrackLibrary().info("pcm:/no/such/fifo")
+        #expect(info.tags.title == "PCM input /no/such/fifo" && info.length == nil && !info.hasArtwork)
+    }
+
+    /// Saving happens outside the house's lock, so two changes may reach the disk out of
+    /// order: the older state must never overwrite the newer.
+    @Test func anOlderStateNeverOverwritesANewerOne() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try StateStore(directory: dir)
+        let saver = StateSaver(store: store)
+        var newer = HouseState(position: 2)
+        newer.epoch = 2
+        try saver.save(newer, version: 2)
+        try saver.save(HouseState(position: 1, epoch: 1), version: 1)
+        #expect(store.load() == newer)
+        try saver.save(HouseState(position: 3, epoch: 3), version: 3)
+        #expect(store.load()?.epoch == 3)
+    }
+}
