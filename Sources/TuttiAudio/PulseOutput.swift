@@ -35,6 +35,12 @@ public final class PulseOutput: AudioOutput {
     private var taken = true
     private var requestedAt: Int64?
     private var corked = false
+    /// Bytes the server will take now, as its write callback last said, less what was
+    /// written since (what `pa_stream_writable_size` answers, without a call per turn: each
+    /// call into the client library costs a system call of its own, `getpid`).
+    private var writable = 0
+    /// The stream failed or ended (its state callback said so).
+    private var ended = false
     /// After a flush the server's write index moved; take ours from the next timing report.
     private var relearnWriteIndex = false
     /// How often to ask the server for timing (nanoseconds).
@@ -103,6 +109,11 @@ public final class PulseOutput: AudioOutput {
         stream = s
         let me = Unmanaged.passUnretained(self).toOpaque()
         pa_stream_set_underflow_callback(s, { _, user in PulseOutput.from(user).underruns += 1 }, me)
+        pa_stream_set_write_callback(s, { _, bytes, user in PulseOutput.from(user).writable = bytes }, me)
+        pa_stream_set_state_callback(s, { s, user in
+            let state = pa_stream_get_state(s)
+            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { PulseOutput.from(user).ended = true }
+        }, me)
         pa_stream_set_event_callback(s, { _, event, _, user in
             guard let event else { return }
             PulseOutput.from(user).serverAsked(String(cString: event))
@@ -135,13 +146,7 @@ public final class PulseOutput: AudioOutput {
     /// more frames, or `timeout` passes.
     public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
         let deadline = clock.nanosecondsNow() + timeout
-        guard let stream else { return false }
-        // Whatever arrived meanwhile first (timing answers, the last write's flush), without
-        // sleeping; a bounded number of turns, so a server that never stops talking cannot
-        // hold the player here.
-        for _ in 0..<8 {
-            if pa_mainloop_iterate(mainloop, 0, nil) <= 0 { break }
-        }
+        guard stream != nil else { return false }
         // A timing query still out is answered within a millisecond or so: wait for it
         // here, so that its answer is taken the moment it arrives (its round trip is its
         // error bound), not after the next render.
@@ -150,7 +155,7 @@ public final class PulseOutput: AudioOutput {
         }
         while true {
             try checkStream()
-            if pa_stream_writable_size(stream) >= frames * Self.bytesPerFrame { return true }
+            if writable >= frames * Self.bytesPerFrame { return true }
             guard iterate(until: deadline) else { return false }
         }
     }
@@ -167,6 +172,7 @@ public final class PulseOutput: AudioOutput {
         let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
         if rc < 0 { throw AudioError.pulse(operation: "write", message: errorText()) }
         written += Int64(samples.count / AudioFormat.channels)
+        writable = max(0, writable - samples.count * MemoryLayout<Float>.size)
         if requestedAt == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
             requestTiming()
         }
@@ -253,11 +259,7 @@ public final class PulseOutput: AudioOutput {
     }
 
     private func checkStream() throws(AudioError) {
-        guard let stream else { return }
-        let state = pa_stream_get_state(stream)
-        if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
-            throw .pulse(operation: "play", message: "the stream ended: \(errorText())")
-        }
+        if ended { throw .pulse(operation: "play", message: "the stream ended: \(errorText())") }
     }
 
     private func errorText() -> String {

@@ -153,7 +153,7 @@ public final class Follower: @unchecked Sendable {
     }
 
     /// Receives the stream, opens it, and hands each packet to the playout thread with the
-    /// kernel's arrival stamp. It sleeps in `poll` on the socket.
+    /// kernel's arrival stamp. It sleeps in `recvmsg` on the socket (one call per packet).
     private func receiveLoop() {
         // Opens the stream's packets (SRTP).
         var srtp = configuration.sealedStream ? SRTPContext(houseKey.stream) : nil
@@ -161,7 +161,7 @@ public final class Follower: @unchecked Sendable {
         var nextSummary: Int64 = 0
         while !stopFlag.isSet {
             do {
-                guard var datagram = try rtpSocket.receive(timeoutMilliseconds: 250) else { continue }
+                guard var datagram = try rtpSocket.receiveBlocking(timeoutMilliseconds: 250) else { continue }
                 if srtp != nil {
                     do {
                         datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)

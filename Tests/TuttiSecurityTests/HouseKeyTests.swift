@@ -16,6 +16,25 @@ struct HouseKeyTests {
         #expect(HouseKey.generate() != key, "two houses, two keys")
     }
 
+    /// The clock port's tags come from an HMAC keyed once and copied per message: each tag
+    /// is the HMAC-SHA256 of its message alone (RFC 4231 test case 2), however many came
+    /// before it, so the coordinator and followers of different builds still agree.
+    @Test func clockPortTagsAreHMACSHA256OfEachMessage() {
+        let authenticator = HMACAuthenticator(key: SymmetricKey(data: Array("Jefe".utf8)))
+        let message = Array("what do ya want for nothing?".utf8)
+        let expected: [UInt8] = [0x5b, 0xdc, 0xc1, 0x46, 0xbf, 0x60, 0x75, 0x4e, 0x6a, 0x04, 0x24, 0x26, 0x08, 0x95, 0x75, 0xc7,
+                                 0x5a, 0x00, 0x3f, 0x08, 0x9d, 0x27, 0x39, 0x83, 0x9d, 0xec, 0x58, 0xb9, 0x64, 0xec, 0x38, 0x43]
+        for _ in 0..<3 {
+            _ = authenticator.tag(Array("another message first"[...].utf8)[...])
+            let tag = authenticator.tag(message[...])
+            #expect(tag == Array(expected.prefix(ControlMessage.tagSize)))
+            #expect(authenticator.verify(tag[...], for: message[...]))
+        }
+        var forged = authenticator.tag(message[...])
+        forged[0] ^= 1
+        #expect(!authenticator.verify(forged[...], for: message[...]))
+    }
+
     @Test func eachPurposeHasItsOwnKey() throws {
         let key = try #require(HouseKey(hex: String(repeating: "ab", count: 32)))
         let clock = key.derived(.clockPort), fingerprint = key.derived(.fingerprint)
