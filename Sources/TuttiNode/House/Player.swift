@@ -269,8 +269,9 @@ final class Player: @unchecked Sendable {
             }
             self.source = nil
             // A live input's frames are not counted from the epoch's start: it ends where
-            // its timeline is.
-            let end = source.isLive && anchored ? packetizer.nextPresentationTime + codecDelay
+            // its timeline is, after the frames it still holds.
+            let held = AudioFormat.nanoseconds(forFrames: Int64((pcm.count - offset) / 2))
+            let end = source.isLive && anchored ? packetizer.nextPresentationTime + codecDelay + held
                 : epochStart + AudioFormat.nanoseconds(forFrames: epochFrames)
             delegate?.trackEnded(itemID: id, at: end)
             _ = takeActions()
