@@ -111,6 +111,9 @@ struct HouseTests {
         ["follower", "--coordinator", "127.0.0.1", "--output", "speakers"],
         ["follower", "--coordinator", "host:port:extra", "--output", "null"],
         ["coordinator", Harness.demoSong, "--no-such-flag"],
+        ["coordinator", "--pcm", "-", "--pcm-format", "u8"],
+        ["coordinator", "--pcm", "-", Harness.demoSong],
+        ["coordinator", "pcm:/run/x.fifo?rate=44100"],
     ])
     func badCommandLinesFailWithAMessage(args: [String]) throws {
         let h = try Harness("cli")

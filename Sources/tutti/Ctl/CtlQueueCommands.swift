@@ -25,8 +25,14 @@ struct QueueCommand: ParsableCommand {
         @Argument(help: "Files, folders, M3U playlists, or live inputs: pcm:PATH[?format=s16le|f32le] (raw 48 kHz stereo PCM from a named pipe, a file or -).") var paths: [String]
         func validate() throws { if paths.isEmpty { throw ValidationError("name at least one file, folder or playlist") } }
         func run() throws {
-            // Live inputs (pcm:PATH) are named as they are; files by their full path.
-            let absolute = paths.map { LiveInput.isLive($0) ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
+            // Files and live inputs (pcm:PATH) by their full path; standard input (pcm:-) as it is.
+            let absolute = try paths.map { path -> String in
+                guard LiveInput.isLive(path) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
+                var input: LiveInput
+                do { input = try LiveInput(parsing: path) } catch { throw ValidationError("\(error)") }
+                if input.path != "-" { input.path = URL(fileURLWithPath: input.path).standardizedFileURL.path }
+                return input.entry
+            }
             let added = try options.client().send("POST", "/queue", body: AddRequest(paths: absolute, placement: next ? .afterCurrent : .end),
                                                   as: [QueueEntry].self)
             if options.json { return try printJSON(added) }
