@@ -1,4 +1,3 @@
-import Synchronization
 import TuttiAudio
 import TuttiCodecs
 import TuttiCore
@@ -46,16 +45,7 @@ public final class Follower: @unchecked Sendable {
     private let houseKey: HouseKey
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
-    /// Stream packets dropped as not sealed with the house key (or replayed).
-    private let unsealed = Atomic<Int>(0)
-    /// Inputs dropped because the playout thread had not taken the earlier ones yet.
-    private let overflow = Atomic<Int>(0)
     private let clockMemory: ClockMemoryKeeper?
-    /// The receive thread's packets, and the clock thread's news, for the playout thread.
-    private let streamInbox = SPSCQueue<PlayoutInput>(capacity: 1024)
-    private let clockInbox = SPSCQueue<PlayoutInput>(capacity: 256)
-    /// The playout thread's snapshots, for the clock thread.
-    private let snapshots = SPSCQueue<PlayoutSnapshot>(capacity: 16)
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -82,27 +72,31 @@ public final class Follower: @unchecked Sendable {
 
     public func stop() { stopFlag.set() }
 
-    /// Runs until `stop()`; plays through `output` on the calling thread (the playout
-    /// thread), with a receive thread and a clock thread beside it.
-    ///
-    /// The playout thread owns the playout engine. The other two hand it what they receive
-    /// through lock-free queues and read back its snapshots; see docs/threads.md.
+    /// Runs until `stop()`: plays through `output` on the calling thread, the follower's only
+    /// thread (its playout thread). Between renders it takes what its two sockets received
+    /// meanwhile and sends what its clock and room are due to send; see docs/threads.md.
     public func run(output: AudioOutput) throws {
         let unicastPort = configuration.unicast ? try rtpSocket.localAddress().port : nil
         let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
         if let remembered { engine.resumeClock(from: remembered.estimate) }
+        let network = FollowerNetwork(
+            stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
+            coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
+            trace: clockTrace)
+        let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9)) { [clockMemory, clock, device = output.name] last in
+            // A file written once a minute: on a thread of its own, never the playout's.
+            guard let clockMemory else { return }
+            startThread("tutti-keep") {
+                clockMemory.keep(last.estimate, device: device, deviceRatePPM: last.deviceRatePPM, now: clock.nanosecondsNow())
+            }
+        }
         let playout = Playout(
-            engine: engine, inbox: Playout.Inbox(stream: streamInbox, clock: clockInbox), outbox: snapshots,
+            engine: engine, network: network, news: news,
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator,
                                        sealer: configuration.sealedStream ? SRTPContext(houseKey.stream) : nil),
-            clock: clock, chunkFrames: configuration.chunkFrames, outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6),
-            trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
+            clock: clock, chunkFrames: configuration.chunkFrames,
+            outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
-        let clientClock = ClockClient(socket: clockSocket, coordinator: configuration.coordinator, clock: clock,
-                                      stopFlag: stopFlag, unicastPort: unicastPort, houseKey: houseKey,
-                                      sealedStream: configuration.sealedStream, handlers: clockHandlers(deviceName: output.name))
-        startThread("tutti-clock") { clientClock.run() }
-        startThread("tutti-receive") { [self] in receiveLoop() }
         defer {
             stopFlag.set()
             let last = playout.snapshot()
@@ -111,134 +105,149 @@ public final class Follower: @unchecked Sendable {
         log.info("room '\(configuration.name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
         try playout.run(output: output, stop: stopFlag)
     }
+}
 
-    /// Hands something to the playout thread; counts it when the thread has no room for it.
-    private func hand(_ input: PlayoutInput, to inbox: SPSCQueue<PlayoutInput>) {
-        if !inbox.push(input) { overflow.add(1, ordering: .relaxed) }
-    }
+/// The follower's two sockets, used by its playout thread between renders: the stream
+/// (opened with SRTP, each packet with the kernel's arrival stamp) and the house's control
+/// channel (`ClockClient`: time exchanges, the room's reports, settings, epoch ends and
+/// retransmissions). Nothing waits on them: both are read only for what already arrived,
+/// and the kernel's stamps say when it did, so a packet read 20 ms after it came is placed
+/// exactly as one read at once. Sends never wait either (a full buffer drops the datagram).
+final class FollowerNetwork {
+    private let stream: UDPSocket
+    private var srtp: SRTPContext?
+    private var control: ClockClient!
+    private let trace: ClockTrace?
+    private let log = Log("follower")
+    /// What each socket handed on since the last `collect`, in arrival order.
+    private var fromControl: [PlayoutInput] = []
+    private var fromStream: [PlayoutInput] = []
+    /// The playout's last snapshot: the room's reports are made of it.
+    var latest = PlayoutSnapshot.starting
+    /// Stream packets dropped as not sealed with the house key (or replayed).
+    private(set) var unsealed = 0
+    private var reportedUnsealed = 0
+    private var nextSummary: Int64 = 0
 
-    /// The clock thread's side: what the clock client receives goes to the playout thread;
-    /// what the playout thread publishes becomes the room's reports, the pace of the
-    /// exchanges, the kept clock and the log lines.
-    private func clockHandlers(deviceName: String) -> ClockClient.Handlers {
-        let news = PlayoutNews(log: log, name: configuration.name, statusInterval: Int64(configuration.statusInterval * 1e9))
-        let clockInbox = self.clockInbox, snapshots = self.snapshots, clockMemory = self.clockMemory, clock = self.clock
-        let clockTrace = self.clockTrace, log = self.log
-        let hand: @Sendable (PlayoutInput) -> Void = { [self] in self.hand($0, to: clockInbox) }
-        let idle: @Sendable () -> Void = { [self] in
-            guard let last = news.take(snapshots, now: clock.nanosecondsNow(), unsealed: unsealed.load(ordering: .relaxed),
-                                       overflow: overflow.load(ordering: .relaxed)) else { return }
-            clockMemory?.keep(last.estimate, device: deviceName, deviceRatePPM: last.deviceRatePPM, now: clock.nanosecondsNow())
-        }
-        return ClockClient.Handlers(
-            sample: { sample in
-                hand(.clockSample(sample))
-                // The estimate as the playout thread last published it (before this exchange).
-                let last = news.latest
-                clockTrace?.record(sample, last?.estimate)
-                return last?.lock ?? ClockLock(uncertainty: nil, suspect: false)
+    init(stream: UDPSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: UDPSocket, coordinator: SocketAddress,
+         clock: SystemClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?) {
+        self.stream = stream
+        srtp = sealedStream ? SRTPContext(houseKey.stream) : nil
+        self.trace = trace
+        let handlers = ClockClient.Handlers(
+            sample: { [unowned self] sample in
+                // With the estimate as it stood before this exchange (the playout takes it next).
+                trace?.record(sample, latest.estimate)
+                fromControl.append(.clockSample(sample))
             },
-            settings: { version, volume, muted, delay in
-                hand(.settings(version: version, gain: RoomSettings.gain(volume: volume, muted: muted), outputDelay: Int64(delay) * 1_000))
+            settings: { [unowned self] version, volume, muted, delay in
+                fromControl.append(.settings(version: version, gain: RoomSettings.gain(volume: volume, muted: muted),
+                                             outputDelay: Int64(delay) * 1_000))
                 log.info("room settings \(version): volume \((volume * 100).fixed(0))%\(muted ? " (muted)" : ""), "
                          + "output delay \((Double(delay) / 1_000).fixed(1)) ms")
             },
-            epochEnd: { epoch, at in hand(.epochEnd(epoch, at: at)) },
-            report: { [name = configuration.name] in
-                idle()
-                return news.latest?.report(name: name) ?? PlayoutSnapshot.starting.report(name: name)
-            },
-            retransmission: { bytes, at in hand(.retransmission(bytes, arrived: LocalTime(nanoseconds: at))) },
-            idle: idle)
+            epochEnd: { [unowned self] epoch, at in fromControl.append(.epochEnd(epoch, at: at)) },
+            report: { [unowned self] in latest.report(name: roomName) },
+            retransmission: { [unowned self] bytes, arrived in fromControl.append(.retransmission(bytes, arrived: arrived)) })
+        control = ClockClient(socket: controlSocket, coordinator: coordinator, clock: clock, unicastPort: unicastPort,
+                              houseKey: houseKey, sealedStream: sealedStream, handlers: handlers)
     }
 
-    /// Receives the stream, opens it, and hands each packet to the playout thread with the
-    /// kernel's arrival stamp. It sleeps in `recvmsg` on the socket (one call per packet).
-    private func receiveLoop() {
-        // Opens the stream's packets (SRTP).
-        var srtp = configuration.sealedStream ? SRTPContext(houseKey.stream) : nil
-        var reported = 0
-        var nextSummary: Int64 = 0
-        while !stopFlag.isSet {
+    /// Sends what the control channel is due to send; returns the latest time to turn again.
+    func turn(lock: ClockLock) -> Int64 { control.turn(lock: lock) }
+
+    /// Hands `apply` what both sockets received since the last call, merged in the order it
+    /// arrived here (the clock estimator's readings, from exchanges and from packets alike,
+    /// go in in time order); the coordinator's settings and epoch ends before the stream.
+    func collect(_ apply: (PlayoutInput) -> Void) {
+        receiveStream()
+        control.receiveWaiting()
+        var s = 0, c = 0
+        while s < fromStream.count || c < fromControl.count {
+            if s == fromStream.count || (c < fromControl.count && (fromControl[c].stamp ?? .min) <= (fromStream[s].stamp ?? .min)) {
+                apply(fromControl[c])
+                c += 1
+            } else {
+                apply(fromStream[s])
+                s += 1
+            }
+        }
+        fromStream.removeAll(keepingCapacity: true)
+        fromControl.removeAll(keepingCapacity: true)
+    }
+
+    private func receiveStream() {
+        while true {
+            let next: Datagram?
             do {
-                guard var datagram = try rtpSocket.receiveBlocking(timeoutMilliseconds: 250) else { continue }
-                if srtp != nil {
-                    do {
-                        datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)
-                    } catch {
-                        if unsealed.add(1, ordering: .relaxed).newValue == 1 {
-                            log.warning("a stream packet not sealed with the house key (\(error)): dropped (a stranger's, a replay, or "
-                                        + "a coordinator run with --plain-rtp; such packets are counted every 10 s)")
-                        }
-                        continue
-                    }
-                }
-                hand(.packet(datagram.bytes, arrived: LocalTime(nanoseconds: datagram.receivedAt)), to: streamInbox)
-                clockTrace?.recordStream(datagram.bytes, arrived: datagram.receivedAt)
-                if datagram.receivedAt >= nextSummary {
-                    nextSummary = datagram.receivedAt + 10_000_000_000
-                    let count = unsealed.load(ordering: .relaxed)
-                    if count != reported {
-                        log.info("stream in the last 10 s: \(count - reported) packets not sealed with the house key dropped")
-                        reported = count
-                    }
-                }
+                next = try stream.receiveWaiting()
             } catch {
                 log.error("receive: \(error)")
-                System.sleep(nanoseconds: 100_000_000)
+                return
+            }
+            guard var datagram = next else { return }
+            if srtp != nil {
+                do {
+                    datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)
+                } catch {
+                    unsealed += 1
+                    if unsealed == 1 {
+                        log.warning("a stream packet not sealed with the house key (\(error)): dropped (a stranger's, a replay, or "
+                                    + "a coordinator run with --plain-rtp; such packets are counted every 10 s)")
+                    }
+                    continue
+                }
+            }
+            fromStream.append(.packet(datagram.bytes, arrived: LocalTime(nanoseconds: datagram.receivedAt)))
+            trace?.recordStream(datagram.bytes, arrived: datagram.receivedAt)
+            if datagram.receivedAt >= nextSummary {
+                nextSummary = datagram.receivedAt + 10_000_000_000
+                if unsealed != reportedUnsealed {
+                    log.info("stream in the last 10 s: \(unsealed - reportedUnsealed) packets not sealed with the house key dropped")
+                    reportedUnsealed = unsealed
+                }
             }
         }
     }
 }
 
-/// The clock thread's view of the playout thread: it takes the snapshots, keeps the
-/// latest, and logs what changed (the room's state, an interruption, a disproved clock
-/// memory) and, every status interval, the status line.
-final class PlayoutNews: Sendable {
-    private struct Seen {
-        var latest: PlayoutSnapshot?
-        var nextStatus: Int64 = 0
-    }
-
-    private let seen = Mutex(Seen())
+/// What the playout says about itself: the room's state, an interruption, a disproved clock
+/// memory as they change, and the status line every status interval; and, every minute
+/// while locked, the clock to keep for the next run.
+final class PlayoutNews {
     private let log: Log
-    private let name: String
     private let statusInterval: Int64
+    private let keep: (PlayoutSnapshot) -> Void
+    private var latest: PlayoutSnapshot?
+    private var nextStatus: Int64 = 0
+    private var nextKeep: Int64 = 0
 
-    init(log: Log, name: String, statusInterval: Int64) {
+    init(log: Log, statusInterval: Int64, keep: @escaping (PlayoutSnapshot) -> Void) {
         self.log = log
-        self.name = name
         self.statusInterval = statusInterval
+        self.keep = keep
     }
 
-    var latest: PlayoutSnapshot? { seen.withLock { $0.latest } }
-
-    /// Takes the snapshots published since the last call (from the clock thread only: the
-    /// queue has one consumer); returns the newest, if there was one.
-    func take(_ snapshots: SPSCQueue<PlayoutSnapshot>, now: Int64, unsealed: Int, overflow: Int) -> PlayoutSnapshot? {
-        var newest: PlayoutSnapshot?
-        snapshots.drain { snapshot in
-            let before = latest ?? .starting
-            if snapshot.state != before.state { log.info("state: \(snapshot.state.rawValue)") }
-            if snapshot.room.interrupted != before.room.interrupted {
-                log.info(snapshot.room.interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)"
-                                                   : "interruption over")
-            }
-            if snapshot.rememberedRejected, !before.rememberedRejected {
-                log.info("the clock of the last run disagrees with the coordinator's answers (the coordinator restarted, or "
-                         + "its clock moved): locking afresh")
-            }
-            seen.withLock { $0.latest = snapshot }
-            newest = snapshot
+    func tell(_ snapshot: PlayoutSnapshot, now: Int64, unsealed: Int) {
+        let before = latest ?? .starting
+        latest = snapshot
+        if snapshot.state != before.state { log.info("state: \(snapshot.state.rawValue)") }
+        if snapshot.room.interrupted != before.room.interrupted {
+            log.info(snapshot.room.interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)"
+                                               : "interruption over")
         }
-        let status = seen.withLock { s -> PlayoutSnapshot? in
-            guard now >= s.nextStatus, let latest = s.latest else { return nil }
-            let first = s.nextStatus == 0
-            s.nextStatus = now + statusInterval
-            return first ? nil : latest
+        if snapshot.rememberedRejected, !before.rememberedRejected {
+            log.info("the clock of the last run disagrees with the coordinator's answers (the coordinator restarted, or "
+                     + "its clock moved): locking afresh")
         }
-        if let status { log.info(status.statusLine(unsealed: unsealed, overflow: overflow)) }
-        return newest
+        if now >= nextStatus {
+            if nextStatus != 0 { log.info(snapshot.statusLine(unsealed: unsealed)) }
+            nextStatus = now + statusInterval
+        }
+        if snapshot.estimate != nil, now >= nextKeep {
+            if nextKeep != 0 { keep(snapshot) }
+            nextKeep = now + 60_000_000_000
+        }
     }
 }
 

@@ -3,7 +3,7 @@ import TuttiCore
 import TuttiNet
 import TuttiSecurity
 
-/// What the follower's network threads hand its playout thread, in arrival order.
+/// What the follower's sockets bring its playout, in arrival order.
 enum PlayoutInput: Sendable {
     /// A stream packet, opened, and when the kernel received it.
     case packet([UInt8], arrived: LocalTime)
@@ -64,10 +64,9 @@ struct PlayoutSnapshot: Sendable {
             packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages)
     }
 
-    /// A one-line summary of the clock, buffer and loss counters; `unsealed` and `overflow`
-    /// are the network threads' own counts (packets not sealed with the house key, and
-    /// inputs the playout thread had no room for).
-    func statusLine(unsealed: Int, overflow: Int) -> String {
+    /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the
+    /// stream's packets not sealed with the house key.
+    func statusLine(unsealed: Int) -> String {
         let s = statistics, r = requests
         let clock = estimate.map { "\($0)" } ?? "not locked"
         let timing = (Double(s.lastError) / 1000).fixed(1, sign: true)
@@ -75,7 +74,7 @@ struct PlayoutSnapshot: Sendable {
         return "clock: \(clock); device latency \(outputLatency / 1_000_000) ms; timing \(timing) µs, rate \(rate) ppm; "
             + "buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) "
             + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
-            + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates + overflow), "
+            + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), "
             + "unsealed \(unsealed), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
             + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps)"
     }
@@ -89,21 +88,17 @@ struct RoomControl: Sendable {
     var interrupted: Bool
 }
 
-/// The follower's real-time side, owned by the playout thread alone: the playout engine,
-/// the device's timeline, the room's gain. It sleeps on the device's demand; at each wake
-/// it takes what the network threads queued (lock-free), asks for what is missing, renders
-/// the frames due and writes them, and now and then publishes a snapshot. It never waits
-/// on another thread: nothing here is shared under a lock.
+/// The follower's real-time side, run by its only thread: the playout engine, the device's
+/// timeline, the room's gain, and the sockets. It sleeps on the device's demand (in
+/// PulseAudio's main loop), or until the control channel or a retransmission request is
+/// due; at each wake it takes what the sockets received meanwhile (without waiting), asks
+/// for what is missing, sends what the clock and the room are due to send, renders the
+/// frames due and writes them. It shares nothing with another thread, so it never waits on
+/// one; see docs/threads.md.
 final class Playout {
-    struct Inbox {
-        /// From the stream's receive thread.
-        let stream: SPSCQueue<PlayoutInput>
-        /// From the clock thread.
-        let clock: SPSCQueue<PlayoutInput>
-    }
-
-    /// Sends this follower's NACKs (RFC 4585) to the coordinator, sealed with SRTCP when
-    /// the stream is sealed: a UDP send that never waits (a full socket buffer drops it).
+    /// Sends this follower's NACKs (RFC 4585) to the coordinator on the control channel,
+    /// sealed with SRTCP when the stream is sealed: a UDP send that never waits (a full
+    /// socket buffer drops it).
     struct Requests {
         let socket: UDPSocket
         let coordinator: SocketAddress
@@ -113,8 +108,8 @@ final class Playout {
     }
 
     let engine: PlayoutEngine
-    private let inbox: Inbox
-    private let outbox: SPSCQueue<PlayoutSnapshot>
+    private let network: FollowerNetwork
+    private let news: PlayoutNews
     private var requests: Requests
     private let clock: any MonotonicClock
     private let chunkFrames: Int
@@ -126,11 +121,11 @@ final class Playout {
     private var rendersToSnapshot = 0
     private let trace: TimingTrace?
 
-    init(engine: PlayoutEngine, inbox: Inbox, outbox: SPSCQueue<PlayoutSnapshot>, requests: Requests, clock: any MonotonicClock,
+    init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
          chunkFrames: Int, outputDelay: Int64, trace: TimingTrace?) {
         self.engine = engine
-        self.inbox = inbox
-        self.outbox = outbox
+        self.network = network
+        self.news = news
         self.requests = requests
         self.clock = clock
         self.chunkFrames = chunkFrames
@@ -147,15 +142,19 @@ final class Playout {
         var buffer: [Float] = []
         buffer.reserveCapacity(chunkFrames * 2)
         while !stop.isSet {
-            // It wakes for the device's demand, and when a retransmission request is due (a
-            // packet overdue, or a retry): a request sent late leaves its answer less time.
-            let requestDue = engine.nextRetransmissionRequest.map { $0.nanoseconds - clock.nanosecondsNow() } ?? .max
-            let ready = try output.awaitDemand(frames: chunkFrames, timeout: min(200_000_000, max(1_000_000, requestDue)))
+            // It wakes for the device's demand; when the control channel is due to send (a
+            // time request rides the device's wakes where it can); and when a retransmission
+            // request is due (a packet overdue, or a retry: a request sent late leaves its
+            // answer less time).
+            let controlDue = network.turn(lock: ClockLock(engine.clock))
+            let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, clock.nanosecondsNow() + 1_000_000) } ?? .max
+            let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - clock.nanosecondsNow()))
+            let ready = try output.awaitDemand(frames: chunkFrames, timeout: timeout)
             let now = clock.nanosecondsNow()
             let clockChanged = takeInputs()
             askForMissing(at: LocalTime(nanoseconds: now))
             guard ready else {
-                publish(force: clockChanged)
+                publish(force: clockChanged, now: now)
                 continue
             }
             let jumps = device.jumps
@@ -177,30 +176,17 @@ final class Playout {
             trace?.record(now: now, timing: timing, written: written, heard: heard, engine: engine)
             gain.apply(to: &buffer)
             try output.write(buffer)
-            publish(force: clockChanged)
+            publish(force: clockChanged, now: now)
         }
     }
 
-    /// Applies what the network threads queued, merged in the order it happened here (the
-    /// clock estimator's readings, from exchanges and from packets alike, go in in time
-    /// order, as they would have one by one). True when a clock exchange came in.
+    /// Applies what the sockets received since the last wake, in arrival order. True when
+    /// a clock exchange came in.
     private func takeInputs() -> Bool {
         var clockChanged = false
-        var fromStream = inbox.stream.pop(), fromClock = inbox.clock.pop()
-        while fromStream != nil || fromClock != nil {
-            let takeClock = switch (fromStream, fromClock) {
-            case (nil, _): true
-            case (_, nil): false
-            case let (s?, c?): (c.stamp ?? .min) <= (s.stamp ?? .min)
-            }
-            if takeClock {
-                if case .clockSample = fromClock! { clockChanged = true }
-                apply(fromClock!)
-                fromClock = inbox.clock.pop()
-            } else {
-                apply(fromStream!)
-                fromStream = inbox.stream.pop()
-            }
+        network.collect { input in
+            if case .clockSample = input { clockChanged = true }
+            apply(input)
         }
         return clockChanged
     }
@@ -242,13 +228,14 @@ final class Playout {
             deviceJumps: device.jumps)
     }
 
-    /// Publishes a snapshot every 10 renders (about 100 ms), and at once after a clock
-    /// exchange (its pace depends on the new bound). A full outbox drops it: the next one
-    /// says the same, newer.
-    private func publish(force: Bool) {
+    /// Takes a snapshot every 10 renders (about 100 ms), and at once after a clock
+    /// exchange: the room's reports are made of it, and the log lines.
+    private func publish(force: Bool, now: Int64) {
         rendersToSnapshot -= 1
         guard force || rendersToSnapshot <= 0 else { return }
         rendersToSnapshot = 10
-        outbox.push(snapshot())
+        let latest = snapshot()
+        network.latest = latest
+        news.tell(latest, now: now, unsealed: network.unsealed)
     }
 }

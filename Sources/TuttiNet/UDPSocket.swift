@@ -7,8 +7,6 @@ public final class UDPSocket: @unchecked Sendable {
     private var buffer = [UInt8](repeating: 0, count: 65_536)
     private var control = [UInt8](repeating: 0, count: 128)
     private var stamped = false
-    /// The receive timeout set on the socket for `receiveBlocking` (nil: none yet).
-    private var blockingTimeout: Int32?
 
     public init() throws(SystemError) {
         descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0))
@@ -105,20 +103,15 @@ public final class UDPSocket: @unchecked Sendable {
         return try take()
     }
 
-    /// Like `receive(timeoutMilliseconds:)`, with one system call per datagram instead of
-    /// two: it sleeps in `recvmsg` itself, under a receive timeout set on the socket (again
-    /// only when it changes). For a thread that only ever waits on this socket.
-    public func receiveBlocking(timeoutMilliseconds: Int32) throws(SystemError) -> Datagram? {
-        if timeoutMilliseconds != blockingTimeout {
-            var tv = timeval(tv_sec: Int(timeoutMilliseconds / 1000), tv_usec: Int(timeoutMilliseconds % 1000) * 1000)
-            _ = try System.check("setsockopt(SO_RCVTIMEO)", setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size)))
-            blockingTimeout = timeoutMilliseconds
-        }
-        return try take()
+    /// A datagram already waiting, without waiting for one: nil when none is. For a
+    /// thread that wakes for other reasons and takes what came meanwhile (with kernel
+    /// stamps, the wait does not blur when it arrived).
+    public func receiveWaiting() throws(SystemError) -> Datagram? {
+        try take(flags: Int32(MSG_DONTWAIT))
     }
 
     /// Reads one datagram (with its kernel stamp); nil when none came (EAGAIN, EINTR).
-    private func take() throws(SystemError) -> Datagram? {
+    private func take(flags: Int32 = 0) throws(SystemError) -> Datagram? {
         var sa = sockaddr_in()
         var controlLength = 0
         let n = buffer.withUnsafeMutableBytes { b in
@@ -133,7 +126,7 @@ public final class UDPSocket: @unchecked Sendable {
                         msg.msg_iovlen = 1
                         msg.msg_control = c.baseAddress
                         msg.msg_controllen = c.count
-                        let r = recvmsg(descriptor, &msg, 0)
+                        let r = recvmsg(descriptor, &msg, flags)
                         controlLength = Int(msg.msg_controllen)
                         return r
                     }

@@ -61,12 +61,13 @@ public final class LyricScreen: @unchecked Sendable {
         let socket = try UDPSocket()
         try socket.bind(SocketAddress(address: 0, port: 0))
         socket.enableReceiveTimestamps()
-        let handlers = ClockClient.Handlers(
-            sample: { [self] sample in lock.withLock { estimator.add(sample); return ClockLock(estimator) } },
-            settings: { _, _, _, _ in }, epochEnd: { _, _ in }, report: nil)
-        let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock,
-                                      stopFlag: stopFlag, unicastPort: nil, houseKey: houseKey, handlers: handlers)
-        startThread("tutti-clock") { clockClient.run() }
+        startThread("tutti-clock") { [self] in
+            let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock, unicastPort: nil,
+                                          houseKey: houseKey, handlers: ClockClient.Handlers(sample: { [self] sample in
+                                              lock.withLock { estimator.add(sample) }
+                                          }))
+            clockClient.run(stop: stopFlag) { [self] in lock.withLock { ClockLock(estimator) } }
+        }
         startThread("tutti-events") { [self] in followEvents() }
         defer { stopFlag.set() }
         let fullScreen = !configuration.lineMode && isatty(STDOUT_FILENO) == 1

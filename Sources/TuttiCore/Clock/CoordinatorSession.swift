@@ -1,0 +1,203 @@
+/// A member's session with its coordinator on the house's control channel (the clock
+/// port), as a machine: what to send when, and what each authenticated message means.
+///
+/// A follower and a lyric screen keep their clocks locked to the coordinator's (a burst of
+/// time exchanges at start, then as often as the estimate's bound needs); a follower that
+/// asked for unicast renews its subscription every second, and at once when the
+/// coordinator answers after a silence or when the clock's exchanges disagree with it (a
+/// restarted coordinator learns of it at once); a room reports itself once a second. While
+/// the coordinator does not answer it backs off to once a second and says so.
+///
+/// The machine reads no clock and touches no socket: its shell (`ClockClient`) passes the
+/// time in, seals what it asks to send (with `cookie`), opens what arrives and passes on the
+/// messages whose tag is the house's. Of those, a time answer counts only for a request of
+/// the last second not answered before, any other only when its stamp is within 2 s of the
+/// coordinator's clock (a replay is older): the rest are counted in `stale`.
+///
+/// Requests are due in a window around their time (a quarter of the interval either
+/// side), so that a shell which wakes for other reasons (a follower's device asking for
+/// audio every 20 ms) sends them on those wakes instead of waking for them alone.
+public struct CoordinatorSession: Sendable {
+    /// What the shell is to do.
+    public enum Action: Equatable, Sendable {
+        /// Send a time request: stamp the local time just before sending it as its
+        /// originate, and tell `requestSent(originate:)`.
+        case requestTime
+        /// Send this message, sealed with `cookie`.
+        case send(ControlMessage)
+        /// Send the room's report (the shell knows how the room plays).
+        case sendReport
+        /// A time exchange, for the clock estimator.
+        case sample(ClockSample)
+        case settings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32)
+        case epochEnd(UInt32, at: CoordinatorTime)
+        /// Something to tell the person running this member.
+        case notice(Notice)
+    }
+
+    public enum Notice: Equatable, Sendable {
+        /// No answer for 1.5 s; retrying at this interval (ns), doubling to a second.
+        case notAnswering(retryInterval: Int64)
+        case answersAgain
+        /// The coordinator says this member's house key is not its own (at most every 10 s).
+        case notPaired
+        /// The coordinator's stream has a new SSRC: it restarted.
+        case restarted(stream: UInt32, was: UInt32)
+    }
+
+    /// The stream's port when this member receives by unicast; nil on multicast.
+    public let unicastPort: UInt16?
+    /// Whether this member is a room (it reports itself) or a screen (it does not).
+    public let reportsRoom: Bool
+    /// Messages from the coordinator's address, signed, that did not count (stale,
+    /// replayed or unasked-for).
+    public private(set) var stale = 0
+
+    /// The cookie the shell seals this member's messages with.
+    public var cookie: UInt64 { link.cookie }
+
+    private var link = CoordinatorLink()
+    private var exchanges = 0
+    private var lastAnswer: Int64?
+    private var firstRequest: Int64?
+    private var backoff: Int64 = 500_000_000
+    private var complained = false
+    private var nextRequest: Int64 = 0
+    /// How early or late (ns) the next request may go: a quarter of its interval.
+    private var requestSlack: Int64 = 0
+    private var nextSubscribe: Int64 = 0
+    private var nextReport: Int64 = 0
+    private var lastNotPaired: Int64?
+    private var streamSSRC: UInt32?
+    private var lock = ClockLock(uncertainty: nil, suspect: false)
+
+    static let reportInterval: Int64 = 1_000_000_000
+    static let subscribeInterval: Int64 = 1_000_000_000
+    static let maximumBackoff: Int64 = 1_000_000_000
+    /// The coordinator silent this long: say so, and back off.
+    static let silenceBeforeBackoff: Int64 = 1_500_000_000
+    /// Answers come at least every 250 ms plus a round trip; a longer gap is an outage.
+    static let silenceBeforeResubscribing: Int64 = 600_000_000
+
+    public init(unicastPort: UInt16?, reportsRoom: Bool) {
+        self.unicastPort = unicastPort
+        self.reportsRoom = reportsRoom
+    }
+
+    /// What is due at `now`, given how the clock stands (it sets the pace of the
+    /// exchanges). The time request, when due, comes first: it is stamped as it is sent.
+    public mutating func turn(now: Int64, lock: ClockLock) -> [Action] {
+        // Exchanges that start to disagree: the coordinator may have restarted and
+        // forgotten this member. Subscribe now, not at the next turn.
+        if lock.suspect, !self.lock.suspect { nextSubscribe = min(nextSubscribe, now) }
+        self.lock = lock
+        var actions: [Action] = []
+        if now >= nextRequest - requestSlack {
+            if firstRequest == nil { firstRequest = now }
+            actions.append(.requestTime)
+            var interval = ExchangeSchedule.interval(after: exchanges, uncertainty: lock.uncertainty, suspect: lock.suspect)
+            if now - (lastAnswer ?? firstRequest ?? now) > Self.silenceBeforeBackoff {
+                if !complained {
+                    actions.append(.notice(.notAnswering(retryInterval: backoff)))
+                    complained = true
+                }
+                interval = backoff
+                backoff = min(backoff * 2, Self.maximumBackoff)
+                nextSubscribe = min(nextSubscribe, now + interval)
+            }
+            nextRequest = now + interval
+            requestSlack = interval / 4
+            exchanges += 1
+        }
+        // Subscriptions and reports count only with the coordinator's cookie: after an answer.
+        if let port = unicastPort, now >= nextSubscribe, link.cookie != 0 {
+            actions.append(.send(.subscribe(rtpPort: port, leaseSeconds: 30)))
+            nextSubscribe = now + Self.subscribeInterval
+        }
+        if reportsRoom, now >= nextReport, lastAnswer != nil {
+            actions.append(.sendReport)
+            nextReport = now + Self.reportInterval
+        }
+        return actions
+    }
+
+    /// The time request the last turn asked for went out, stamped `originate` (local ns).
+    public mutating func requestSent(originate: Int64) { link.sent(originate: originate) }
+
+    /// The latest the shell should turn again (local ns); it may turn earlier.
+    public var nextTurn: Int64 {
+        var wake = nextRequest + requestSlack
+        if unicastPort != nil, link.cookie != 0 { wake = min(wake, nextSubscribe) }
+        if reportsRoom, lastAnswer != nil { wake = min(wake, nextReport) }
+        return wake
+    }
+
+    /// A message from the coordinator whose tag was the house's (`notPaired` carries none),
+    /// with the stamp of its header and when it arrived here.
+    public mutating func receive(_ message: ControlMessage, stamp: UInt64, arrived: LocalTime) -> [Action] {
+        let t4 = arrived.nanoseconds
+        switch message {
+        case .notPaired:
+            guard lastNotPaired.map({ t4 - $0 > 10_000_000_000 }) ?? true else { return [] }
+            lastNotPaired = t4
+            return [.notice(.notPaired)]
+        case let .timeResponse(originate, receive, transmit, cookie):
+            guard link.answer(originate: originate, transmit: transmit.coordinatorTime, cookie: cookie, arrived: arrived) else {
+                stale += 1
+                return []
+            }
+            let sample = ClockSample(t1: LocalTime(nanoseconds: Int64(bitPattern: originate)), t2: receive.coordinatorTime,
+                                     t3: transmit.coordinatorTime, t4: arrived)
+            guard sample.t1 <= sample.t4, sample.t4 - sample.t1 < 1_000_000_000 else { return [] }
+            var actions: [Action] = []
+            if complained { actions.append(.notice(.answersAgain)) }
+            complained = false
+            backoff = 500_000_000
+            // Back after a silence: the coordinator may have restarted and forgotten this
+            // member. Subscribe now, not at the next turn.
+            if lastAnswer.map({ t4 - $0 > Self.silenceBeforeResubscribing }) ?? false { nextSubscribe = min(nextSubscribe, t4) }
+            lastAnswer = t4
+            actions.append(.sample(sample))
+            return actions
+        case .timeRequest, .subscribe, .roomReport:
+            stale += 1  // a member's message, not the coordinator's
+            return []
+        case .roomSettings, .epochEnd, .subscribed:
+            break
+        }
+        guard link.isFresh(stamp: NTPTimestamp(rawValue: stamp).coordinatorTime, arrived: arrived) else {
+            stale += 1
+            return []
+        }
+        switch message {
+        case let .roomSettings(version, volume, muted, delay):
+            nextReport = min(nextReport, t4 + 20_000_000)  // confirm soon
+            return [.settings(version: version, volume: volume, muted: muted, outputDelayMicroseconds: delay)]
+        case let .epochEnd(epoch, at):
+            return [.epochEnd(epoch, at: at.coordinatorTime)]
+        case let .subscribed(ssrc, _):
+            defer { streamSSRC = ssrc }
+            if let known = streamSSRC, known != ssrc { return [.notice(.restarted(stream: ssrc, was: known))] }
+            return []
+        default:
+            return []
+        }
+    }
+}
+
+/// How a member's clock stands, as far as the pace of its exchanges goes.
+public struct ClockLock: Equatable, Sendable {
+    /// The estimate's bound, nil when not locked.
+    public var uncertainty: Int64?
+    /// Exchanges disagree with the estimate (the coordinator may have restarted).
+    public var suspect: Bool
+
+    public init(uncertainty: Int64?, suspect: Bool) {
+        self.uncertainty = uncertainty
+        self.suspect = suspect
+    }
+
+    public init(_ estimator: ClockEstimator) {
+        self.init(uncertainty: estimator.estimate?.uncertainty, suspect: estimator.isSuspect)
+    }
+}
