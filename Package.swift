@@ -27,6 +27,9 @@ let package = Package(
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
+        // libpulse already brings it into every follower (through libsystemd).
+        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
         .target(name: "COpusShim", dependencies: ["COpus"]),
 
@@ -38,9 +41,9 @@ let package = Package(
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
         // The house key: made, saved, derived per purpose (HKDF); the clock port's tags
         // (HMAC-SHA256); the stream's SRTP (AES-GCM); pairing (X25519); the control API's
-        // certificate (X.509). The only importer of swift-crypto and swift-certificates.
+        // certificate (X.509). The only importer of swift-crypto, swift-certificates and libgcrypt.
         .target(name: "TuttiSecurity", dependencies: [
-            "TuttiCore", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+            "TuttiCore", "CGcrypt", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
         // The system-call fence: UDP sockets (audio, clock), the clock, files, threads,

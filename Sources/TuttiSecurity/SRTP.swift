@@ -58,23 +58,24 @@ public struct SRTPSessionKeys: Sendable {
         case rtpEncryption = 0x00, rtpSalt = 0x02, rtcpEncryption = 0x03, rtcpSalt = 0x05
     }
 
-    let rtpKey: SymmetricKey
+    let rtpKey: GCMKey
     let rtpSalt: [UInt8]
-    let rtcpKey: SymmetricKey
+    let rtcpKey: GCMKey
     let rtcpSalt: [UInt8]
 
     /// Session keys as they are (RFC 7714's test vectors give them so).
     init(rtpKey: [UInt8], rtpSalt: [UInt8], rtcpKey: [UInt8], rtcpSalt: [UInt8]) {
-        self.rtpKey = SymmetricKey(data: rtpKey)
+        self.rtpKey = GCMKey(rtpKey)!
         self.rtpSalt = rtpSalt
-        self.rtcpKey = SymmetricKey(data: rtcpKey)
+        self.rtcpKey = GCMKey(rtcpKey)!
         self.rtcpSalt = rtcpSalt
     }
 
     public init(_ master: SRTPMasterKey) {
-        rtpKey = SymmetricKey(data: Self.derive(master.key, master.salt, .rtpEncryption, SRTPMasterKey.keySize))
+        // 16 bytes: a key libcrypto takes (it fails only out of memory).
+        rtpKey = GCMKey(Self.derive(master.key, master.salt, .rtpEncryption, SRTPMasterKey.keySize))!
         rtpSalt = Self.derive(master.key, master.salt, .rtpSalt, SRTPMasterKey.saltSize)
-        rtcpKey = SymmetricKey(data: Self.derive(master.key, master.salt, .rtcpEncryption, SRTPMasterKey.keySize))
+        rtcpKey = GCMKey(Self.derive(master.key, master.salt, .rtcpEncryption, SRTPMasterKey.keySize))!
         rtcpSalt = Self.derive(master.key, master.salt, .rtcpSalt, SRTPMasterKey.saltSize)
     }
 
@@ -234,23 +235,16 @@ public struct SRTPContext: Sendable {
     }
 
     /// The encrypted body ‖ its tag over `authenticating` (sent as it is) and the body.
-    static func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, key: SymmetricKey, nonce: [UInt8]) -> [UInt8] {
-        // A 12-byte nonce and a 16-byte key cannot fail.
-        let box = try! AES.GCM.seal(body, using: key, nonce: AES.GCM.Nonce(data: nonce), authenticating: authenticating)
-        return Array(box.ciphertext) + box.tag
+    static func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, key: GCMKey, nonce: [UInt8]) -> [UInt8] {
+        key.seal(body, authenticating: authenticating, nonce: nonce)
     }
 
     /// Checks the tag over `authenticating` and the body, then returns the decrypted body.
-    static func open(_ sealed: ArraySlice<UInt8>, authenticating header: ArraySlice<UInt8>, key: SymmetricKey,
+    static func open(_ sealed: ArraySlice<UInt8>, authenticating header: ArraySlice<UInt8>, key: GCMKey,
                      nonce: [UInt8]) throws(SRTPError) -> [UInt8] {
         guard sealed.count >= tagSize else { throw .malformed("no room for the tag") }
-        do {
-            let box = try AES.GCM.SealedBox(nonce: AES.GCM.Nonce(data: nonce), ciphertext: sealed.dropLast(tagSize),
-                                            tag: sealed.suffix(tagSize))
-            return Array(try AES.GCM.open(box, using: key, authenticating: header))
-        } catch {
-            throw .unauthenticated
-        }
+        guard let plain = key.open(sealed, authenticating: header, nonce: nonce) else { throw .unauthenticated }
+        return plain
     }
 
     static func u16(_ b: [UInt8], _ at: Int) -> UInt16 { UInt16(b[at]) << 8 | UInt16(b[at + 1]) }

@@ -1,0 +1,109 @@
+import CGcrypt
+import Synchronization
+
+/// An AES-GCM key (128 or 256 bits: RFC 7714's two AEADs) with its key schedule made once,
+/// through libgcrypt, for SRTP's seals and opens: one per packet, 50 a second in every room.
+///
+/// swift-crypto's `AES.GCM` makes a new BoringSSL context from the key at every call and
+/// goes through `Data` and generic layers on the way; a follower wakes every 20 ms with cold
+/// caches, and that path cost it a fifth of its CPU (bench/NOTES.md). libgcrypt's cipher
+/// handle keeps the key schedule and the GHASH key, and a packet is one reset, the nonce,
+/// the header, the body and the tag. libpulse brings libgcrypt into every follower already
+/// (through libsystemd), so it adds no library to map.
+///
+/// Every call takes a lock of its own (uncontended: a key has one user at a time), so a
+/// key may be shared between threads.
+final class GCMKey: Sendable {
+    static let nonceSize = 12
+    static let tagSize = 16
+
+    private struct Handles: ~Copyable {
+        let seal: OpaquePointer
+        let open: OpaquePointer
+    }
+
+    private let handles: Mutex<Handles>
+
+    /// libgcrypt's one-time initialization, which must come before any other call.
+    private static let initialized: Bool = gcry_check_version(nil) != nil
+
+    /// A 16- or 32-byte key; nil for any other size, or when libgcrypt cannot make a handle.
+    init?(_ key: [UInt8]) {
+        guard Self.initialized, key.count == 16 || key.count == 32 else { return nil }
+        let algorithm = Int32(key.count == 16 ? GCRY_CIPHER_AES.rawValue : GCRY_CIPHER_AES256.rawValue)
+        func handle() -> OpaquePointer? {
+            var h: gcry_cipher_hd_t?
+            guard gcry_cipher_open(&h, algorithm, Int32(GCRY_CIPHER_MODE_GCM.rawValue), 0) == 0, let h else { return nil }
+            guard gcry_cipher_setkey(h, key, key.count) == 0 else {
+                gcry_cipher_close(h)
+                return nil
+            }
+            return h
+        }
+        guard let seal = handle() else { return nil }
+        guard let open = handle() else {
+            gcry_cipher_close(seal)
+            return nil
+        }
+        handles = Mutex(Handles(seal: seal, open: open))
+    }
+
+    deinit {
+        handles.withLock {
+            gcry_cipher_close($0.seal)
+            gcry_cipher_close($0.open)
+        }
+    }
+
+    /// Starts a message on `h`: back to the key alone (the handle keeps its key schedule),
+    /// then the nonce.
+    private static func start(_ h: OpaquePointer, nonce: [UInt8]) -> Bool {
+        gcry_cipher_ctl(h, GCRYCTL_RESET.rawValue.asInt32, nil, 0) == 0 && gcry_cipher_setiv(h, nonce, nonce.count) == 0
+    }
+
+    /// `body` encrypted, then the tag over `authenticating` and the body.
+    func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8] {
+        precondition(nonce.count == Self.nonceSize)
+        var out = [UInt8](repeating: 0, count: body.count + Self.tagSize)
+        let ok = handles.withLock { h -> Bool in
+            guard Self.start(h.seal, nonce: nonce) else { return false }
+            return authenticating.withUnsafeBytes { aad in
+                body.withUnsafeBytes { plain in
+                    out.withUnsafeMutableBytes { o in
+                        gcry_cipher_authenticate(h.seal, aad.baseAddress, aad.count) == 0
+                            && gcry_cipher_encrypt(h.seal, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
+                            && gcry_cipher_gettag(h.seal, o.baseAddress! + plain.count, Self.tagSize) == 0
+                    }
+                }
+            }
+        }
+        // A 12-byte nonce with a key that made its handle cannot fail.
+        precondition(ok, "AES-GCM seal failed")
+        return out
+    }
+
+    /// The decrypted body of `sealed` (body then tag), or nil when the tag over
+    /// `authenticating` and the body does not check out.
+    func open(_ sealed: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8]? {
+        guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return nil }
+        let length = sealed.count - Self.tagSize
+        var out = [UInt8](repeating: 0, count: length)
+        let ok = handles.withLock { h -> Bool in
+            guard Self.start(h.open, nonce: nonce) else { return false }
+            return authenticating.withUnsafeBytes { aad in
+                sealed.withUnsafeBytes { s in
+                    out.withUnsafeMutableBytes { o in
+                        gcry_cipher_authenticate(h.open, aad.baseAddress, aad.count) == 0
+                            && gcry_cipher_decrypt(h.open, o.baseAddress, length, s.baseAddress, length) == 0
+                            && gcry_cipher_checktag(h.open, s.baseAddress! + length, Self.tagSize) == 0
+                    }
+                }
+            }
+        }
+        return ok ? out : nil
+    }
+}
+
+private extension UInt32 {
+    var asInt32: Int32 { Int32(bitPattern: self) }
+}
