@@ -22,8 +22,8 @@ final class SimulatedHouse {
         let engine: PlayoutEngine
         var network: InMemoryNetwork<Int>
         var clockNetwork: InMemoryNetwork<Int>
-        var nextExchange: Int64 = 0
-        var exchanges = 0
+        /// The member's side of the control channel: the follower's own machine.
+        var session = CoordinatorSession(unicastPort: nil, reportsRoom: false)
         /// Local time at which the next device chunk is heard.
         var deviceNext: Int64?
         /// (true time heard, stream position played) for every non-silent frame.
@@ -137,7 +137,9 @@ final class SimulatedHouse {
         let cut = now + cutLead
         let heard = Int64(position(at: cut).rounded())
         cuts.append((packetizer.epoch, cut))
-        let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut)).encode()
+        // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
+        let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut))
+            .encode(stamp: NTPTimestamp(nanoseconds: now).rawValue)
         for m in members where now >= m.spec.joinAt {
             for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
         }
@@ -158,11 +160,13 @@ final class SimulatedHouse {
     }
 
     private func advance(_ m: Member, index: Int) {
-        // Clock exchanges: a burst, then every 250 ms. Coordinator time is true time.
-        if now >= m.nextExchange {
-            m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: m.local(now))).encode(), to: 1, at: now)
-            m.exchanges += 1
-            m.nextExchange = now + ExchangeSchedule.interval(after: m.exchanges - 1, uncertainty: m.engine.clockEstimate?.uncertainty)
+        // Clock exchanges as the follower's control channel paces them (its CoordinatorSession,
+        // on the member's local clock): a burst, then as often as the bound needs. Coordinator
+        // time is true time.
+        for action in m.session.turn(now: m.local(now), lock: ClockLock(m.engine.clock)) where action == .requestTime {
+            let t1 = m.local(now)
+            m.session.requestSent(originate: t1)
+            m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).encode(), to: 1, at: now)
         }
         for d in m.clockNetwork.deliver(upTo: now) {
             if GenericNACK.isFeedback(d.bytes), let nack = try? GenericNACK.decode(d.bytes) {
@@ -176,18 +180,21 @@ final class SimulatedHouse {
                 m.engine.receiveRetransmission(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
                 continue
             }
-            switch (try? ControlMessage.decode(d.bytes))?.message {
-            case let .timeRequest(t1)?:
+            guard let (message, stamp) = try? ControlMessage.decode(d.bytes) else { continue }
+            if case let .timeRequest(t1) = message {
                 // Handled exactly when it arrives (not at the step), 20 µs to answer.
                 let reply = ControlMessage.timeResponse(originate: t1, receive: NTPTimestamp(nanoseconds: d.deliverAt),
                                                         transmit: NTPTimestamp(nanoseconds: d.deliverAt + 20_000), cookie: 1)
                 m.clockNetwork.send(reply.encode(), to: 0, at: d.deliverAt + 20_000)
-            case let .timeResponse(t1, t2, t3, _)?:
-                m.engine.addClockSample(ClockSample(t1: LocalTime(nanoseconds: Int64(bitPattern: t1)), t2: t2.coordinatorTime,
-                                                    t3: t3.coordinatorTime, t4: LocalTime(nanoseconds: m.local(d.deliverAt))))
-            case let .epochEnd(epoch, at)?:
-                m.engine.endEpoch(epoch, at: at.coordinatorTime)
-            default: break
+                continue
+            }
+            // The coordinator's messages go through the member's session, as a follower's do.
+            for action in m.session.receive(message, stamp: stamp, arrived: LocalTime(nanoseconds: m.local(d.deliverAt))) {
+                switch action {
+                case let .sample(sample): m.engine.addClockSample(sample)
+                case let .epochEnd(epoch, at): m.engine.endEpoch(epoch, at: at)
+                default: break
+                }
             }
         }
         if now % 250_000_000 == 0, let e = m.engine.clockEstimate {
