@@ -58,6 +58,18 @@ struct CoordinatorSessionTests {
         #expect(session.nextTurn == now + 250 * Self.ms + 250 * Self.ms / 4, "5 µs bound: every 250 ms")
     }
 
+    @Test func theFirstTurnAsksWhateverTheLocalClockReads() {
+        for start: Int64 in [-3_000_000_000, 0, 5_000_000_000] {
+            var session = CoordinatorSession(unicastPort: 6000, reportsRoom: true)
+            #expect(session.nextTurn <= start)
+            #expect(session.turn(now: start, lock: Self.locked) == [.requestTime], "at \(start)")
+            session.requestSent(originate: start)
+            _ = session.receive(Self.answer(to: start, cookie: 3), stamp: 0, arrived: LocalTime(nanoseconds: start + 200_000))
+            let next = session.turn(now: start + 300_000, lock: Self.locked)
+            #expect(next.contains(.sendReport) && next.contains(.send(.subscribe(rtpPort: 6000, leaseSeconds: 30))), "at \(start)")
+        }
+    }
+
     @Test func aRequestRidesAnEarlierWakeWithinAQuarterOfItsInterval() {
         var (session, now) = Self.answered()
         Self.exchange(&session, at: now)

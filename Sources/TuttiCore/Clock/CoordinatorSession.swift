@@ -62,11 +62,13 @@ public struct CoordinatorSession: Sendable {
     private var firstRequest: Int64?
     private var backoff: Int64 = 500_000_000
     private var complained = false
-    private var nextRequest: Int64 = 0
+    // Due at once: whatever the local clock reads (it may be negative: a test's, or one
+    // offset on purpose), the first turn asks.
+    private var nextRequest: Int64 = .min
     /// How early or late (ns) the next request may go: a quarter of its interval.
     private var requestSlack: Int64 = 0
-    private var nextSubscribe: Int64 = 0
-    private var nextReport: Int64 = 0
+    private var nextSubscribe: Int64 = .min
+    private var nextReport: Int64 = .min
     private var lastNotPaired: Int64?
     private var streamSSRC: UInt32?
     private var lock = ClockLock(uncertainty: nil, suspect: false)
@@ -156,6 +158,11 @@ public struct CoordinatorSession: Sendable {
             // Back after a silence: the coordinator may have restarted and forgotten this
             // member. Subscribe now, not at the next turn.
             if lastAnswer.map({ t4 - $0 > Self.silenceBeforeResubscribing }) ?? false { nextSubscribe = min(nextSubscribe, t4) }
+            if lastAnswer == nil {
+                // The first answer: subscriptions and reports are due from now on.
+                nextSubscribe = max(nextSubscribe, t4)
+                nextReport = max(nextReport, t4)
+            }
             lastAnswer = t4
             actions.append(.sample(sample))
             return actions
