@@ -101,7 +101,7 @@ struct ClockMemory: Codable, Equatable {
 }
 
 /// Where and when a follower keeps its clock memory: it loads it once, saves it every minute
-/// while locked (from the clock thread, outside the engine's lock) and when it stops, and
+/// while locked (on a short thread of its own, never the playout thread) and when it stops, and
 /// says once if it cannot.
 final class ClockMemoryKeeper: Sendable {
     let path: String

@@ -55,25 +55,23 @@ final class GCMKey: Sendable {
         }
     }
 
-    /// Starts a message on `h`: back to the key alone (the handle keeps its key schedule),
-    /// then the nonce.
-    private static func start(_ h: OpaquePointer, nonce: [UInt8]) -> Bool {
-        gcry_cipher_ctl(h, GCRYCTL_RESET.rawValue.asInt32, nil, 0) == 0 && gcry_cipher_setiv(h, nonce, nonce.count) == 0
+    /// Starts a message on `handle`: back to the key alone (the handle keeps its key
+    /// schedule), the nonce, then the authenticated header. False when libgcrypt refused.
+    private static func begin(_ handle: OpaquePointer, nonce: [UInt8], authenticating: ArraySlice<UInt8>) -> Bool {
+        gcry_cipher_ctl(handle, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
+            && gcry_cipher_setiv(handle, nonce, nonce.count) == 0
+            && authenticating.withUnsafeBytes { gcry_cipher_authenticate(handle, $0.baseAddress, $0.count) == 0 }
     }
 
     /// `body` encrypted, then the tag over `authenticating` and the body.
     func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == Self.nonceSize)
         var out = [UInt8](repeating: 0, count: body.count + Self.tagSize)
-        let ok = handles.withLock { h -> Bool in
-            guard Self.start(h.seal, nonce: nonce) else { return false }
-            return authenticating.withUnsafeBytes { aad in
-                body.withUnsafeBytes { plain in
-                    out.withUnsafeMutableBytes { o in
-                        gcry_cipher_authenticate(h.seal, aad.baseAddress, aad.count) == 0
-                            && gcry_cipher_encrypt(h.seal, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
-                            && gcry_cipher_gettag(h.seal, o.baseAddress! + plain.count, Self.tagSize) == 0
-                    }
+        let ok = handles.withLock { h in
+            Self.begin(h.seal, nonce: nonce, authenticating: authenticating) && body.withUnsafeBytes { plain in
+                out.withUnsafeMutableBytes { o in
+                    gcry_cipher_encrypt(h.seal, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
+                        && gcry_cipher_gettag(h.seal, o.baseAddress! + plain.count, Self.tagSize) == 0
                 }
             }
         }
@@ -88,22 +86,14 @@ final class GCMKey: Sendable {
         guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return nil }
         let length = sealed.count - Self.tagSize
         var out = [UInt8](repeating: 0, count: length)
-        let ok = handles.withLock { h -> Bool in
-            guard Self.start(h.open, nonce: nonce) else { return false }
-            return authenticating.withUnsafeBytes { aad in
-                sealed.withUnsafeBytes { s in
-                    out.withUnsafeMutableBytes { o in
-                        gcry_cipher_authenticate(h.open, aad.baseAddress, aad.count) == 0
-                            && gcry_cipher_decrypt(h.open, o.baseAddress, length, s.baseAddress, length) == 0
-                            && gcry_cipher_checktag(h.open, s.baseAddress! + length, Self.tagSize) == 0
-                    }
+        let ok = handles.withLock { h in
+            Self.begin(h.open, nonce: nonce, authenticating: authenticating) && sealed.withUnsafeBytes { s in
+                out.withUnsafeMutableBytes { o in
+                    gcry_cipher_decrypt(h.open, o.baseAddress, length, s.baseAddress, length) == 0
+                        && gcry_cipher_checktag(h.open, s.baseAddress! + length, Self.tagSize) == 0
                 }
             }
         }
         return ok ? out : nil
     }
-}
-
-private extension UInt32 {
-    var asInt32: Int32 { Int32(bitPattern: self) }
 }

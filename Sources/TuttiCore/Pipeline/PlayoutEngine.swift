@@ -5,8 +5,8 @@
 /// → sample queue → resample (rate servo) → fades → out. Each epoch of the stream is a
 /// segment; the engine plays one and holds the next (a resume, seek or skip), switching at
 /// the instant the coordinator chose: the first one's end, or the next one's start. Not
-/// thread-safe: one thread owns it (the follower's playout thread; others hand it their
-/// input through lock-free queues, docs/threads.md).
+/// thread-safe: one thread owns it (the follower's playout thread, which also reads the
+/// sockets it is fed from; docs/threads.md).
 public final class PlayoutEngine {
     public struct Configuration: Sendable {
         public var payloadType: UInt8 = RTPPacket.defaultPayloadType
