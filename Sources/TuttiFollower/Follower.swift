@@ -218,7 +218,6 @@ final class PlayoutNews {
     private let log: Log
     private let statusInterval: Int64
     private let keep: (PlayoutSnapshot) -> Void
-    private var latest: PlayoutSnapshot?
     private var nextStatus: Int64 = 0
     private var nextKeep: Int64 = 0
 
@@ -228,9 +227,8 @@ final class PlayoutNews {
         self.keep = keep
     }
 
-    func tell(_ snapshot: PlayoutSnapshot, now: Int64, unsealed: Int) {
-        let before = latest ?? .starting
-        latest = snapshot
+    /// Tells what changed from `before` (the last snapshot) to `snapshot`.
+    func tell(_ snapshot: PlayoutSnapshot, before: PlayoutSnapshot, now: Int64, unsealed: Int) {
         if snapshot.state != before.state { log.info("state: \(snapshot.state.rawValue)") }
         if snapshot.room.interrupted != before.room.interrupted {
             log.info(snapshot.room.interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)"

@@ -147,8 +147,9 @@ final class Playout {
             // request is due (a packet overdue, or a retry: a request sent late leaves its
             // answer less time).
             let controlDue = network.turn(lock: ClockLock(engine.clock))
-            let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, clock.nanosecondsNow() + 1_000_000) } ?? .max
-            let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - clock.nanosecondsNow()))
+            let before = clock.nanosecondsNow()
+            let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
+            let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
             let ready = try output.awaitDemand(frames: chunkFrames, timeout: timeout)
             let now = clock.nanosecondsNow()
             let clockChanged = takeInputs()
@@ -235,7 +236,7 @@ final class Playout {
         guard force || rendersToSnapshot <= 0 else { return }
         rendersToSnapshot = 10
         let latest = snapshot()
+        news.tell(latest, before: network.latest, now: now, unsealed: network.unsealed)
         network.latest = latest
-        news.tell(latest, now: now, unsealed: network.unsealed)
     }
 }
