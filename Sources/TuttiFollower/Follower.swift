@@ -63,7 +63,6 @@ public final class Follower: @unchecked Sendable {
         }
         clockSocket = try UDPSocket()
         try clockSocket.bind(SocketAddress(address: 0, port: 0))
-        clockSocket.enableReceiveTimestamps()
         let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
         clockMemory = configuration.stateDirectory.map {
             ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
@@ -132,6 +131,14 @@ final class FollowerNetwork {
     init(stream: UDPSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: UDPSocket, coordinator: SocketAddress,
          clock: SystemClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?) {
         self.stream = stream
+        // Both sockets are read up to a device period (20 ms) after their datagrams came:
+        // only the kernel's stamps say when they came (the clock's exchanges, the stream's
+        // trips for the estimator, the jitter buffer's arrivals and its retransmission
+        // deadlines).
+        if !(stream.enableReceiveTimestamps() && controlSocket.enableReceiveTimestamps()) {
+            log.warning("this kernel does not stamp arriving datagrams (SO_TIMESTAMPNS_NEW, Linux 5.1): "
+                        + "arrival times are read up to a device period late, and the clock is less precise")
+        }
         srtp = sealedStream ? SRTPContext(houseKey.stream) : nil
         self.trace = trace
         let handlers = ClockClient.Handlers(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 @testable import TuttiFollower
 @testable import TuttiNode
 
@@ -137,5 +138,40 @@ struct ClockMemoryTests {
         #expect(old.unusable(host: "boot-1", coordinator: "10.0.0.1:5005 ab12", now: soon) != nil)
         // This host's clock: its boot, unless a test clock scales this process's.
         #expect(!ClockMemory.hostClock().isEmpty && ClockMemory.hostClock() != "unknown")
+    }
+}
+
+@Suite("The follower's sockets")
+struct FollowerNetworkTests {
+    /// Regression: the one-thread follower reads its sockets only when its device wakes it,
+    /// up to 20 ms after a datagram came, and the stream socket was not asking the kernel for
+    /// stamps: packets counted as arriving when they were read (the jitter buffer saw them
+    /// late; the clock's stream readings were blurred by up to a device period).
+    @Test func whatWasReadLateCarriesTheTimeItArrived() throws {
+        let stream = try UDPSocket(), control = try UDPSocket(), sender = try UDPSocket()
+        try stream.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        try control.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        let clock = SystemClock()
+        let network = FollowerNetwork(
+            stream: stream, sealedStream: false, houseKey: HouseKey.generate(), controlSocket: control,
+            coordinator: try sender.localAddress(), clock: clock, unicastPort: nil, roomName: "test", trace: nil)
+        usleep(100_000)  // the kernel turns stamping on in deferred work
+        var sent: [Int64] = []
+        for k in 0..<3 {
+            sent.append(clock.nanosecondsNow())
+            try sender.send([0x80, 96, 0, UInt8(k)] + [UInt8](repeating: 0, count: 16), to: try stream.localAddress())
+            usleep(10_000)
+        }
+        usleep(30_000)  // the device's period, and more
+        let read = clock.nanosecondsNow()
+        var arrivals: [Int64] = []
+        network.collect { input in
+            if case let .packet(_, arrived) = input { arrivals.append(arrived.nanoseconds) }
+        }
+        #expect(arrivals.count == 3)
+        for (arrived, sent) in zip(arrivals, sent) {
+            #expect(arrived >= sent && arrived < sent + 5_000_000, "arrived \((arrived - sent) / 1_000) µs after it was sent")
+        }
+        #expect(read - (arrivals.last ?? read) >= 25_000_000)
     }
 }
