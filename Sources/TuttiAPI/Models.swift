@@ -152,14 +152,14 @@ public struct Status: Codable, Equatable, Sendable {
     }
 }
 
-/// A change, pushed on the event stream as it happens.
-public struct Event: Codable, Equatable, Sendable {
+/// A change, pushed on the event stream as it happens: when, and what changed with what
+/// it carries. On the wire (docs/api.md) it is one JSON object, `{"type": KIND, "at": ns}`
+/// and the payload's fields beside them, as clients have always read it.
+public struct Event: Equatable, Sendable {
+    /// The `type` string of each change on the wire.
     public enum Kind: String, Codable, Sendable {
-        /// The first message on a connection: everything as it is.
         case hello
-        /// Any change to the now-playing card.
         case nowPlaying = "now-playing"
-        /// loading, playing, paused, stopped; or failed, with a reason.
         case state
         case trackChanged = "track-changed"
         case trackEnded = "track-ended"
@@ -171,24 +171,116 @@ public struct Event: Codable, Equatable, Sendable {
         case feedback
     }
 
-    public var type: Kind
+    public enum Change: Equatable, Sendable {
+        /// The first message on a connection: everything as it is, with the lyrics of the
+        /// track now heard (nil when it has none).
+        case hello(nowPlaying: NowPlaying, queue: QueueView, rooms: [RoomView], lyrics: Lyrics?)
+        /// Any change to the now-playing card.
+        case nowPlaying(NowPlaying)
+        /// loading, playing, paused, stopped; with a reason when a track failed.
+        case state(PlaybackState, previous: PlaybackState, reason: String?)
+        /// Another queue entry is heard now (none: the queue ran out), with its lyrics.
+        case trackChanged(itemID: Int?, nowPlaying: NowPlaying, lyrics: Lyrics?)
+        /// The entry that was playing ended or was left.
+        case trackEnded(itemID: Int)
+        case queue(QueueView)
+        /// Some room's volume or mute changed: every room as it is now.
+        case volume(rooms: [RoomView])
+        case roomJoined(RoomView)
+        case roomLeft(RoomView)
+        /// A room's state changed (playing, waiting, interrupted...).
+        case room(RoomView)
+        case feedback(FeedbackEntry)
+    }
+
     /// Coordinator time (ns) of the change.
     public var at: Int64
-    public var state: PlaybackState?
-    public var previousState: PlaybackState?
-    public var reason: String?
-    public var nowPlaying: NowPlaying?
-    public var queue: QueueView?
-    public var rooms: [RoomView]?
-    public var room: RoomView?
-    public var feedback: FeedbackEntry?
-    public var itemID: Int?
-    /// With `hello` and `track-changed`: the lyrics of the track now heard (absent when none).
-    public var lyrics: Lyrics?
+    public var change: Change
 
-    public init(type: Kind, at: Int64) {
-        self.type = type
+    public init(_ change: Change, at: Int64) {
+        self.change = change
         self.at = at
+    }
+
+    public var kind: Kind {
+        switch change {
+        case .hello: .hello
+        case .nowPlaying: .nowPlaying
+        case .state: .state
+        case .trackChanged: .trackChanged
+        case .trackEnded: .trackEnded
+        case .queue: .queue
+        case .volume: .volume
+        case .roomJoined: .roomJoined
+        case .roomLeft: .roomLeft
+        case .room: .room
+        case .feedback: .feedback
+        }
+    }
+
+    /// The now-playing card this change carries, if any.
+    public var nowPlaying: NowPlaying? {
+        switch change {
+        case let .hello(nowPlaying, _, _, _), let .nowPlaying(nowPlaying), let .trackChanged(_, nowPlaying, _): nowPlaying
+        default: nil
+        }
+    }
+}
+
+extension Event: Codable {
+    private enum Key: String, CodingKey {
+        case type, at, state, previousState, reason, nowPlaying, queue, rooms, room, feedback, itemID, lyrics
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        at = try c.decode(Int64.self, forKey: .at)
+        switch try c.decode(Kind.self, forKey: .type) {
+        case .hello:
+            change = .hello(nowPlaying: try c.decode(NowPlaying.self, forKey: .nowPlaying), queue: try c.decode(QueueView.self, forKey: .queue),
+                            rooms: try c.decode([RoomView].self, forKey: .rooms), lyrics: try c.decodeIfPresent(Lyrics.self, forKey: .lyrics))
+        case .nowPlaying: change = .nowPlaying(try c.decode(NowPlaying.self, forKey: .nowPlaying))
+        case .state:
+            change = .state(try c.decode(PlaybackState.self, forKey: .state), previous: try c.decode(PlaybackState.self, forKey: .previousState),
+                            reason: try c.decodeIfPresent(String.self, forKey: .reason))
+        case .trackChanged:
+            change = .trackChanged(itemID: try c.decodeIfPresent(Int.self, forKey: .itemID), nowPlaying: try c.decode(NowPlaying.self, forKey: .nowPlaying),
+                                   lyrics: try c.decodeIfPresent(Lyrics.self, forKey: .lyrics))
+        case .trackEnded: change = .trackEnded(itemID: try c.decode(Int.self, forKey: .itemID))
+        case .queue: change = .queue(try c.decode(QueueView.self, forKey: .queue))
+        case .volume: change = .volume(rooms: try c.decode([RoomView].self, forKey: .rooms))
+        case .roomJoined: change = .roomJoined(try c.decode(RoomView.self, forKey: .room))
+        case .roomLeft: change = .roomLeft(try c.decode(RoomView.self, forKey: .room))
+        case .room: change = .room(try c.decode(RoomView.self, forKey: .room))
+        case .feedback: change = .feedback(try c.decode(FeedbackEntry.self, forKey: .feedback))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(kind, forKey: .type)
+        try c.encode(at, forKey: .at)
+        switch change {
+        case let .hello(nowPlaying, queue, rooms, lyrics):
+            try c.encode(nowPlaying, forKey: .nowPlaying)
+            try c.encode(queue, forKey: .queue)
+            try c.encode(rooms, forKey: .rooms)
+            try c.encodeIfPresent(lyrics, forKey: .lyrics)
+        case let .nowPlaying(nowPlaying): try c.encode(nowPlaying, forKey: .nowPlaying)
+        case let .state(state, previous, reason):
+            try c.encode(state, forKey: .state)
+            try c.encode(previous, forKey: .previousState)
+            try c.encodeIfPresent(reason, forKey: .reason)
+        case let .trackChanged(itemID, nowPlaying, lyrics):
+            try c.encodeIfPresent(itemID, forKey: .itemID)
+            try c.encode(nowPlaying, forKey: .nowPlaying)
+            try c.encodeIfPresent(lyrics, forKey: .lyrics)
+        case let .trackEnded(itemID): try c.encode(itemID, forKey: .itemID)
+        case let .queue(queue): try c.encode(queue, forKey: .queue)
+        case let .volume(rooms): try c.encode(rooms, forKey: .rooms)
+        case let .roomJoined(room), let .roomLeft(room), let .room(room): try c.encode(room, forKey: .room)
+        case let .feedback(entry): try c.encode(entry, forKey: .feedback)
+        }
     }
 }
 

@@ -77,12 +77,16 @@ extension TrackLyrics: Redactable {
 
 extension Event: Redactable {
     var withoutFolders: Event {
-        var copy = self
-        copy.nowPlaying = nowPlaying?.withoutFolders
-        copy.queue = queue?.withoutFolders
-        copy.feedback = feedback?.withoutFolders
-        copy.lyrics = lyrics?.withoutFolders
-        return copy
+        switch change {
+        case let .hello(nowPlaying, queue, rooms, lyrics):
+            Event(.hello(nowPlaying: nowPlaying.withoutFolders, queue: queue.withoutFolders, rooms: rooms, lyrics: lyrics?.withoutFolders), at: at)
+        case let .nowPlaying(nowPlaying): Event(.nowPlaying(nowPlaying.withoutFolders), at: at)
+        case let .trackChanged(itemID, nowPlaying, lyrics):
+            Event(.trackChanged(itemID: itemID, nowPlaying: nowPlaying.withoutFolders, lyrics: lyrics?.withoutFolders), at: at)
+        case let .queue(queue): Event(.queue(queue.withoutFolders), at: at)
+        case let .feedback(entry): Event(.feedback(entry.withoutFolders), at: at)
+        case .state, .trackEnded, .volume, .roomJoined, .roomLeft, .room: self
+        }
     }
 }
 

@@ -118,7 +118,7 @@ extension IntegrationTests {
             follow.terminate(grace: 1)
 
             let kinds = Set((try String(contentsOfFile: h.path("follow.out"), encoding: .utf8))
-                .split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)).type })
+                .split(separator: "\n").compactMap { try? JSONDecoder().decode(Event.self, from: Data($0.utf8)).kind })
             for kind: Event.Kind in [.hello, .nowPlaying, .state, .trackChanged, .queue, .volume, .feedback] {
                 #expect(kinds.contains(kind), "no \(kind.rawValue) event: \(kinds)")
             }

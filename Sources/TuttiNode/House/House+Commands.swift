@@ -140,9 +140,7 @@ extension House {
             let entry = feedbackLog.record(kind, path: item.path, title: tags.title, artist: tags.artist,
                                            position: s.position, date: Date().timeIntervalSince1970)
             saveLocked()
-            var event = Event(type: .feedback, at: now.nanoseconds)
-            event.feedback = entry
-            broadcastLocked(event)
+            broadcastLocked(Event(.feedback(entry), at: now.nanoseconds))
             publishLocked(force: true)
             return entry
         }

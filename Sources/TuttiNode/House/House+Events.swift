@@ -10,12 +10,9 @@ extension House {
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(256))
         let id = UUID()
         locked {
-            var hello = Event(type: .hello, at: now.nanoseconds)
-            hello.nowPlaying = nowPlayingLocked(at: now)
-            hello.queue = queueLocked()
-            hello.rooms = roomViewsLocked()
-            hello.lyrics = lyricsLocked(hello.nowPlaying?.itemID)
-            continuation.yield(hello)
+            let nowPlaying = nowPlayingLocked(at: now)
+            continuation.yield(Event(.hello(nowPlaying: nowPlaying, queue: queueLocked(), rooms: roomViewsLocked(),
+                                            lyrics: lyricsLocked(nowPlaying.itemID)), at: now.nanoseconds))
             subscribers[id] = continuation
         }
         continuation.onTermination = { [weak self] _ in
@@ -47,40 +44,25 @@ extension House {
         if let previous {
             if previous.itemID != current.itemID {
                 if previous.state == .playing, let id = previous.itemID {
-                    var ended = Event(type: .trackEnded, at: t.nanoseconds)
-                    ended.itemID = id
-                    broadcastLocked(ended)
+                    broadcastLocked(Event(.trackEnded(itemID: id), at: t.nanoseconds))
                 }
-                var changed = Event(type: .trackChanged, at: t.nanoseconds)
-                changed.itemID = current.itemID
-                changed.nowPlaying = current
-                changed.lyrics = lyricsLocked(current.itemID)
-                broadcastLocked(changed)
+                broadcastLocked(Event(.trackChanged(itemID: current.itemID, nowPlaying: current, lyrics: lyricsLocked(current.itemID)),
+                                      at: t.nanoseconds))
             }
             if previous.state != current.state || (current.failure != nil && previous.failure != current.failure) {
-                var state = Event(type: .state, at: t.nanoseconds)
-                state.state = current.state
-                state.previousState = previous.state
-                state.reason = current.failure
-                broadcastLocked(state)
+                broadcastLocked(Event(.state(current.state, previous: previous.state, reason: current.failure), at: t.nanoseconds))
             }
         }
-        var event = Event(type: .nowPlaying, at: t.nanoseconds)
-        event.nowPlaying = current
-        broadcastLocked(event)
+        broadcastLocked(Event(.nowPlaying(current), at: t.nanoseconds))
     }
 
     func publishQueueLocked() {
-        var event = Event(type: .queue, at: now.nanoseconds)
-        event.queue = queueLocked()
-        broadcastLocked(event)
+        broadcastLocked(Event(.queue(queueLocked()), at: now.nanoseconds))
         publishLocked(force: true)
     }
 
     func publishVolumeLocked() {
-        var event = Event(type: .volume, at: now.nanoseconds)
-        event.rooms = roomViewsLocked()
-        broadcastLocked(event)
+        broadcastLocked(Event(.volume(rooms: roomViewsLocked()), at: now.nanoseconds))
         publishLocked(force: true)
     }
 
@@ -95,16 +77,12 @@ extension House {
             for case let .joined(key) in events {
                 let name = registry.rooms[key]?.settings.name ?? key
                 later { [log] in log.info("room '\(name)' joined from \(address)") }
-                var event = Event(type: .roomJoined, at: time)
-                event.room = roomViewsLocked().first { $0.key == key }
-                broadcastLocked(event)
+                if let room = roomViewsLocked().first(where: { $0.key == key }) { broadcastLocked(Event(.roomJoined(room), at: time)) }
                 saveLocked()  // a new room's settings are kept
             }
             if let before, before.connected,
                before.report?.state != report.state || before.report?.interrupted != report.interrupted {
-                var event = Event(type: .room, at: time)
-                event.room = roomViewsLocked().first { $0.key == report.name }
-                broadcastLocked(event)
+                if let room = roomViewsLocked().first(where: { $0.key == report.name }) { broadcastLocked(Event(.room(room), at: time)) }
             }
             deliverSettingsLocked(force: false)
         }
@@ -138,9 +116,7 @@ extension House {
         for case let .left(key) in registry.expire(now: t.nanoseconds) {
             let name = registry.rooms[key]?.settings.name ?? key
             later { [log] in log.info("room '\(name)' left (silent for 5 s)") }
-            var event = Event(type: .roomLeft, at: t.nanoseconds)
-            event.room = roomViewsLocked().first { $0.key == key }
-            broadcastLocked(event)
+            if let room = roomViewsLocked().first(where: { $0.key == key }) { broadcastLocked(Event(.roomLeft(room), at: t.nanoseconds)) }
         }
         let due = resends.filter { $0.at <= t.nanoseconds }
         resends.removeAll { $0.at <= t.nanoseconds }

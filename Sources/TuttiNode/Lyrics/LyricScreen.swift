@@ -132,10 +132,17 @@ public final class LyricScreen: @unchecked Sendable {
 
     private func apply(_ event: Event) {
         lock.withLock {
-            if let np = event.nowPlaying { nowPlaying = np }
-            if event.type == .hello || event.type == .trackChanged { lyrics = event.lyrics }
-            if let list = event.rooms { rooms = list }
-            if let room = event.room { rooms.removeAll { $0.key == room.key }; rooms.append(room) }
+            switch event.change {
+            case let .hello(nowPlaying, _, rooms, lyrics):
+                (self.nowPlaying, self.rooms, self.lyrics) = (nowPlaying, rooms, lyrics)
+            case let .nowPlaying(nowPlaying): self.nowPlaying = nowPlaying
+            case let .trackChanged(_, nowPlaying, lyrics): (self.nowPlaying, self.lyrics) = (nowPlaying, lyrics)
+            case let .volume(rooms): self.rooms = rooms
+            case let .roomJoined(room), let .room(room), let .roomLeft(room):
+                rooms.removeAll { $0.key == room.key }
+                rooms.append(room)
+            case .state, .trackEnded, .queue, .feedback: break
+            }
         }
     }
 }

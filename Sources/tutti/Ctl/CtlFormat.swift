@@ -65,18 +65,17 @@ enum CtlFormat {
     }
 
     static func event(_ event: Event) -> String? {
-        switch event.type {
-        case .hello, .nowPlaying: return event.nowPlaying.map { nowPlaying($0) }
-        case .state:
-            return "state: \(event.previousState?.rawValue ?? "?") → \(event.state?.rawValue ?? "?")\(event.reason.map { " (\($0))" } ?? "")"
-        case .trackChanged: return "track: \(event.nowPlaying?.title ?? "-")"
+        switch event.change {
+        case let .hello(nowPlaying, _, _, _), let .nowPlaying(nowPlaying): return Self.nowPlaying(nowPlaying)
+        case let .state(state, previous, reason): return "state: \(previous.rawValue) → \(state.rawValue)\(reason.map { " (\($0))" } ?? "")"
+        case let .trackChanged(_, nowPlaying, _): return "track: \(nowPlaying.title ?? "-")"
         case .trackEnded: return "track ended"
-        case .queue: return "queue: \(event.queue?.items.count ?? 0) tracks, loop \(event.queue?.loopMode.rawValue ?? "?")"
-        case .volume: return "volume: " + (event.rooms ?? []).map { "\($0.name) \(Int($0.volume))%\($0.muted ? " muted" : "")" }.joined(separator: ", ")
-        case .roomJoined: return "room joined: \(event.room?.name ?? "?")"
-        case .roomLeft: return "room left: \(event.room?.name ?? "?")"
-        case .room: return event.room.map { "room \($0.name): \($0.report?.state.rawValue ?? "?")\($0.report?.interrupted == true ? " (interrupted)" : "")" }
-        case .feedback: return event.feedback.map { "\($0.kind.rawValue): \($0.title ?? $0.path)" }
+        case let .queue(queue): return "queue: \(queue.items.count) tracks, loop \(queue.loopMode.rawValue)"
+        case let .volume(rooms): return "volume: " + rooms.map { "\($0.name) \(Int($0.volume))%\($0.muted ? " muted" : "")" }.joined(separator: ", ")
+        case let .roomJoined(room): return "room joined: \(room.name)"
+        case let .roomLeft(room): return "room left: \(room.name)"
+        case let .room(room): return "room \(room.name): \(room.report?.state.rawValue ?? "?")\(room.report?.interrupted == true ? " (interrupted)" : "")"
+        case let .feedback(entry): return "\(entry.kind.rawValue): \(entry.title ?? entry.path)"
         }
     }
 }
