@@ -217,14 +217,6 @@ public struct Event: Equatable, Sendable {
         case .feedback: .feedback
         }
     }
-
-    /// The now-playing card this change carries, if any.
-    public var nowPlaying: NowPlaying? {
-        switch change {
-        case let .hello(nowPlaying, _, _, _), let .nowPlaying(nowPlaying), let .trackChanged(_, nowPlaying, _): nowPlaying
-        default: nil
-        }
-    }
 }
 
 extension Event: Codable {

@@ -60,9 +60,8 @@ struct StatusCommand: ParsableCommand {
         if follow {
             try client.follow { event, raw in
                 // Unbuffered, so that a pipe sees each change as it happens.
-                if let line = options.json ? raw : CtlFormat.event(event) {
-                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-                }
+                let line = options.json ? raw : CtlFormat.event(event)
+                FileHandle.standardOutput.write(Data((line + "\n").utf8))
             }
             return
         }

@@ -64,7 +64,7 @@ enum CtlFormat {
         return lines.joined(separator: "\n")
     }
 
-    static func event(_ event: Event) -> String? {
+    static func event(_ event: Event) -> String {
         switch event.change {
         case let .hello(nowPlaying, _, _, _), let .nowPlaying(nowPlaying): return Self.nowPlaying(nowPlaying)
         case let .state(state, previous, reason): return "state: \(previous.rawValue) → \(state.rawValue)\(reason.map { " (\($0))" } ?? "")"
