@@ -55,7 +55,6 @@ public final class ControlServer: Sendable {
     let service: any ControlService
     let configuration: Configuration
     let gate: TokenGate
-    private let group = ShutdownTrigger()
 
     public init(service: any ControlService, configuration: Configuration) {
         self.service = service
@@ -63,31 +62,30 @@ public final class ControlServer: Sendable {
         gate = TokenGate(service: service)
     }
 
-    /// Serves until `stop()`; calls `onStarted` with the bound port once listening.
-    public func run(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
-        var logger = Logger(label: "tutti.control")
-        logger.logLevel = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1" ? .debug : .critical
+    /// The server as a ServiceLifecycle service, for the caller's service group (whose
+    /// graceful shutdown stops it: open connections finish, the listener closes). Calls
+    /// `onStarted` with the bound port once listening.
+    public func service(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) throws -> any Service {
         // Bounded: at most `maximumConnections` open at once (file descriptors are the house's,
         // for its files and sockets too); a first request head within 10 s; an idle
         // keep-alive connection closed after 60 s.
         // (With TLS the handshake counts towards the first request's deadline.)
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(
             webSocketRouter: makeEventRouter(), configuration: .init(http1: .init(idleTimeout: .seconds(60))), requestDeadline: .seconds(10))
-        let app = Application(
+        return Application(
             router: makeRouter(),
             server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.serverConfiguration()) } ?? http,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti",
                                  availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
-            logger: logger)
-        let services = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-        group.set(services)
-        try await services.run()
+            logger: Self.logger)
     }
 
-    /// Stops serving: open connections finish, the listener closes.
-    public func stop() async {
-        await group.trigger()
+    /// Hummingbird's own messages, only with TUTTI_DEBUG=1.
+    static var logger: Logger {
+        var logger = Logger(label: "tutti.control")
+        logger.logLevel = ProcessInfo.processInfo.environment["TUTTI_DEBUG"] == "1" ? .debug : .critical
+        return logger
     }
 
     // MARK: - Routes
@@ -110,23 +108,23 @@ public final class ControlServer: Sendable {
         let api = router.group("api/v1")
         // Open to read; whole file paths only with the token (`Redaction`).
         let gate = self.gate
-        api.get("status") { request, context in gate.shown(service.status(), request, context) }
-        api.get("now-playing") { request, context in gate.shown(service.nowPlaying(), request, context) }
-        api.get("queue") { request, context in gate.shown(service.queue(), request, context) }
-        api.get("rooms") { _, _ in service.rooms() }
-        api.get("feedback") { request, context in gate.shown(service.feedback(), request, context) }
+        api.get("status") { request, context in gate.shown(await service.status(), request, context) }
+        api.get("now-playing") { request, context in gate.shown(await service.nowPlaying(), request, context) }
+        api.get("queue") { request, context in gate.shown(await service.queue(), request, context) }
+        api.get("rooms") { _, _ in await service.rooms() }
+        api.get("feedback") { request, context in gate.shown(await service.feedback(), request, context) }
         api.get("lyrics") { request, context -> TrackLyrics in
-            guard let lyrics = service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
+            guard let lyrics = await service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
             return gate.shown(lyrics, request, context)
         }
         api.get("lyrics/:id") { request, context -> TrackLyrics in
             let id = try context.parameters.require("id", as: Int.self)
-            guard let lyrics = service.lyrics(itemID: id) else { throw ControlError.notFound("no queue item with id \(id)") }
+            guard let lyrics = await service.lyrics(itemID: id) else { throw ControlError.notFound("no queue item with id \(id)") }
             return gate.shown(lyrics, request, context)
         }
         api.get("artwork/:id") { _, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
-            guard let art = service.artwork(itemID: id) else { throw ControlError.notFound("queue item \(id) has no artwork") }
+            guard let art = await service.artwork(itemID: id) else { throw ControlError.notFound("queue item \(id) has no artwork") }
             return Response(status: .ok, headers: [.contentType: art.mimeType, .cacheControl: "max-age=3600"],
                             body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
         }
@@ -143,7 +141,7 @@ public final class ControlServer: Sendable {
             SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority)
                 ? .upgrade([:]) : .dontUpgrade
         }) { inbound, outbound, _ in
-            let events = service.subscribe()
+            let events = await service.subscribe()
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
                     // Until the client goes away; it may ask the time (screens lock their clocks).
@@ -182,27 +180,4 @@ public struct ControlContext: RequestContext {
         peer = source.channel.remoteAddress?.ipAddress ?? "?"
     }
     public var maxUploadSize: Int { 64 * 1024 }
-}
-
-/// Holds the running service group so that `stop()` can reach it.
-final class ShutdownTrigger: @unchecked Sendable {
-    private let lock = NSLock()
-    private var group: ServiceGroup?
-    private var pending = false
-
-    func set(_ group: ServiceGroup) {
-        let stopNow = lock.withLock { () -> Bool in
-            self.group = group
-            return pending
-        }
-        if stopNow { Task { await group.triggerGracefulShutdown() } }
-    }
-
-    func trigger() async {
-        let group = lock.withLock { () -> ServiceGroup? in
-            pending = true
-            return self.group
-        }
-        await group?.triggerGracefulShutdown()
-    }
 }

@@ -124,12 +124,12 @@ enum TransportRoutes {
             default:
                 throw ControlError.notFound("unknown transport command '\(name)': use play, pause, toggle, stop, next, previous, seek or skip")
             }
-            return try service.transport(command)
+            return try await service.transport(command)
         }
         api.post("queue/play") { request, context -> NowPlaying in
             try gate.authorize(request, context)
             let index = try await body(PlayIndexRequest.self, request, context).index
-            return try service.transport(.playItem(index: index))
+            return try await service.transport(.playItem(index: index))
         }
     }
 }
@@ -141,54 +141,54 @@ enum MutationRoutes {
             try gate.authorize(request, context)
             let add = try await body(AddRequest.self, request, context)
             guard !add.paths.isEmpty else { throw ControlError.badRequest("paths is empty: name files, folders or playlists") }
-            return try service.add(paths: add.paths, placement: add.placement ?? .end)
+            return try await service.add(paths: add.paths, placement: add.placement ?? .end)
         }
         api.delete("queue") { request, context -> Done in
             try gate.authorize(request, context)
-            service.clearQueue()
+            try await service.clearQueue()
             return Done()
         }
         api.delete("queue/:id") { request, context -> Done in
             try gate.authorize(request, context)
-            try service.remove(itemID: try context.parameters.require("id", as: Int.self))
+            try await service.remove(itemID: try context.parameters.require("id", as: Int.self))
             return Done()
         }
         api.post("queue/:id/move") { request, context -> Done in
             try gate.authorize(request, context)
             let id = try context.parameters.require("id", as: Int.self)
-            try service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index)
+            try await service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index)
             return Done()
         }
         api.put("loop") { request, context -> NowPlaying in
             try gate.authorize(request, context)
-            service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
-            return service.nowPlaying()
+            try await service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
+            return await service.nowPlaying()
         }
         api.put("volume") { request, context -> NowPlaying in
             try gate.authorize(request, context)
             let volume = try await body(VolumeRequest.self, request, context)
-            try service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted)
-            return service.nowPlaying()
+            try await service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted)
+            return await service.nowPlaying()
         }
         api.put("rooms/:name") { request, context -> RoomView in
             try gate.authorize(request, context)
-            return try service.updateRoom(try roomName(context), try await body(RoomUpdate.self, request, context))
+            return try await service.updateRoom(try roomName(context), try await body(RoomUpdate.self, request, context))
         }
         api.delete("rooms/:name") { request, context -> Done in
             try gate.authorize(request, context)
-            try service.removeRoom(try roomName(context))
+            try await service.removeRoom(try roomName(context))
             return Done()
         }
         api.post("pairing") { request, context -> PairingCode in
             try gate.authorize(request, context)
-            return try service.openPairing()
+            return try await service.openPairing()
         }
         // No token: the code is the credential. Wrong codes count against the address too.
         api.post("pair") { request, context -> PairingAnswer in
             try gate.admit(context)
             let pairing = try await body(PairingRequest.self, request, context)
             do throws(ControlError) {
-                return try service.pair(pairing)
+                return try await service.pair(pairing)
             } catch {
                 if error.status == 403 { gate.failed(context) }
                 throw error
@@ -196,11 +196,11 @@ enum MutationRoutes {
         }
         api.post("feedback") { request, context -> FeedbackEntry in
             try gate.authorize(request, context)
-            return try service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind)
+            return try await service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind)
         }
         api.delete("feedback/:id") { request, context -> Done in
             try gate.authorize(request, context)
-            try service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
+            try await service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
             return Done()
         }
     }

@@ -4,7 +4,7 @@ import TuttiCore
 import TuttiNet
 import TuttiNode
 
-struct CoordinatorCommand: ParsableCommand {
+struct CoordinatorCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "coordinator",
         abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
@@ -91,7 +91,7 @@ struct CoordinatorCommand: ParsableCommand {
         pcmPath.map { LiveInput.isLive($0) ? $0 : LiveInput.scheme + $0 + (pcmFormat == "s16le" ? "" : "?format=\(pcmFormat)") }
     }
 
-    func run() throws {
+    func run() async throws {
         var config = Coordinator.Configuration()
         config.encoder.frameMilliseconds = frameMs
         config.encoder.bitrate = bitrateKbps * 1000
@@ -115,7 +115,6 @@ struct CoordinatorCommand: ParsableCommand {
         if let stateDir { config.stateDirectory = stateDir }
         config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
-        TerminationSignals.onTermination { coordinator.stop() }
         var tracks: [String]?
         if let pcmInput {
             tracks = [pcmInput]
@@ -123,6 +122,7 @@ struct CoordinatorCommand: ParsableCommand {
             tracks = try TrackSource.expand(inputs)
             guard !tracks!.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
         }
-        try coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once)))
+        // SIGTERM and SIGINT shut the house's services down in order (`runHouse`).
+        try await coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once)))
     }
 }

@@ -3,7 +3,7 @@ import Foundation
 import TuttiFollower
 
 @main
-struct Tutti: ParsableCommand {
+struct Tutti: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tutti",
         abstract: "Synchronized multi-room music for a whole house of Linux machines.",

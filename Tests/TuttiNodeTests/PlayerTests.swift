@@ -8,22 +8,6 @@ import TuttiNet
 
 @Suite("The coordinator's player")
 struct PlayerTests {
-    /// The house's part, as it plays the last track of the queue: when it ends, the epoch is
-    /// cut there (`Transport.trackEnded` with nothing after it).
-    final class LastTrack: PlayerDelegate, @unchecked Sendable {
-        let path: String
-        weak var player: Player?
-        let ended = Mutex(false)
-        init(path: String) { self.path = path }
-        func path(ofItem id: Int) -> String? { path }
-        func trackEnded(itemID: Int, at: CoordinatorTime) {
-            ended.withLock { $0 = true }
-            player?.perform([.cut(epoch: 1, at: at)])
-        }
-        func trackFailed(itemID: Int, reason: String) {}
-        func trackOpened(itemID: Int, length: Int64?) {}
-    }
-
     /// Regression: once the queue had ended, the player's thread spun at 100 % of a core
     /// (`nextPacket` had nothing to encode, and the loop asked again at once). It must rest:
     /// its thread's CPU time over 1.5 s after the end stays far below that.
@@ -44,9 +28,14 @@ struct PlayerTests {
         let stop = StopFlag()
         let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop,
                                 send: { _ in sent.withLock { $0 += 1 } }, sendReport: { _ in })
-        let delegate = LastTrack(path: dir + "/short.mp3")
-        delegate.player = player
-        player.delegate = delegate
+        // The house's part, as it plays the last track of the queue: when it ends, the epoch
+        // is cut there (`Transport.trackEnded` with nothing after it).
+        let ended = Mutex(false)
+        player.onNews = { [weak player] news in
+            guard case let .ended(_, at) = news else { return }
+            ended.withLock { $0 = true }
+            player?.perform([.cut(epoch: 1, at: at)])
+        }
         let cpu = Mutex<Double?>(nil)
         let thread = Thread {
             player.run()
@@ -58,13 +47,13 @@ struct PlayerTests {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let start = CoordinatorTime(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + 50_000_000)
-        player.perform([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: start))])
+        player.perform([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: start))], paths: [1: dir + "/short.mp3"])
         // 0.3 s of audio sent 150 ms ahead: over by 0.5 s; then 1.5 s of nothing to do.
         Thread.sleep(forTimeInterval: 2.0)
         stop.set()
         player.wake()
         for _ in 0..<100 where cpu.withLock({ $0 == nil }) { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(delegate.ended.withLock { $0 })
+        #expect(ended.withLock { $0 })
         #expect((14...18).contains(sent.withLock { $0 }), "0.3 s in 20 ms packets (and the encoder's delay): \(sent.withLock { $0 })")
         let used = try #require(cpu.withLock { $0 }, "the player's thread did not stop")
         #expect(used < 0.3, "the player's thread used \(used) s of CPU in 2 s")

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import ServiceLifecycle
 import TuttiAPI
 import TuttiCodecs
 import TuttiControl
@@ -19,9 +21,12 @@ extension Coordinator {
         }
     }
 
-    /// Runs the house until `stop()`: the clock service, the player, the control API and
-    /// the house's clock, each on its own thread (the API on Swift concurrency).
-    public func runHouse(_ start: Start, onControlPort: @escaping @Sendable (Int) -> Void = { _ in }) throws {
+    /// Runs the house until `stop()`, SIGTERM or SIGINT, as one group of services started in
+    /// this order: the clock service and the player (each on a thread of its own), the house
+    /// (an actor: its notices and its time), the control API. They shut down gracefully in
+    /// the reverse order: the API stops taking commands, the house saves where it is, the
+    /// player stops streaming, the clock service stops answering.
+    public func runHouse(_ start: Start, onControlPort: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         let store = try StateStore(directory: configuration.stateDirectory)
         // A certificate that cannot be used stops the start here, before anything runs.
         let certificate: ControlCertificate? = switch configuration.controlTLS {
@@ -35,19 +40,19 @@ extension Coordinator {
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
         playerConfiguration.cname = cname
+        let playerStop = StopFlag()
         let player = try Player(
-            configuration: playerConfiguration, ssrc: ssrc, stopFlag: stopFlag,
+            configuration: playerConfiguration, ssrc: ssrc, stopFlag: playerStop,
             send: { [self] packet in send(packet) }, sendReport: { [self] report in send(report) },
             onEpoch: { [self] packetizer in writeSDP(packetizer) })
-        player.delegate = house
-        house.player = player
-        clockServer.onReport = { report, address, time in house.received(report, from: address, at: time) }
-
-        let server = clockServer
-        startThread("tutti-clock") { server.run() }
-        startThread("tutti-player") { player.run() }
-        let stopFlag = self.stopFlag
-        startThread("tutti-house") { house.tick(stopFlag: stopFlag) }
+        player.onNews = { news in house.tell(.player(news)) }
+        await house.attach(player)
+        clockServer.onReport = { report, address, time in house.tell(.report(report, from: address, at: time)) }
+        if let tracks = start.tracks {
+            try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once)
+        } else if let mode = start.loopMode {
+            try await house.setLoopMode(mode)
+        }
 
         var control = ControlServer.Configuration()
         control.host = configuration.controlHost
@@ -55,66 +60,28 @@ extension Coordinator {
         control.pages = start.pages
         control.tls = certificate.map { .init(certificateChainPEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM) }
         let scheme = certificate == nil ? "http" : "https"
-        let api = ControlServer(service: house, configuration: control)
-        let failure = ControlFailure()
         let log = self.log
         let shownHost = control.host == "0.0.0.0" ? "localhost" : control.host
-        let listen = "\(control.host):\(control.port)"
-        Task {
-            do {
-                try await api.run { port in
-                    log.info("control API on \(scheme)://\(shownHost):\(port)/api/v1" + (certificate.map { " (TLS, certificate pin \($0.pin))" } ?? ""))
-                    // Never the token: logs are read by more people than the house's owner.
-                    log.info("web remote: \(scheme)://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: \(scheme)://\(shownHost):\(port)/lyrics")
-                    onControlPort(port)
-                }
-            } catch {
-                failure.set("cannot serve the control API on \(listen): \(error) (is another coordinator running? choose another with --control-listen)")
-                stopFlag.set()
-            }
+        let api = try ControlServer(service: house, configuration: control).service { port in
+            log.info("control API on \(scheme)://\(shownHost):\(port)/api/v1" + (certificate.map { " (TLS, certificate pin \($0.pin))" } ?? ""))
+            // Never the token: logs are read by more people than the house's owner.
+            log.info("web remote: \(scheme)://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: \(scheme)://\(shownHost):\(port)/lyrics")
+            onControlPort(port)
         }
+
+        let server = clockServer
+        let clockStop = stopFlag
+        var group = ServiceGroupConfiguration(services: [
+            .init(service: ThreadService(name: "tutti-clock", loop: { server.run() }, stop: { clockStop.set() })),
+            .init(service: ThreadService(name: "tutti-player", loop: { player.run() }, stop: { playerStop.set(); player.wake() })),
+            .init(service: HouseService(house: house)),
+            .init(service: Explained(service: api, what: "cannot serve the control API on \(control.host):\(control.port)",
+                                     hint: "is another coordinator running? choose another with --control-listen")),
+        ], gracefulShutdownSignals: [.sigterm, .sigint], logger: .services)
+        group.maximumGracefulShutdownDuration = .seconds(5)
+        let services = ServiceGroup(configuration: group)
+        shutdown.set(services)
         log.info("clock service on port \(clockPort); streaming \(streamProtection) to \(destinationSummary)")
-        if let tracks = start.tracks {
-            house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once)
-        } else if let mode = start.loopMode {
-            house.setLoopMode(mode)
-        }
-        while !stopFlag.isSet { Thread.sleep(forTimeInterval: 0.05) }
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            await api.stop()
-            done.signal()
-        }
-        _ = done.wait(timeout: .now() + 2)
-        house.saveOnExit()
-        if let message = failure.message { throw StateError(message) }
-    }
-}
-
-/// Why the control API could not serve, if it could not.
-final class ControlFailure: @unchecked Sendable {
-    private let lock = NSLock()
-    private var text: String?
-    func set(_ message: String) { lock.withLock { text = message } }
-    var message: String? { lock.withLock { text } }
-}
-
-extension House {
-    /// The command line named tracks: they become the queue, and play.
-    func replaceQueue(with tracks: [String], loopMode: LoopMode) {
-        warm(tracks)
-        locked {
-            execute(transport.clear(now: now))
-            transport.setLoopMode(loopMode)
-            transport.add(tracks)
-            execute((try? transport.handle(.play, now: now)) ?? [])
-            saveLocked()
-            publishQueueLocked()
-        }
-    }
-
-    /// Saves where the house is, so that a restart resumes there.
-    func saveOnExit() {
-        locked { saveLocked() }
+        try await services.run()
     }
 }

@@ -52,7 +52,10 @@ public final class Coordinator: @unchecked Sendable {
 
     public let configuration: Configuration
     let clock = SystemClock()
+    /// Stops the clock service's loop.
     let stopFlag = StopFlag()
+    /// Shuts the house's services down (`stop()`).
+    let shutdown = ShutdownTrigger()
     let clockSocket: UDPSocket
     let sendSocket: UDPSocket
     let clockServer: ClockServer
@@ -85,7 +88,8 @@ public final class Coordinator: @unchecked Sendable {
     /// The port the clock service is bound to (useful when configured with port 0).
     public var clockPort: UInt16 { (try? clockSocket.localAddress().port) ?? configuration.clockListen.port }
 
-    public func stop() { stopFlag.set() }
+    /// Shuts the house down gracefully, as SIGTERM does (any thread).
+    public func stop() { shutdown.trigger() }
 
     var streamProtection: String {
         sealer.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"

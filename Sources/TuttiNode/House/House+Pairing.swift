@@ -8,15 +8,14 @@ import TuttiSecurity
 extension House {
     public func openPairing() throws(ControlError) -> PairingCode {
         let code = Pairing.newCode()
-        pairing.withLock { $0.open(Pairing.normalize(code)!, at: clock.nanosecondsNow()) }
+        pairing.open(Pairing.normalize(code)!, at: clock.nanosecondsNow())
         log.info("pairing code \(code): for one new member, for 5 minutes (on it: tutti pair \(code) --server http://THIS-HOST:PORT)")
         return PairingCode(code: code, expiresInSeconds: Int(PairingWindow.lifetime / 1_000_000_000), tries: PairingWindow.tries)
     }
 
     public func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer {
-        let state = pairing.withLock { $0.state(at: clock.nanosecondsNow()) }
         let code: String
-        switch state {
+        switch pairing.state(at: clock.nanosecondsNow()) {
         case .closed:
             throw ControlError.conflict("no pairing code is open: show one with `tutti ctl pair` (or the web remote) first")
         case .expired:
@@ -26,7 +25,7 @@ extension House {
         }
         do throws(Pairing.Failure) {
             let answer = try Pairing.answer(request, code: code, houseKey: houseKey)
-            pairing.withLock { $0.used() }
+            pairing.used()
             log.info("a new member paired (house key fingerprint \(houseKey.fingerprint)); the code is spent")
             return answer
         } catch {
@@ -37,7 +36,7 @@ extension House {
 
     /// A wrong proof costs the code a try; at none it is spent.
     private func refuseWrongCode() throws(ControlError) -> PairingAnswer {
-        let left = pairing.withLock { $0.failed() }
+        let left = pairing.failed()
         log.warning("a pairing attempt with a wrong code; \(left == 0 ? "the code is spent" : "\(left) tries left")")
         throw ControlError(status: 403, left == 0 ? "wrong pairing code; it is spent now: show a new one with `tutti ctl pair`"
                                                   : "wrong pairing code (\(left) tries left)")

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TuttiAPI
 import TuttiControl
 import TuttiCore
@@ -7,41 +6,51 @@ import TuttiNet
 import TuttiSecurity
 
 /// The coordinator's house: the transport and its queue, the rooms, the feedback, the
-/// saved state and the event stream, behind one lock. The control API calls into it, the
-/// player reports to it, and a ticker lets time pass (scheduled changes, rooms that leave,
-/// settings to deliver). Every change that is acknowledged is saved first.
-public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
-    let lock = NSLock()
-    let clock = SystemClock()
+/// saved state and the event stream, owned by one actor. The control API calls it; the
+/// player and the clock service tell it what happened through its notices (in order); its
+/// service lets time pass (scheduled changes, rooms that leave, settings to deliver).
+///
+/// Nothing in it waits on a disk: tags, lyrics and artwork are read, and the state is
+/// written, on threads of their own (`Blocking`), while the actor serves other callers.
+/// Every change that is acknowledged is on disk first.
+public actor House: ControlService {
+    nonisolated let clock = SystemClock()
     var transport: Transport
     var registry: RoomRegistry
     var feedbackLog: FeedbackLog
-    let library = TrackLibrary()
-    let lyricsLibrary: LyricsLibrary
-    let store: StateStore
-    let token: String
+    nonisolated let library = TrackLibrary()
+    nonisolated let lyricsLibrary: LyricsLibrary
+    nonisolated let token: String
     /// The house key, for pairing new members, and the pairing code open now (if any).
-    let houseKey: HouseKey
-    let pairing = Mutex(PairingWindow())
-    let messenger: RoomMessenger
-    weak var player: Player?
-    let log = Log("coordinator")
-    let version: String
+    nonisolated let houseKey: HouseKey
+    var pairing = PairingWindow()
+    nonisolated let messenger: RoomMessenger
+    var player: Player?
+    nonisolated let log = Log("coordinator")
+    nonisolated let version: String
 
     // Events.
     var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
     var published: NowPlaying?
+
+    // Saving.
+    nonisolated let saver: StateSaver
     var lastSaved = Date.distantPast
-    /// Changes counted, for saving newest first; what the critical section asks for after it.
+    /// Changes counted, so that the newest state wins on disk.
     var saveVersion = 0
-    var aftermath = Aftermath()
-    let saver: StateSaver
+
     /// Epoch ends to send again (loss happens), and when.
     var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
     var lastDelivery: [String: Int64] = [:]
 
-    init(store: StateStore, messenger: RoomMessenger, version: String, lyricsFolder: String? = nil) throws {
-        self.store = store
+    /// What the player and the clock service tell the house, in the order they told it.
+    nonisolated let notices: AsyncStream<Notice>
+    private nonisolated let noticeInbox: AsyncStream<Notice>.Continuation
+
+    /// Reads the saved house, and the tags and lyrics of its queue (before it serves anyone).
+    /// `saving`: where the state is written (tests hold it up).
+    init(store: StateStore, messenger: RoomMessenger, version: String, lyricsFolder: String? = nil,
+         saving: DispatchQueue = DispatchQueue(label: "tutti.state")) throws {
         houseKey = try store.houseKey()
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
@@ -51,19 +60,28 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         transport = Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch)
         registry = RoomRegistry(saved: saved.rooms)
         feedbackLog = saved.feedback
-        saver = StateSaver(store: store)
-        // Tags, lengths and lyrics are read here and when tracks are added, never under the
-        // lock: there the house only looks them up.
-        warm(saved.queue.items.map(\.path))
+        saver = StateSaver(store: store, queue: saving)
+        (notices, noticeInbox) = AsyncStream<Notice>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        Self.warm(saved.queue.items.map(\.path), library, lyricsLibrary)
     }
 
-    /// Reads the tags, length and lyrics of `paths` (outside the lock), so that the house
-    /// finds them known.
-    func warm(_ paths: [String]) {
+    /// The player that carries out the transport's actions.
+    func attach(_ player: Player) {
+        self.player = player
+    }
+
+    /// Reads the tags, length and lyrics of `paths`, so that the house finds them known.
+    static func warm(_ paths: [String], _ library: TrackLibrary, _ lyricsLibrary: LyricsLibrary) {
         for path in paths {
             let tags = library.info(path).tags
             _ = lyricsLibrary.lyrics(for: path, tags: tags)
         }
+    }
+
+    /// `warm`, on a disk thread.
+    func warm(_ paths: [String]) async {
+        let (library, lyricsLibrary) = (library, lyricsLibrary)
+        await Blocking.run { Self.warm(paths, library, lyricsLibrary) }
     }
 
     var now: CoordinatorTime { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
@@ -71,35 +89,34 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
     // MARK: - Reading
 
     public func status() -> Status {
-        locked { Status(nowPlaying: nowPlayingLocked(at: now), rooms: roomViewsLocked(), version: version) }
+        Status(nowPlaying: nowPlaying(at: now), rooms: roomViews(), version: version)
     }
 
-    public func nowPlaying() -> NowPlaying { locked { nowPlayingLocked(at: now) } }
+    public func nowPlaying() -> NowPlaying { nowPlaying(at: now) }
 
-    public func queue() -> QueueView { locked { queueLocked() } }
+    public func queue() -> QueueView { queueView() }
 
-    public func rooms() -> [RoomView] { locked { roomViewsLocked() } }
+    public func rooms() -> [RoomView] { roomViews() }
 
-    public func feedback() -> [FeedbackEntry] { locked { feedbackLog.entries } }
+    public func feedback() -> [FeedbackEntry] { feedbackLog.entries }
 
     public func lyrics(itemID: Int?) -> TrackLyrics? {
-        locked {
-            let t = now
-            let s = transport.snapshot(at: t)
-            guard let id = itemID ?? s.item?.id, transport.queue.item(id: id) != nil else { return nil }
-            return TrackLyrics(itemID: id, lyrics: lyricsLocked(id), nowPlaying: nowPlayingLocked(at: t))
-        }
+        let t = now
+        let s = transport.snapshot(at: t)
+        guard let id = itemID ?? s.item?.id, transport.queue.item(id: id) != nil else { return nil }
+        return TrackLyrics(itemID: id, lyrics: lyrics(ofItem: id), nowPlaying: nowPlaying(at: t))
     }
 
-    public func coordinatorTime() -> Int64 { clock.nanosecondsNow() }
+    public nonisolated func coordinatorTime() -> Int64 { clock.nanosecondsNow() }
 
-    public func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? {
-        guard let path = locked({ transport.queue.item(id: itemID)?.path }),
-              let picture = library.artwork(path) else { return nil }
+    public func artwork(itemID: Int) async -> (mimeType: String, data: [UInt8])? {
+        guard let path = transport.queue.item(id: itemID)?.path else { return nil }
+        let library = library
+        guard let picture = await Blocking.run({ library.artwork(path) }) else { return nil }
         return (picture.mimeType, picture.data)
     }
 
-    public func authorizes(token candidate: String) -> Bool {
+    public nonisolated func authorizes(token candidate: String) -> Bool {
         // Constant time: no early exit on the first difference.
         let a = Array(candidate.utf8), b = Array(token.utf8)
         var difference = a.count ^ b.count
@@ -109,7 +126,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         return difference == 0
     }
 
-    func nowPlayingLocked(at time: CoordinatorTime) -> NowPlaying {
+    func nowPlaying(at time: CoordinatorTime) -> NowPlaying {
         let s = transport.snapshot(at: time)
         var np = NowPlaying(state: s.state, elapsed: Double(s.position) / Double(AudioFormat.sampleRate), rate: s.rate,
                             queueCount: transport.queue.items.count, loopMode: transport.queue.loopMode,
@@ -143,7 +160,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         return np
     }
 
-    func queueLocked() -> QueueView {
+    func queueView() -> QueueView {
         let q = transport.queue
         let items = q.items.enumerated().map { index, item -> QueueEntry in
             let info = library.known(item.path)
@@ -155,7 +172,7 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         return QueueView(items: items, currentIndex: q.currentIndex, loopMode: q.loopMode)
     }
 
-    func roomViewsLocked() -> [RoomView] {
+    func roomViews() -> [RoomView] {
         let t = clock.nanosecondsNow()
         return registry.list.map { room in
             RoomView(key: room.key, name: room.settings.name, connected: room.connected,
@@ -165,45 +182,84 @@ public final class House: ControlService, PlayerDelegate, @unchecked Sendable {
         }
     }
 
-    // MARK: - The player's questions
+    // MARK: - The player's news
 
-    func path(ofItem id: Int) -> String? {
-        locked { transport.queue.item(id: id)?.path }
-    }
-
-    func trackEnded(itemID: Int, at end: CoordinatorTime) {
-        locked {
+    func heard(_ news: PlayerNews) {
+        switch news {
+        case let .ended(itemID, end):
             execute(transport.trackEnded(itemID: itemID, at: end))
-        }
-    }
-
-    func trackFailed(itemID: Int, reason: String) {
-        locked {
+        case let .failed(itemID, reason):
             execute(transport.trackFailed(itemID: itemID, reason: reason, now: now))
-            publishLocked(force: true)
-        }
-    }
-
-    func trackOpened(itemID: Int, length: Int64?) {
-        guard let length else { return }
-        locked {
+            publish(force: true)
+        case let .opened(itemID, length):
+            guard let length else { return }
             transport.setDuration(itemID: itemID, frames: length)
             if let path = transport.queue.item(id: itemID)?.path { library.setLength(length, of: path) }
+        case let .realigned(itemID, time):
+            // The player waits for this answer, even an empty one.
+            execute(transport.realign(itemID: itemID, at: time), answering: true)
         }
     }
 
-    func liveRealigned(itemID: Int, at time: CoordinatorTime) {
-        locked { execute(transport.realign(itemID: itemID, at: time)) }
-    }
-
-    /// Carries out the transport's actions: rooms hear of cuts, the player streams.
-    func execute(_ actions: [TransportAction]) {
+    /// Carries out the transport's actions: rooms hear of cuts, the player streams (with
+    /// the paths of the items it is to open). `answering`: the player waits for these,
+    /// even none.
+    func execute(_ actions: [TransportAction], answering: Bool = false) {
         for case let .cut(epoch, end) in actions {
-            let rooms = registry.connected
-            later { [messenger] in messenger.endEpoch(epoch, at: end, rooms: rooms, copies: 3) }
+            messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
             let t = clock.nanosecondsNow()
             resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
         }
-        player?.perform(actions)
+        guard !actions.isEmpty || answering else { return }
+        player?.perform(actions, paths: paths(for: actions), answering: answering)
+    }
+
+    private func paths(for actions: [TransportAction]) -> [Int: String] {
+        var paths: [Int: String] = [:]
+        for action in actions {
+            let id: Int
+            switch action {
+            case .cut: continue
+            case let .start(segment): id = segment.itemID
+            case let .continueWith(itemID): id = itemID
+            }
+            paths[id] = transport.queue.item(id: id)?.path
+        }
+        return paths
+    }
+}
+
+/// What the house is told from other threads.
+public enum Notice: Sendable {
+    case player(PlayerNews)
+    /// A room's report arrived on the clock port, from `address`, at `time`.
+    case report(RoomReport, from: SocketAddress, at: Int64)
+}
+
+extension House {
+    /// Tells the house something (any thread; it never waits).
+    nonisolated func tell(_ notice: Notice) {
+        noticeInbox.yield(notice)
+    }
+
+    /// Serves the notices in order, and lets time pass every 20 ms, until cancelled.
+    func run() async {
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask {
+                for await notice in self.notices {
+                    switch notice {
+                    case let .player(news): await self.heard(news)
+                    case let .report(report, address, time): await self.received(report, from: address, at: time)
+                    }
+                }
+            }
+            tasks.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(20))
+                    await self.tick()
+                }
+            }
+            await tasks.waitForAll()
+        }
     }
 }

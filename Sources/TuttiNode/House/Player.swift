@@ -4,26 +4,24 @@ import TuttiCodecs
 import TuttiCore
 import TuttiNet
 
-/// What the player asks of the house, from its own thread.
-protocol PlayerDelegate: AnyObject, Sendable {
-    func path(ofItem id: Int) -> String?
+/// What the player tells the house, from its own thread (it never waits for the house,
+/// except for its answer to a realignment).
+public enum PlayerNews: Sendable, Equatable {
     /// The decoder of `itemID` ended; its last frame is heard just before `at`.
-    func trackEnded(itemID: Int, at: CoordinatorTime)
+    case ended(itemID: Int, at: CoordinatorTime)
     /// `itemID` could not be opened or decoded at all.
-    func trackFailed(itemID: Int, reason: String)
+    case failed(itemID: Int, reason: String)
     /// `itemID` opened; its length in frames, if the file says.
-    func trackOpened(itemID: Int, length: Int64?)
+    case opened(itemID: Int, length: Int64?)
     /// The live input `itemID` parted from the timeline: a new epoch should go on with it,
-    /// heard from `at` (the actions come back through `perform`).
-    func liveRealigned(itemID: Int, at: CoordinatorTime)
-}
-
-extension PlayerDelegate {
-    func liveRealigned(itemID: Int, at: CoordinatorTime) {}
+    /// heard from `at`. The house answers with `perform(_:paths:answering:)`, even with no
+    /// actions.
+    case realigned(itemID: Int, at: CoordinatorTime)
 }
 
 /// The coordinator's sender, on its own thread: carries out the transport's actions (start
-/// an epoch, cut it, go on with the next track), reads the source (an MP3 file, or a live
+/// an epoch, cut it, go on with the next track; the house sends the items' paths with
+/// them), reads the source (an MP3 file, or a live
 /// input that `LiveTimeline` places on the timeline as it arrives), encodes, stamps
 /// presentation times and sends each packet `latency` ahead of them.
 final class Player: @unchecked Sendable {
@@ -41,12 +39,17 @@ final class Player: @unchecked Sendable {
     private let sendReport: @Sendable (RTCPSenderReport) -> Void
     private let onEpoch: @Sendable (StreamPacketizer) -> Void
     private let stopFlag: StopFlag
-    weak var delegate: (any PlayerDelegate)?
+    /// Where the player's news goes (the house's notices); set before `run`.
+    var onNews: @Sendable (PlayerNews) -> Void = { _ in }
     private let log = Log("coordinator")
 
     // The inbox: actions from the house, and a condition to wake the loop.
     private let condition = NSCondition()
     private var inbox: [TransportAction] = []
+    /// The paths of the items the actions name.
+    private var paths: [Int: String] = [:]
+    /// Answers to realignments received.
+    private var answers = 0
 
     // Streaming state (the player's thread only).
     private var packetizer: StreamPacketizer
@@ -81,11 +84,14 @@ final class Player: @unchecked Sendable {
         pcm.reserveCapacity(encoder.settings.frameSize * 8)
     }
 
-    /// Queues actions for the player's thread.
-    func perform(_ actions: [TransportAction]) {
-        guard !actions.isEmpty else { return }
+    /// Queues actions for the player's thread, with the paths of the items they name.
+    /// `answering`: they answer a realignment (which the player waits for).
+    func perform(_ actions: [TransportAction], paths: [Int: String] = [:], answering: Bool = false) {
+        guard !actions.isEmpty || answering else { return }
         condition.lock()
         inbox += actions
+        self.paths.merge(paths) { _, new in new }
+        if answering { answers += 1 }
         condition.signal()
         condition.unlock()
     }
@@ -143,6 +149,17 @@ final class Player: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Waits until the house answers a realignment (answer `seen + 1`), or the deadline.
+    private func waitForAnswer(after seen: Int, until deadline: Int64) {
+        condition.lock()
+        defer { condition.unlock() }
+        while answers == seen, !stopFlag.isSet {
+            let left = deadline - clock.nanosecondsNow()
+            guard left > 0 else { return }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(left) / 1e9))
+        }
+    }
+
     /// Carries out queued actions; true when the epoch changed (a packet prepared for the
     /// old one must not go out).
     private func takeActions() -> Bool {
@@ -188,8 +205,12 @@ final class Player: @unchecked Sendable {
     private func open(_ id: Int, from position: Int64) {
         source = nil
         itemID = id
-        guard let path = delegate?.path(ofItem: id) else {
-            delegate?.trackFailed(itemID: id, reason: "queue item \(id) is gone")
+        condition.lock()
+        let known = paths[id]
+        if paths.count > 64 { paths = paths.filter { $0.key == id } }  // forget those played long ago
+        condition.unlock()
+        guard let path = known else {
+            onNews(.failed(itemID: id, reason: "queue item \(id) is gone"))
             return
         }
         do {
@@ -197,10 +218,10 @@ final class Player: @unchecked Sendable {
             if position > 0, !s.isLive { try s.seek(toFrame: position) }
             source = s
             log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \((Double(position) / 48_000).fixed(1)) s" : "")")
-            delegate?.trackOpened(itemID: id, length: s.length)
+            onNews(.opened(itemID: id, length: s.length))
         } catch {
             log.error("\(error); skipping to the next track")
-            delegate?.trackFailed(itemID: id, reason: "\(error)")
+            onNews(.failed(itemID: id, reason: "\(error)"))
         }
     }
 
@@ -228,13 +249,11 @@ final class Player: @unchecked Sendable {
         case let .realign(at):
             let drift = (planned! - at) / 1_000_000
             log.info("\(source?.name ?? "the live input") \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
-            guard let delegate else {
-                packetizer.restart(at: at - codecDelay)
-                onEpoch(packetizer)
-                return false
-            }
-            delegate.liveRealigned(itemID: id, at: at)
-            // No new epoch when the house is about to pause or stop: the frame has no place.
+            // Wait for the house's answer (a new epoch, or none when it is about to pause or
+            // stop: then the frame has no place).
+            let seen = condition.withLock { answers }
+            onNews(.realigned(itemID: id, at: at))
+            waitForAnswer(after: seen, until: clock.nanosecondsNow() + 100_000_000)
             if !takeActions() { offset += frameSize * 2 }
             return false
         }
@@ -263,7 +282,7 @@ final class Player: @unchecked Sendable {
                 log.error("\(error); going on with the next track")
                 if source.framesRead == 0 {
                     self.source = nil
-                    delegate?.trackFailed(itemID: id, reason: "\(error)")
+                    onNews(.failed(itemID: id, reason: "\(error)"))
                     return nil
                 }
             }
@@ -273,7 +292,7 @@ final class Player: @unchecked Sendable {
             let held = AudioFormat.nanoseconds(forFrames: Int64((pcm.count - offset) / 2))
             let end = source.isLive && anchored ? packetizer.nextPresentationTime + codecDelay + held
                 : epochStart + AudioFormat.nanoseconds(forFrames: epochFrames)
-            delegate?.trackEnded(itemID: id, at: end)
+            onNews(.ended(itemID: id, at: end))
             _ = takeActions()
         }
         if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }

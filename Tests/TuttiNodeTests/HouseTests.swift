@@ -1,0 +1,148 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TuttiAPI
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiSecurity
+@testable import TuttiNode
+
+/// The house actor alone, in memory: its own state folder, a messenger on a loopback socket,
+/// no player and no network beyond it.
+@Suite("The house")
+struct HouseTests {
+    static let song = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("assets/demo/tutti-demo.mp3").path
+
+    final class Rig: Sendable {
+        let folder = NSTemporaryDirectory() + "tutti-house-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let store: StateStore
+        let house: House
+        /// Where the state is written: the tests hold it up.
+        let saving = DispatchQueue(label: "test.saving")
+
+        init() throws {
+            store = try StateStore(directory: folder)
+            let socket = try UDPSocket()
+            try socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+            let messenger = RoomMessenger(socket: socket, clock: SystemClock(), key: HMACAuthenticator.random())
+            house = try House(store: store, messenger: messenger, version: "test", saving: saving)
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: folder) }
+
+        /// Holds the state's writes until the returned gate is opened.
+        func holdSaving() -> DispatchSemaphore {
+            let gate = DispatchSemaphore(value: 0)
+            saving.async { gate.wait() }
+            return gate
+        }
+    }
+
+    /// The events of a subscription, as they come.
+    final class EventLog: Sendable {
+        final class Seen: Sendable { let events = Mutex<[Event]>([]) }
+        private let seen = Seen()
+        private let reader: Task<Void, Never>
+
+        init(_ events: AsyncStream<Event>) {
+            let seen = self.seen
+            reader = Task { for await event in events { seen.events.withLock { $0.append(event) } } }
+        }
+
+        deinit { reader.cancel() }
+
+        /// What came, by kind (for messages).
+        var kinds: [String] { seen.events.withLock { $0.map { "\($0.kind)" } } }
+
+        /// The first event that `matches`, waiting up to 5 s for it (nil: none came).
+        func first(_ matches: (Event) -> Bool) async -> Event? {
+            for _ in 0..<500 {
+                if let event = seen.events.withLock({ $0.first(where: matches) }) { return event }
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            return nil
+        }
+    }
+
+    /// A change is made at once, the house serves others while its state is being written,
+    /// and the change is acknowledged only once it is on disk.
+    @Test func aChangeIsMadeAtOnceAndAcknowledgedOnceOnDisk() async throws {
+        let rig = try Rig()
+        let house = rig.house
+        _ = try await house.add(paths: [Self.song], placement: .end)
+        #expect(rig.store.load()?.queue.items.map(\.path) == [Self.song])
+        let before = try #require(rig.store.load())
+
+        let gate = rig.holdSaving()
+        let acknowledged = Mutex(false)
+        let play = Task {
+            let answer = try await house.transport(.play)
+            acknowledged.withLock { $0 = true }
+            return answer
+        }
+        // The house answers others meanwhile, and already plays.
+        var playing = false
+        for _ in 0..<250 where !playing {
+            playing = await house.nowPlaying().state != .stopped
+            if !playing { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(playing, "the change was not made while its state was being written")
+        #expect(await house.queue().items.count == 1)
+        try await Task.sleep(for: .milliseconds(100))
+        let early = acknowledged.withLock { $0 }
+        #expect(!early, "acknowledged before it was on disk")
+        #expect(rig.store.load() == before)
+
+        gate.signal()
+        let answer = try await play.value
+        #expect(answer.state == .loading || answer.state == .playing)
+        let saved = try #require(rig.store.load())
+        #expect(saved.epoch == answer.epoch && saved.epoch != before.epoch)
+    }
+
+    /// A change whose state cannot be written is refused with a 500 that says why.
+    @Test func aChangeThatCannotBeSavedIsRefused() async throws {
+        let rig = try Rig()
+        // A folder where the state file goes: the write's rename fails.
+        try FileManager.default.createDirectory(atPath: rig.store.statePath + "/in-the-way", withIntermediateDirectories: true)
+        let error = await #expect(throws: ControlError.self) { try await rig.house.setLoopMode(.all) }
+        #expect(error?.status == 500)
+        #expect(error?.message.contains("could not be saved") == true)
+    }
+
+    /// What the player and the rooms tell the house reaches it in order, while it runs:
+    /// a room joins (an event, and the rooms list), a track's length becomes its duration,
+    /// its end stops the house.
+    @Test func noticesAreHeardInOrder() async throws {
+        let rig = try Rig()
+        let house = rig.house
+        _ = try await house.add(paths: [Self.song], placement: .end)
+        let running = Task { await house.run() }
+        defer { running.cancel() }
+        let events = EventLog(await house.subscribe())
+
+        let address = SocketAddress(address: 0x7F00_0001, port: 40_000)
+        house.tell(.report(RoomReport(name: "Kitchen", state: .playing), from: address, at: house.coordinatorTime()))
+        let joined = await events.first { if case .roomJoined = $0.change { true } else { false } }
+        guard case let .roomJoined(room) = joined?.change else {
+            Issue.record("no room-joined event")
+            return
+        }
+        #expect(room.name == "Kitchen" && room.connected)
+        #expect(await house.rooms().map(\.name) == ["Kitchen"])
+
+        try await house.setLoopMode(.once)  // a fresh house loops the queue
+        let playing = try await house.transport(.play)
+        let id = try #require(playing.itemID)
+        let end = CoordinatorTime(nanoseconds: house.coordinatorTime() + 200_000_000)
+        house.tell(.player(.opened(itemID: id, length: 480_000)))
+        house.tell(.player(.ended(itemID: id, at: end)))
+        let stopped = await events.first { if case .state(.stopped, _, _) = $0.change { true } else { false } }
+        #expect(stopped != nil, "the track's end did not stop the house: \(events.kinds)")
+        #expect(house.coordinatorTime() >= end.nanoseconds - 20_000_000)
+        #expect(await house.queue().items.first?.duration == 10)
+    }
+}
