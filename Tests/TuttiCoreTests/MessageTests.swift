@@ -1,5 +1,6 @@
 import Testing
 @testable import TuttiCore
+import TuttiTesting
 
 @Suite("Control messages and sender reports")
 struct MessageTests {
@@ -15,15 +16,6 @@ struct MessageTests {
         .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
         .notPaired,
     ]
-
-    /// A stand-in for the house key's HMAC (TuttiSecurityTests test the real one): a keyed sum.
-    struct SumTag: MessageAuthenticator {
-        var key: UInt8
-        func tag(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-            (0..<16).map { i in bytes.enumerated().reduce(key &+ UInt8(i)) { $0 &* 31 &+ $1.element &+ UInt8(truncatingIfNeeded: $1.offset) } }
-        }
-        func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool { Array(tag) == self.tag(bytes) }
-    }
 
     @Test(arguments: messages)
     func roundTrips(message: ControlMessage) throws {
@@ -184,7 +176,7 @@ struct MessageTests {
 @Suite("Return routability and freshness")
 struct HouseLinkTests {
     @Test func aCookieIsGoodForItsAddressAndTheNextSlotOnly() {
-        let cookies = ReturnRoutability(key: MessageTests.SumTag(key: 7))
+        let cookies = ReturnRoutability(key: SumTag(key: 7))
         let here: [UInt8] = [10, 0, 0, 2, 0x13, 0x8D], there: [UInt8] = [10, 0, 0, 3, 0x13, 0x8D]
         let t: Int64 = 1_000 * ReturnRoutability.slot + 5
         let cookie = cookies.cookie(for: here, at: t)
@@ -194,7 +186,7 @@ struct HouseLinkTests {
         #expect(!cookies.isValid(cookie, for: here, at: t + 2 * ReturnRoutability.slot))
         #expect(!cookies.isValid(cookie, for: there, at: t), "a cookie is its address's")
         #expect(!cookies.isValid(0, for: here, at: t))
-        #expect(!ReturnRoutability(key: MessageTests.SumTag(key: 8)).isValid(cookie, for: here, at: t), "a restarted coordinator's key differs")
+        #expect(!ReturnRoutability(key: SumTag(key: 8)).isValid(cookie, for: here, at: t), "a restarted coordinator's key differs")
     }
 
     @Test func anAnswerCountsOnceAndOnlyForARequestOfTheLastSecond() {

@@ -2,8 +2,10 @@ import TuttiCore
 import TuttiTesting
 
 /// A whole house in memory, driven by a simulated true time: a coordinator stamping
-/// IndexCodec frames (and resending what followers ask for again), followers with their
-/// own drifting clocks and sound devices, and a lossy, jittery network between them.
+/// IndexCodec frames, answering on its control channel (`ControlChannelService`, the clock
+/// server's machine) and resending what followers ask for again, followers with their own
+/// drifting clocks and sound devices (their side of the channel is `CoordinatorSession`),
+/// and a lossy, jittery network between them.
 /// Records, for every frame each device plays, how far from its presentation time it was heard.
 final class SimulatedHouse {
     struct FollowerSpec {
@@ -58,6 +60,13 @@ final class SimulatedHouse {
     var packetizer: StreamPacketizer
     /// The coordinator's packets of late, for followers that ask for them again.
     var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: 78, initialSequence: 1)
+    /// The house key, as the clock port's messages are sealed with it.
+    static let key = SumTag(key: 7)
+    /// The coordinator's side of the control channel; members are their indices.
+    var channel = ControlChannelService<Int>(key: SimulatedHouse.key, cookieKey: SumTag(key: 99), ssrc: 77, payloadType: 96,
+                                             addressBytes: { [UInt8(truncatingIfNeeded: $0)] }, atPort: { peer, _ in peer })
+    /// The coordinator's clock, set to each moment it acts at.
+    let coordinatorClock = ManualClock(start: 0)
     var members: [Member] = []
     var now: Int64 = 0
     /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
@@ -139,7 +148,7 @@ final class SimulatedHouse {
         cuts.append((packetizer.epoch, cut))
         // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
         let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut))
-            .encode(stamp: NTPTimestamp(nanoseconds: now).rawValue)
+            .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
         for m in members where now >= m.spec.joinAt {
             for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
         }
@@ -166,28 +175,19 @@ final class SimulatedHouse {
         for action in m.session.turn(now: m.local(now), lock: ClockLock(m.engine.clock)) where action == .requestTime {
             let t1 = m.local(now)
             m.session.requestSent(originate: t1)
-            m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).encode(), to: 1, at: now)
+            m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).seal(stamp: m.session.cookie, with: Self.key),
+                                to: 1, at: now)
         }
         for d in m.clockNetwork.deliver(upTo: now) {
-            if GenericNACK.isFeedback(d.bytes), let nack = try? GenericNACK.decode(d.bytes) {
-                // The coordinator resends at once, by unicast, what the follower asks for.
-                for rtx in retransmitter.answer(nack, from: index, now: d.deliverAt) {
-                    m.clockNetwork.send(rtx.encode(), to: 0, at: d.deliverAt + 20_000)
-                }
+            if d.to == 1 {
+                coordinatorReceives(d, from: index)
                 continue
             }
             if d.bytes.first.map({ $0 >> 6 == 2 }) == true {  // a retransmission, on the clock port
                 m.engine.receiveRetransmission(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
                 continue
             }
-            guard let (message, stamp) = try? ControlMessage.decode(d.bytes) else { continue }
-            if case let .timeRequest(t1) = message {
-                // Handled exactly when it arrives (not at the step), 20 µs to answer.
-                let reply = ControlMessage.timeResponse(originate: t1, receive: NTPTimestamp(nanoseconds: d.deliverAt),
-                                                        transmit: NTPTimestamp(nanoseconds: d.deliverAt + 20_000), cookie: 1)
-                m.clockNetwork.send(reply.encode(), to: 0, at: d.deliverAt + 20_000)
-                continue
-            }
+            guard let (message, stamp) = try? ControlMessage.open(d.bytes, with: Self.key) else { continue }
             // The coordinator's messages go through the member's session, as a follower's do.
             for action in m.session.receive(message, stamp: stamp, arrived: LocalTime(nanoseconds: m.local(d.deliverAt))) {
                 switch action {
@@ -223,6 +223,24 @@ final class SimulatedHouse {
                 if m.firstSoundAt == nil { m.firstSoundAt = Int64(t) }
             }
             m.deviceNext = heardAt + Int64(chunk) * 1_000_000_000 / 48_000
+        }
+    }
+
+    /// The coordinator's clock port, exactly when a datagram arrives: retransmission
+    /// requests from members it knows (resent at once, by unicast), everything else through
+    /// its control channel's machine, 20 µs to answer.
+    private func coordinatorReceives(_ d: InMemoryNetwork<Int>.Datagram, from index: Int) {
+        let m = members[index]
+        if GenericNACK.isFeedback(d.bytes) {
+            guard channel.admitsFeedback(from: index, at: d.deliverAt), let nack = try? GenericNACK.decode(d.bytes) else { return }
+            for rtx in retransmitter.answer(nack, from: index, now: d.deliverAt) {
+                m.clockNetwork.send(rtx.encode(), to: 0, at: d.deliverAt + 20_000)
+            }
+            return
+        }
+        coordinatorClock.set(d.deliverAt + 20_000)
+        for case let .send(reply, to) in channel.receive(d.bytes, from: index, at: d.deliverAt, clock: coordinatorClock) where to == index {
+            m.clockNetwork.send(reply, to: 0, at: d.deliverAt + 20_000)
         }
     }
 }

@@ -3,35 +3,22 @@ import TuttiCore
 import TuttiNet
 import TuttiSecurity
 
-/// Serves the shared clock on the coordinator's UDP clock port: answers time requests
-/// with receive and transmit times, records unicast subscriptions, and answers the
+/// The coordinator's clock port: a thin shell over `ControlChannelService` (time answers,
+/// subscriptions, room reports, who may ask for retransmissions), which answers the
 /// followers' retransmission requests (RFC 4585 NACKs) with RFC 4588 retransmissions, by
-/// unicast to the asker.
-///
-/// Only house members are served: a message without the house key's tag is counted and
-/// dropped (a time request so signed by another key is told, once a second at most, that
-/// this house does not know it). Time answers carry a return-routability cookie; only a
-/// sender whose messages carry the right cookie for its address (it receives there) gets a
-/// subscription, a room, or retransmissions. No answer is larger than what asked for it.
+/// unicast to the asker. Its thread receives, hands each datagram to the machine, and
+/// carries out what it says.
 final class ClockServer: @unchecked Sendable {
     private let socket: UDPSocket
     private let clock: SystemClock
-    private let ssrc: UInt32
     private let stopFlag: StopFlag
-    private let key: any MessageAuthenticator
-    private let cookies = ReturnRoutability(key: HMACAuthenticator.random())
+    /// This service's thread only.
+    private var service: ControlChannelService<SocketAddress>
     /// Seals retransmissions like the stream (SRTP), and opens the followers' NACKs (SRTCP),
     /// when the stream is sealed.
     private let sealer: StreamSealer
     private var opener: SRTPContext?
     let subscribers = Mutex(LeaseTable<SocketAddress>())
-    let rejected = Atomic<Int>(0)
-    /// Messages dropped as not signed with the house key, or without a valid cookie (this
-    /// service's thread only).
-    private var unauthenticated = 0
-    private var unverified = 0
-    /// The last "not paired" notice (one a second at most, to anyone).
-    private var lastNotice: Int64?
     /// Called on this service's thread with every room report, its sender and arrival time.
     var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
     /// The packets sent lately (recorded by the sender's thread), for peers that ask again.
@@ -41,9 +28,6 @@ final class ClockServer: @unchecked Sendable {
     private var reportedStrangers = (0, 0)
     private var reported = Retransmitter<SocketAddress>.Statistics()
     private var nextSummary: Int64 = 0
-    /// Who exchanged time lately, and when (this service's thread only).
-    private var peers: [SocketAddress: Int64] = [:]
-    private let peerMemory: Int64 = 10_000_000_000
     private let log = Log("coordinator")
 
     init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator,
@@ -52,10 +36,11 @@ final class ClockServer: @unchecked Sendable {
         self.sealer = sealer
         // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
         opener = stream.map { SRTPContext($0, capacity: 512) }
-        self.key = key
         self.clock = clock
-        self.ssrc = ssrc
         self.stopFlag = stopFlag
+        service = ControlChannelService(key: key, cookieKey: HMACAuthenticator.random(), ssrc: ssrc,
+                                        payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
+                                        atPort: { SocketAddress(address: $0.address, port: $1) })
         retransmitter = Mutex(Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
                                             initialSequence: UInt16.random(in: 0...UInt16.max)))
     }
@@ -81,72 +66,35 @@ final class ClockServer: @unchecked Sendable {
                 answer(bytes, from: from, at: t2)
                 continue
             }
-            let message: ControlMessage, cookie: UInt64
-            do {
-                (message, cookie) = try ControlMessage.open(bytes, with: key)
-            } catch .unauthenticated {
-                unauthenticated += 1
-                if unauthenticated == 1 {
-                    log.warning("a message from \(from) not signed with this house's key: dropped (a stranger, or a follower of "
+            for action in service.receive(bytes, from: from, at: t2, clock: clock) {
+                switch action {
+                case let .send(reply, to):
+                    try? socket.send(reply, to: to)
+                case let .subscribe(target, expiry, reply, to):
+                    let accepted = subscribers.withLock { table in
+                        let isNew = !table.active(now: t2).contains(target)
+                        let ok = table.renew(target, until: expiry, now: t2)
+                        if ok && isNew && expiry > t2 { log.info("unicast subscriber \(target)") }
+                        return ok
+                    }
+                    if accepted {
+                        try? socket.send(reply, to: to)
+                    } else {
+                        log.warning("subscription table full; refusing \(target)")
+                    }
+                case let .report(report, peer, time):
+                    onReport?(report, peer, time)
+                case let .firstStranger(peer):
+                    log.warning("a message from \(peer) not signed with this house's key: dropped (a stranger, or a follower of "
                                 + "another house; such messages are counted every 10 s)")
                 }
-                // A follower of another house (or none): say so, no larger than its request.
-                if bytes.count >= 64, bytes[5] == 1, lastNotice.map({ t2 - $0 >= 1_000_000_000 }) ?? true {
-                    lastNotice = t2
-                    try? socket.send(ControlMessage.notPaired.seal(stamp: 0, with: key), to: from)
-                }
-                continue
-            } catch {
-                rejected.add(1, ordering: .relaxed)
-                continue
-            }
-            let (verified, currentCookie) = cookies.check(cookie, for: from.bytes, at: t2)
-            if verified { remember(from, at: t2) }
-            switch message {
-            case let .timeRequest(originate):
-                let t3 = clock.nanosecondsNow()
-                let reply = ControlMessage.timeResponse(
-                    originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3),
-                    cookie: currentCookie)
-                try? socket.send(reply.seal(stamp: NTPTimestamp(nanoseconds: t3).rawValue, with: key), to: from)
-            case let .subscribe(port, lease):
-                guard verified else {
-                    unverified += 1
-                    continue
-                }
-                let target = SocketAddress(address: from.address, port: port == 0 ? from.port : port)
-                let expiry = t2 + Int64(min(lease, Self.longestLease)) * 1_000_000_000
-                let accepted = subscribers.withLock { table in
-                    let isNew = !table.active(now: t2).contains(target)
-                    let ok = table.renew(target, until: expiry, now: t2)
-                    if ok && isNew && lease > 0 { log.info("unicast subscriber \(target)") }
-                    return ok
-                }
-                if accepted {
-                    let reply = ControlMessage.subscribed(ssrc: ssrc, payloadType: RTPPacket.defaultPayloadType)
-                    try? socket.send(reply.seal(stamp: NTPTimestamp(nanoseconds: clock.nanosecondsNow()).rawValue, with: key), to: from)
-                } else {
-                    log.warning("subscription table full; refusing \(target)")
-                }
-            case let .roomReport(report):
-                guard verified else {
-                    unverified += 1
-                    continue
-                }
-                onReport?(report, from, t2)
-            case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired:
-                rejected.add(1, ordering: .relaxed)
             }
         }
     }
 
-    /// A follower renews its lease every second; a longer one would outlive a follower that
-    /// went away by more than the house needs.
-    static let longestLease: UInt16 = 60
-
     /// Resends what a known peer asks for, to that peer.
     private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64) {
-        guard let seen = peers[from], now - seen < peerMemory else {
+        guard service.admitsFeedback(from: from, at: now) else {
             refusedRequests += 1
             return
         }
@@ -155,7 +103,7 @@ final class ClockServer: @unchecked Sendable {
             do {
                 request = try opener!.unprotectRTCP(bytes)
             } catch {
-                unauthenticated += 1
+                service.countUnauthenticated()
                 return
             }
         }
@@ -175,7 +123,7 @@ final class ClockServer: @unchecked Sendable {
         let now = clock.nanosecondsNow()
         guard now >= nextSummary else { return }
         nextSummary = now + 10_000_000_000
-        let strangers = (unauthenticated, unverified)
+        let strangers = (service.counts.unauthenticated, service.counts.unverified)
         if strangers != reportedStrangers {
             log.info("clock port in the last 10 s: \(strangers.0 - reportedStrangers.0) messages not signed with this house's key "
                      + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")
@@ -189,13 +137,5 @@ final class ClockServer: @unchecked Sendable {
                  + "\(refused) beyond a follower's rate, \(foreign) for another stream; \(refusedRequests) requests from strangers refused")
         reported = s
         refusedRequests = 0
-    }
-
-    private func remember(_ peer: SocketAddress, at now: Int64) {
-        if peers[peer] == nil, peers.count >= 4_096 {
-            peers = peers.filter { now - $0.value < peerMemory }
-            if peers.count >= 4_096 { return }
-        }
-        peers[peer] = now
     }
 }
