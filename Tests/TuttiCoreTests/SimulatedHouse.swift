@@ -71,9 +71,14 @@ final class SimulatedHouse {
     var now: Int64 = 0
     /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
     var restarts: [Int64] = []
+    /// The coordinator's transport (the real machine), playing one endless item: the
+    /// IndexCodec stream. Its cuts and starts drive the sender, as they drive the player.
+    private(set) var transport: Transport
+    private let item: Int
 
-    /// Transport commands, as the coordinator carries them out: effective `cutLead` after
-    /// the command, announced by an epoch end (sent three times, over the lossy clock link).
+    /// Transport commands, as the coordinator carries them out (`Transport.handle`):
+    /// effective `cutLead` after the command, announced by an epoch end (sent three times,
+    /// over the lossy clock link).
     enum Command {
         /// Pause; resume so long after the cut (the new epoch starts then).
         case pause(resumeAfter: Int64?)
@@ -81,21 +86,23 @@ final class SimulatedHouse {
         case seek(to: Int64)
     }
     var commands: [(at: Int64, command: Command)] = []
-    let cutLead: Int64 = 85_000_000
     /// The media position of the next frame sent; what IndexCodec samples carry.
     var mediaPosition: Int64 = 0
     /// Changes a packet before it is sent (given the media position of its first frame): a
     /// stranger's forged packet in its place.
     var tamper: ((Int64, inout RTPPacket) -> Void)?
-    private var sending = true
-    private var resumeAt: Int64?
+    private var sending = false
+    /// Nothing presented at or after it is sent (the running epoch's cut).
+    private var cutAt: Int64?
+    /// When to tell the transport to play again (after a pause).
+    private var resumeCommandAt: Int64?
     /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
-    private(set) var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] = [(0, 2_000_000_000, 0)]
+    private(set) var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] = []
     private(set) var cuts: [(epoch: UInt32, at: Int64)] = []
 
     /// The media position heard at true time `time` on the epoch running then.
     func position(at time: Int64) -> Double {
-        let start = epochStarts.last { $0.at <= time } ?? epochStarts[0]
+        guard let start = epochStarts.last(where: { $0.at <= time }) ?? epochStarts.first else { return 0 }
         return Double(start.position) + Double(time - start.at) * 48_000 / 1e9
     }
 
@@ -103,6 +110,12 @@ final class SimulatedHouse {
         packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
                                       origin: CoordinatorTime(nanoseconds: origin))
         members = specs.enumerated().map { Member(spec: $1, seed: UInt64($0 + 1)) }
+        var queue = PlayQueue()
+        item = queue.add(["index-codec"])[0].id
+        transport = Transport(queue: queue)
+        transport.setDuration(itemID: item, frames: 3_600 * 48_000)
+        // Played so that the stream is heard from `origin` on.
+        perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: origin) - transport.configuration.cutLead))
     }
 
     /// Presentation time of stream position `v` (frames since origin) on the current timeline.
@@ -115,20 +128,22 @@ final class SimulatedHouse {
             now += step
             if let cut = restarts.first, now >= cut {
                 restarts.removeFirst()
-                packetizer.restart(at: CoordinatorTime(nanoseconds: now + lead))
-                epochStarts.append((packetizer.epoch, now + lead, mediaPosition))
+                perform(transport.realign(itemID: item, at: CoordinatorTime(nanoseconds: now + lead)))
             }
             if let (at, command) = commands.first, now >= at {
                 commands.removeFirst()
                 carryOut(command)
             }
-            if let start = resumeAt, now >= start - cutLead {
-                resumeAt = nil
-                newEpoch(at: start, position: mediaPosition)
-                sending = true
+            if let at = resumeCommandAt, now >= at {
+                resumeCommandAt = nil
+                perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: now)))
             }
             // Coordinator: send every packet due (lead ahead of presentation).
             while sending, packetizer.nextPresentationTime.nanoseconds - lead <= now {
+                if let cut = cutAt, packetizer.nextPresentationTime.nanoseconds >= cut {
+                    sending = false
+                    break
+                }
                 var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
                 packet.sendTime = CoordinatorTime(nanoseconds: now)
                 tamper?(mediaPosition, &packet)
@@ -143,29 +158,43 @@ final class SimulatedHouse {
     }
 
     private func carryOut(_ command: Command) {
-        let cut = now + cutLead
-        let heard = Int64(position(at: cut).rounded())
-        cuts.append((packetizer.epoch, cut))
-        // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
-        let message = ControlMessage.epochEnd(epoch: packetizer.epoch, at: NTPTimestamp(nanoseconds: cut))
-            .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
-        for m in members where now >= m.spec.joinAt {
-            for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
-        }
+        let t = CoordinatorTime(nanoseconds: now)
         switch command {
         case let .pause(resumeAfter):
-            sending = false
-            mediaPosition = heard
-            resumeAt = resumeAfter.map { cut + $0 }
+            perform(try! transport.handle(.pause, now: t))
+            if let resumeAfter, let cut = cuts.last {
+                resumeCommandAt = cut.at + resumeAfter - transport.configuration.cutLead
+            }
         case let .seek(target):
-            mediaPosition = target
-            newEpoch(at: cut, position: target)
+            perform(try! transport.handle(.seek(to: target), now: t))
         }
     }
 
-    private func newEpoch(at time: Int64, position: Int64) {
-        packetizer.restart(at: CoordinatorTime(nanoseconds: time))
-        epochStarts.append((packetizer.epoch, time, position))
+    /// Carries out the transport's actions as the coordinator does: a cut stops the sender
+    /// there and is announced to every member; a start restarts the stream there, from its
+    /// position.
+    private func perform(_ actions: [TransportAction]) {
+        for action in actions {
+            switch action {
+            case let .cut(epoch, at):
+                cuts.append((epoch, at.nanoseconds))
+                cutAt = at.nanoseconds
+                // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
+                let message = ControlMessage.epochEnd(epoch: epoch, at: NTPTimestamp(at))
+                    .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
+                for m in members where now >= m.spec.joinAt {
+                    for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
+                }
+            case let .start(segment):
+                packetizer.restart(at: segment.at, epoch: segment.epoch)
+                mediaPosition = segment.position
+                epochStarts.append((segment.epoch, segment.at.nanoseconds, segment.position))
+                cutAt = nil
+                sending = true
+            case .continueWith:
+                break  // one endless item
+            }
+        }
     }
 
     private func advance(_ m: Member, index: Int) {
