@@ -311,6 +311,33 @@ extension IntegrationTests {
             #expect(FileManager.default.fileExists(atPath: h.path("state/state.json")))
         }
 
+        /// SIGTERM, as a service manager stops it: the coordinator's services shut down in
+        /// order (the API, then the house, which saves where it is, then the player and the
+        /// clock service), and it exits 0 within two seconds. Started again, it is paused
+        /// where it stopped.
+        @Test func aTerminatedCoordinatorSavesWhereItWasAndExits() throws {
+            let h = try Harness("term")
+            let clock = "127.0.0.1:\(Harness.freePort())"
+            let coordinator = try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying.state) == .playing })
+            Thread.sleep(forTimeInterval: 1.5)
+            let playing = try api.nowPlaying
+            let sent = DispatchTime.now().uptimeNanoseconds
+            kill(coordinator.pid, SIGTERM)
+            let code = coordinator.wait(timeout: 2)
+            let took = Double(DispatchTime.now().uptimeNanoseconds - sent) / 1e9
+            #expect(code == 0, "exit \(code.map(String.init) ?? "none") after SIGTERM: \(h.log("coordinator").suffix(400))")
+            #expect(took < 2, "took \(took) s to stop")
+
+            try h.tutti("coordinator2", ["coordinator", "--multicast", "off", "--clock-listen", clock])
+            let restored = try ControlAPI(h, coordinator: "coordinator2").nowPlaying
+            // Where it was when told to stop: its position then, give or take the stop itself.
+            #expect(restored.state == .paused, "\(restored.state)")
+            #expect(restored.elapsed >= playing.elapsed && restored.elapsed < playing.elapsed + 1,
+                    "saved at \(restored.elapsed) s; it was at \(playing.elapsed) s \(took) s before")
+        }
+
         struct Room {
             let samples: [Float]
             let start: Int64
