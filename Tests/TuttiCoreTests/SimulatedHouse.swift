@@ -91,9 +91,8 @@ final class SimulatedHouse {
     /// Changes a packet before it is sent (given the media position of its first frame): a
     /// stranger's forged packet in its place.
     var tamper: ((Int64, inout RTPPacket) -> Void)?
-    private var sending = false
-    /// Nothing presented at or after it is sent (the running epoch's cut).
-    private var cutAt: Int64?
+    /// When each packet goes and where the epoch ends, as for the player.
+    private var schedule: SendSchedule
     /// When to tell the transport to play again (after a pause).
     private var resumeCommandAt: Int64?
     /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
@@ -110,6 +109,7 @@ final class SimulatedHouse {
         packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
                                       origin: CoordinatorTime(nanoseconds: origin))
         members = specs.enumerated().map { Member(spec: $1, seed: UInt64($0 + 1)) }
+        schedule = SendSchedule(latency: lead)
         var queue = PlayQueue()
         item = queue.add(["index-codec"])[0].id
         transport = Transport(queue: queue)
@@ -139,11 +139,7 @@ final class SimulatedHouse {
                 perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: now)))
             }
             // Coordinator: send every packet due (lead ahead of presentation).
-            while sending, packetizer.nextPresentationTime.nanoseconds - lead <= now {
-                if let cut = cutAt, packetizer.nextPresentationTime.nanoseconds >= cut {
-                    sending = false
-                    break
-                }
+            while schedule.streaming, schedule.decide(presentation: packetizer.nextPresentationTime, now: now) == .send {
                 var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
                 packet.sendTime = CoordinatorTime(nanoseconds: now)
                 tamper?(mediaPosition, &packet)
@@ -178,7 +174,7 @@ final class SimulatedHouse {
             switch action {
             case let .cut(epoch, at):
                 cuts.append((epoch, at.nanoseconds))
-                cutAt = at.nanoseconds
+                schedule.cut(at: at)
                 // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
                 let message = ControlMessage.epochEnd(epoch: epoch, at: NTPTimestamp(at))
                     .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
@@ -189,8 +185,7 @@ final class SimulatedHouse {
                 packetizer.restart(at: segment.at, epoch: segment.epoch)
                 mediaPosition = segment.position
                 epochStarts.append((segment.epoch, segment.at.nanoseconds, segment.position))
-                cutAt = nil
-                sending = true
+                schedule.start()
             case .continueWith:
                 break  // one endless item
             }

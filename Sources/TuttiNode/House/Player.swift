@@ -63,9 +63,8 @@ final class Player: @unchecked Sendable {
     /// When the epoch's input frame 0 is heard, and how many input frames it has had.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
     private var epochFrames: Int64 = 0
-    private var streaming = false
-    /// The current epoch ends here: nothing presented at or after it is sent.
-    private var cutAt: CoordinatorTime?
+    /// When each packet goes, and where the epoch ends.
+    private var schedule: SendSchedule
     private var nextReport: Int64 = 0
 
     init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag,
@@ -78,6 +77,7 @@ final class Player: @unchecked Sendable {
         self.onEpoch = onEpoch
         self.stopFlag = stopFlag
         live = LiveTimeline(latency: configuration.latency)
+        schedule = SendSchedule(latency: configuration.latency)
         packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
                                       initialTimestamp: UInt32.random(in: 0...UInt32.max),
                                       origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(encoder.lookahead))
@@ -107,7 +107,7 @@ final class Player: @unchecked Sendable {
         var pending: RTPPacket?
         while !stopFlag.isSet {
             if takeActions() { pending = nil }
-            guard streaming else {
+            guard schedule.streaming else {
                 waitForActions(until: clock.nanosecondsNow() + 100_000_000)
                 continue
             }
@@ -119,16 +119,16 @@ final class Player: @unchecked Sendable {
                 if source == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
                 continue
             }
-            if let cut = cutAt, presentation >= cut {
-                pending = nil
-                streaming = false
-                continue
-            }
             // Pace: send `latency` ahead of the presentation time; wake for new actions.
-            let due = presentation.nanoseconds - configuration.latency
-            if clock.nanosecondsNow() < due {
+            switch schedule.decide(presentation: presentation, now: clock.nanosecondsNow()) {
+            case .over:
+                pending = nil
+                continue
+            case let .wait(due):
                 waitForActions(until: due)
                 continue
+            case .send:
+                break
             }
             send(packet)
             pending = nil
@@ -171,7 +171,7 @@ final class Player: @unchecked Sendable {
         for action in actions {
             switch action {
             case let .cut(epoch, at):
-                if epoch == packetizer.epoch { cutAt = min(cutAt ?? at, at) }
+                if epoch == packetizer.epoch { schedule.cut(at: at) }
             case let .start(segment):
                 changed = true
                 startEpoch(segment)
@@ -194,11 +194,10 @@ final class Player: @unchecked Sendable {
         }
         epochStart = segment.at
         epochFrames = 0
-        cutAt = nil
         anchored = false
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
-        streaming = true
+        schedule.start()
         if !goesOn { open(segment.itemID, from: segment.position) }
     }
 
@@ -232,8 +231,8 @@ final class Player: @unchecked Sendable {
         let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
         let now = CoordinatorTime(nanoseconds: clock.nanosecondsNow())
         let buffered = Int64((pcm.count - offset) / 2)
-        if let cut = cutAt, live.heard(now: now, bufferedFrames: buffered) >= cut {
-            streaming = false  // the epoch ends before this frame (a pause): stop reading
+        if schedule.isPastCut(live.heard(now: now, bufferedFrames: buffered)) {
+            schedule.rest()  // the epoch ends before this frame (a pause): stop reading
             return false
         }
         switch live.decide(planned: planned, start: epochStart, now: now, bufferedFrames: buffered) {
@@ -269,7 +268,7 @@ final class Player: @unchecked Sendable {
                 offset = 0
             }
             guard let source, let id = itemID else {
-                guard cutAt != nil, pcm.count > 0 else { return nil }  // the end: pad the last frame
+                guard schedule.cut != nil, pcm.count > 0 else { return nil }  // the end: pad the last frame
                 pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count)
                 break
             }
