@@ -146,7 +146,7 @@ final class Playout {
             // time request rides the device's wakes where it can); and when a retransmission
             // request is due (a packet overdue, or a retry: a request sent late leaves its
             // answer less time).
-            let controlDue = network.turn(lock: ClockLock(engine.clock))
+            let controlDue = network.turn(lock: engine.clockLock)
             let before = clock.nanosecondsNow()
             let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
             let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
@@ -221,7 +221,7 @@ final class Playout {
     /// How the playout stands now.
     func snapshot() -> PlayoutSnapshot {
         PlayoutSnapshot(
-            state: engine.state, estimate: engine.clockEstimate, lock: ClockLock(engine.clock),
+            state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
             rememberedRejected: engine.clock.rememberedRejected, statistics: engine.statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
             committedAhead: outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),

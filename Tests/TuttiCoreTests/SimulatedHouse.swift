@@ -196,7 +196,7 @@ final class SimulatedHouse {
         // Clock exchanges as the follower's control channel paces them (its CoordinatorSession,
         // on the member's local clock): a burst, then as often as the bound needs. Coordinator
         // time is true time.
-        for action in m.session.turn(now: m.local(now), lock: ClockLock(m.engine.clock)) where action == .requestTime {
+        for action in m.session.turn(now: m.local(now), lock: m.engine.clockLock) where action == .requestTime {
             let t1 = m.local(now)
             m.session.requestSent(originate: t1)
             m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).seal(stamp: m.session.cookie, with: Self.key),

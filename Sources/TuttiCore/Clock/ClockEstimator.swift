@@ -46,11 +46,14 @@ public struct ClockEstimator: Sendable {
         public var wander: Double = 1e-6
         /// Refit at most this often (readings arrive up to 150 times a second)...
         public var refitInterval: Int64 = 100_000_000
-        /// ...or this often once the drift is known so well that the estimate, carried on
-        /// between fits, moves by under a microsecond from what a fit would say. A refit runs
-        /// over the whole window (some 500 k instructions): at 10 a second it was a locked
-        /// follower's largest cost after decoding.
+        /// ...or, once the drift is known so well that the estimate, carried on between fits,
+        /// moves by under a microsecond in this long from what a fit would say, as seldom as
+        /// keeps it so: at 4 ppm every 250 ms, at 1 ppm every second... A refit runs over the
+        /// whole window (some 500 k instructions): at 10 a second it was a locked follower's
+        /// largest cost after decoding.
         public var settledRefitInterval: Int64 = 250_000_000
+        /// ...but at least this often.
+        public var longestRefitInterval: Int64 = 1_000_000_000
         /// ...except in the first this much local time of readings (the opening burst), when
         /// every reading refits. Those readings do not count for the drift.
         public var lockingSpan: Int64 = 250_000_000
@@ -202,8 +205,10 @@ public struct ClockEstimator: Sendable {
         // While locking (the first burst of exchanges) every reading may move the estimate by
         // much, and the fits are small: each is fitted at once, not a tenth of a second later.
         let locking = toward.points.first.map { newest.nanoseconds - $0.x < configuration.lockingSpan } ?? true
-        let settled = (estimate?.driftUncertainty ?? 1) * Double(configuration.settledRefitInterval) < 1_000
-        let interval = settled ? configuration.settledRefitInterval : configuration.refitInterval
+        // How long the estimate may be carried on before it drifts a microsecond from a fit's.
+        let carried = 1_000 / max(estimate?.driftUncertainty ?? 1, 1e-12)
+        let interval = carried > Double(configuration.settledRefitInterval)
+            ? Int64(min(carried, Double(configuration.longestRefitInterval))) : configuration.refitInterval
         guard dirty, estimate == nil || locking || newest.nanoseconds - lastFit >= interval else { return }
         dirty = false
         lastFit = newest.nanoseconds

@@ -44,6 +44,8 @@ public final class PlayoutEngine {
     public let configuration: Configuration
     let decoder: any FrameDecoder
     public private(set) var clock = ClockEstimator()
+    /// How the clock stands, for the control channel's pace (without copying the estimator).
+    public var clockLock: ClockLock { ClockLock(clock) }
     /// The epoch playing (or about to), and the one after it.
     var current: PlayoutSegment?
     var upcoming: PlayoutSegment?
