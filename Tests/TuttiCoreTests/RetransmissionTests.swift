@@ -160,11 +160,22 @@ struct RetransmissionTests {
         var s = Stream()
         s.join()
         for k in 1..<10 as Range<Int64> { s.arrive(k) }
-        // Nothing after 9: packet 10 is overdue at sent(10) + worst delay (5 ms) + margin.
-        let due = try #require(s.requester.nextDue)
-        #expect(due == s.sent(10) + 7_000_000)
-        #expect(s.requester.due(at: due, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
+        // Nothing after 9: packet 10 is overdue at sent(10) + worst delay (5 ms) + margin. The
+        // path has lost nothing, so the follower is not woken for it; it finds it overdue when
+        // it wakes anyway.
+        #expect(s.requester.nextDue == nil)
+        #expect(s.requester.due(at: s.sent(10) + 7_000_000 - 1, outputLead: 60_000_000).sequences.isEmpty)
+        #expect(s.requester.due(at: s.sent(10) + 7_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
         #expect(s.requester.statistics.missed == 1)
+        // It comes back; 11 shows the gap. On a path that loses packets the follower is woken
+        // the moment the next one is overdue...
+        s.arrive(10, retransmitted: true, at: s.sent(10) + 15_000_000)
+        s.arrive(11)
+        #expect(s.requester.lossRate >= s.requester.configuration.watchFromLossRate)
+        #expect(s.requester.nextDue == s.sent(12) + 7_000_000)
+        // ...until some seconds pass without another loss.
+        for k in 12..<400 as Range<Int64> { s.arrive(k) }
+        #expect(s.requester.nextDue == nil)
         // A pause: the coordinator ended the epoch; nothing more of it is expected.
         var paused = Stream(epoch: 4)
         paused.join()
