@@ -21,13 +21,12 @@ public struct RetransmissionRequester: Sendable {
         /// Added to the path's worst recent delay before a packet counts as missing, and to
         /// each wait for a retransmission.
         public var margin: Int64 = 2_000_000
-        /// The loss rate from which the follower is woken the moment the next packet is
-        /// overdue (`nextDue`). On a path that has lost nothing for some seconds an overdue
+        /// For how long after a loss the follower is woken the moment the next packet is
+        /// overdue (`nextDue`). On a path that has lost nothing for that long an overdue
         /// packet is noticed when the follower wakes anyway (its device's demand, every 20 ms
         /// or less): waking 50 times a second more for packets that always come cost a
-        /// follower a fifth of its CPU. One loss raises the rate to 1/256, which falls below
-        /// this again after about 350 packets (7 s) without another.
-        public var watchFromLossRate = 0.001
+        /// follower a fifth of its CPU.
+        public var watchAfterLoss: Int64 = 10_000_000_000
         public init() {}
     }
 
@@ -71,6 +70,8 @@ public struct RetransmissionRequester: Sendable {
     private var packetDuration: Int64 = 20_000_000
     /// Share of packets the network loses, smoothed over about 250 packets.
     public private(set) var lossRate = 0.0
+    /// When a packet was last found missing (not counting those asked for on joining).
+    private var lastLoss: CoordinatorTime?
     public private(set) var statistics = Statistics()
 
     public init(configuration: Configuration = Configuration()) {
@@ -126,9 +127,10 @@ public struct RetransmissionRequester: Sendable {
                 missing[k] = Missing(presentation: p, nextRequest: lead.map { p - $0 + wait } ?? arrival)
             }
             statistics.missed += Int(sequence - from)
-            countLosses(sequence - from)
+            lastLoss = arrival
             trim()
         }
+        for _ in 0..<min(gap, 256) { lossRate += (1 - lossRate) / 256 }
         lossRate -= lossRate / 256
         highest = (sequence, presentation, epoch)
         accounted = max(accounted ?? sequence, sequence)
@@ -164,17 +166,11 @@ public struct RetransmissionRequester: Sendable {
             guard p - lead + overdue <= now else { break }
             missing[k] = Missing(presentation: p, nextRequest: now)
             statistics.missed += 1
-            countLosses(1)
+            lastLoss = now
             accounted = k
             k += 1
         }
         trim()
-    }
-
-    /// The loss rate counts each packet once, when it is found missing (a gap, or overdue),
-    /// whether or not a retransmission brings it back later.
-    private mutating func countLosses(_ count: Int64) {
-        for _ in 0..<min(count, 256) { lossRate += (1 - lossRate) / 256 }
     }
 
     private mutating func trim() {
@@ -183,13 +179,13 @@ public struct RetransmissionRequester: Sendable {
         }
     }
 
-    /// When the next request is due, if any packet is missing, or, on a path that loses
-    /// packets (`watchFromLossRate`), when the next packet will be overdue.
+    /// When the next request is due, if any packet is missing, or, on a path that lost
+    /// packets lately (`watchAfterLoss`), when the next packet will be overdue.
     public var nextDue: CoordinatorTime? {
         var next = missing.values.map(\.nextRequest).min()
-        if lossRate >= configuration.watchFromLossRate, let h = highest, let lead, let k = accounted.map({ $0 + 1 }), !(h.epoch.map(endedEpochs.contains) ?? false) {
+        if let lastLoss, let h = highest, let lead, let k = accounted.map({ $0 + 1 }), !(h.epoch.map(endedEpochs.contains) ?? false) {
             let overdue = h.presentation + (k - h.sequence) * packetDuration - lead + worstDelay + configuration.margin
-            next = min(next ?? overdue, overdue)
+            if overdue - lastLoss <= configuration.watchAfterLoss { next = min(next ?? overdue, overdue) }
         }
         return next
     }
