@@ -2,6 +2,15 @@
 import Foundation
 import PackageDescription
 
+// How the follower is linked, for its memory (bench/NOTES.md): lld packs the binary's
+// relative relocations (some 54,000, 1.3 MB the loader reads at every start) into a few
+// kilobytes (DT_RELR, glibc 2.36), and the binary exports none of its symbols (the static
+// standard library's link asks for -export-dynamic; nothing looks symbols up in a follower).
+let leanLinking: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                 .when(platforms: [.linux])),
+]
+
 let package = Package(
     name: "tutti",
     platforms: [.macOS(.v14)],
@@ -40,11 +49,14 @@ let package = Package(
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
-        // The house key: made, saved, derived per purpose (HKDF); the clock port's tags
-        // (HMAC-SHA256); the stream's SRTP (AES-GCM); pairing (X25519); the control API's
-        // certificate (X.509). The only importer of swift-crypto, swift-certificates and libgcrypt.
-        .target(name: "TuttiSecurity", dependencies: [
-            "TuttiCore", "CGcrypt", .product(name: "Crypto", package: "swift-crypto"), .product(name: "_CryptoExtras", package: "swift-crypto"),
+        // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
+        // the stream's SRTP (AES-GCM). What a follower needs, through libgcrypt alone (its
+        // only importer), which a follower maps anyway.
+        .target(name: "TuttiSecurity", dependencies: ["TuttiCore", "CGcrypt"]),
+        // Trust between machines: pairing (X25519) and the control API's certificate (X.509).
+        // The only importer of swift-crypto and swift-certificates; no follower links it.
+        .target(name: "TuttiTrust", dependencies: [
+            "TuttiCore", "TuttiSecurity", .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
         ]),
         // The system-call fence: UDP sockets (audio, clock), the clock, files, threads,
@@ -76,14 +88,14 @@ let package = Package(
         ]),
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
-            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiFollower",
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
-        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower"]),
+        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower"], linkerSettings: leanLinking),
         .executableTarget(name: "tutti", dependencies: [
-            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity",
+            "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust",
             "TuttiFollower",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -93,7 +105,10 @@ let package = Package(
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
-        .testTarget(name: "TuttiSecurityTests", dependencies: ["TuttiSecurity", "TuttiCore"]),
+        // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
+        .testTarget(name: "TuttiSecurityTests", dependencies: [
+            "TuttiSecurity", "TuttiTrust", "TuttiCore", .product(name: "Crypto", package: "swift-crypto"),
+        ]),
         .testTarget(name: "TuttiControlTests", dependencies: [
             "TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),

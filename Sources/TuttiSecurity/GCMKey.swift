@@ -24,12 +24,9 @@ final class GCMKey: Sendable {
 
     private let handles: Mutex<Handles>
 
-    /// libgcrypt's one-time initialization, which must come before any other call.
-    private static let initialized: Bool = gcry_check_version(nil) != nil
-
     /// A 16- or 32-byte key; nil for any other size, or when libgcrypt cannot make a handle.
     init?(_ key: [UInt8]) {
-        guard Self.initialized, key.count == 16 || key.count == 32 else { return nil }
+        guard Gcrypt.ready, key.count == 16 || key.count == 32 else { return nil }
         let algorithm = Int32(key.count == 16 ? GCRY_CIPHER_AES.rawValue : GCRY_CIPHER_AES256.rawValue)
         func handle() -> OpaquePointer? {
             var h: gcry_cipher_hd_t?

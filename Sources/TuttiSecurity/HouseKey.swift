@@ -1,5 +1,3 @@
-import Crypto
-import FoundationEssentials
 import TuttiCore
 
 /// The house's secret: 32 random bytes the coordinator makes on its first start and every
@@ -17,23 +15,21 @@ public struct HouseKey: Sendable, Equatable {
     }
 
     public static let size = 32
-    private let secret: SymmetricKey
+    /// The secret itself (for sealing it to a new member when pairing).
+    package let bytes: [UInt8]
 
     public init?(bytes: [UInt8]) {
         guard bytes.count == Self.size else { return nil }
-        secret = SymmetricKey(data: bytes)
+        self.bytes = bytes
     }
 
     public static func generate() -> HouseKey {
-        HouseKey(bytes: SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) })!
+        HouseKey(bytes: Gcrypt.random(count: size))!
     }
-
-    /// The secret itself (for sealing it to a new member when pairing).
-    var bytes: [UInt8] { secret.withUnsafeBytes { Array($0) } }
 
     /// The key as 64 hexadecimal digits (the key file's one line).
     public var hex: String {
-        secret.withUnsafeBytes { $0.map { $0.hex(digits: 2) }.joined() }
+        bytes.map { $0.hex(digits: 2) }.joined()
     }
 
     /// Reads 64 hexadecimal digits (surrounding white space allowed).
@@ -58,9 +54,9 @@ public struct HouseKey: Sendable, Equatable {
         }
     }
 
-    public func derived(_ purpose: Purpose, size: Int = 32) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: secret, salt: Array("tutti house".utf8), info: Array(purpose.rawValue.utf8),
-                               outputByteCount: size)
+    /// The key for `purpose`: HKDF-SHA256 of the secret, salted "tutti house".
+    public func derived(_ purpose: Purpose, size: Int = 32) -> [UInt8] {
+        Gcrypt.hkdfSHA256(key: bytes, salt: Array("tutti house".utf8), info: Array(purpose.rawValue.utf8), count: size)
     }
 
     /// The clock port's signer and checker.
@@ -69,28 +65,26 @@ public struct HouseKey: Sendable, Equatable {
     /// Eight hexadecimal digits naming this key (from a key derived for the purpose: it
     /// reveals nothing of the others), shown in logs so that two machines' keys can be compared.
     public var fingerprint: String {
-        derived(.fingerprint, size: 4).withUnsafeBytes { $0.map { $0.hex(digits: 2) }.joined() }
+        derived(.fingerprint, size: 4).map { $0.hex(digits: 2) }.joined()
     }
 }
 
 /// HMAC-SHA256, cut to `ControlMessage.tagSize` bytes (RFC 2104 allows cutting to half).
 public struct HMACAuthenticator: MessageAuthenticator {
-    /// HMAC keyed once: its two padded keys already hashed. Each tag starts from a copy, so
-    /// a message costs its own blocks only (keying it again per message, every clock
-    /// exchange's request and answer, cost a follower some 9 M instructions a second).
-    private let keyed: HMAC<SHA256>
+    /// HMAC keyed once: its two padded keys already hashed, and each message starts again
+    /// from them (keying it again per message, every clock exchange's request and answer,
+    /// cost a follower some 9 M instructions a second).
+    private let keyed: HMACKey
 
-    public init(key: SymmetricKey) {
-        keyed = HMAC<SHA256>(key: key)
+    public init(key: [UInt8]) {
+        keyed = HMACKey(key)
     }
 
     /// A key of its own (the coordinator's return-routability cookies).
-    public static func random() -> HMACAuthenticator { HMACAuthenticator(key: SymmetricKey(size: .bits256)) }
+    public static func random() -> HMACAuthenticator { HMACAuthenticator(key: Gcrypt.random(count: HMACKey.size)) }
 
     public func tag(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
-        var mac = keyed
-        bytes.withUnsafeBytes { mac.update(data: $0) }
-        return mac.finalize().withUnsafeBytes { Array($0.prefix(ControlMessage.tagSize)) }
+        Array(keyed.authenticate(bytes).prefix(ControlMessage.tagSize))
     }
 
     public func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool {

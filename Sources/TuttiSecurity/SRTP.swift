@@ -1,5 +1,3 @@
-import Crypto
-import _CryptoExtras
 import FoundationEssentials
 import TuttiCore
 
@@ -35,7 +33,7 @@ public struct SRTPMasterKey: Sendable, Equatable {
 extension HouseKey {
     /// The audio stream's SRTP master key and salt.
     public var stream: SRTPMasterKey {
-        let bytes = derived(.stream, size: SRTPMasterKey.keySize + SRTPMasterKey.saltSize).withUnsafeBytes { Array($0) }
+        let bytes = derived(.stream, size: SRTPMasterKey.keySize + SRTPMasterKey.saltSize)
         return SRTPMasterKey(key: Array(bytes.prefix(SRTPMasterKey.keySize)), salt: Array(bytes.suffix(SRTPMasterKey.saltSize)))!
     }
 }
@@ -72,7 +70,7 @@ public struct SRTPSessionKeys: Sendable {
     }
 
     public init(_ master: SRTPMasterKey) {
-        // 16 bytes: a key libcrypto takes (it fails only out of memory).
+        // 16 bytes: a key libgcrypt takes (it fails only out of memory).
         rtpKey = GCMKey(Self.derive(master.key, master.salt, .rtpEncryption, SRTPMasterKey.keySize))!
         rtpSalt = Self.derive(master.key, master.salt, .rtpSalt, SRTPMasterKey.saltSize)
         rtcpKey = GCMKey(Self.derive(master.key, master.salt, .rtcpEncryption, SRTPMasterKey.keySize))!
@@ -90,14 +88,10 @@ public struct SRTPSessionKeys: Sendable {
     static func derive(key: [UInt8], salt: [UInt8], label: UInt8, length: Int) -> [UInt8] {
         var x = salt + [UInt8](repeating: 0, count: max(0, 14 - salt.count))
         x[7] ^= label
-        let aes = SymmetricKey(data: key)
         var out: [UInt8] = []
         var counter: UInt16 = 0
         while out.count < length {
-            var block = x + [UInt8(counter >> 8), UInt8(counter & 0xFF)]
-            // A 16-byte block under a 16- or 32-byte key cannot fail.
-            try! AES.permute(&block, key: aes)
-            out += block
+            out += Gcrypt.aesBlock(x + [UInt8(counter >> 8), UInt8(counter & 0xFF)], key: key)
             counter += 1
         }
         return Array(out.prefix(length))

@@ -4,6 +4,7 @@ import TuttiCore
 import TuttiNet
 import TuttiNode
 import TuttiSecurity
+import TuttiTrust
 import TuttiWeb
 
 /// `tutti pair CODE`: makes this machine a member of a house, with the one-time code its

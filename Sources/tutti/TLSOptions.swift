@@ -3,6 +3,7 @@ import Foundation
 import TuttiNet
 import TuttiNode
 import TuttiSecurity
+import TuttiTrust
 import TuttiWeb
 
 /// How a client of the control API (`tutti ctl`, `tutti pair`, `tutti lyrics`) trusts a

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import Testing
-@testable import TuttiSecurity
+@testable import TuttiTrust
 
 @Suite("The control API's certificate")
 struct ControlCertificateTests {

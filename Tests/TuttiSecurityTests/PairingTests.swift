@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 import TuttiCore
-@testable import TuttiSecurity
+import TuttiSecurity
+@testable import TuttiTrust
 
 @Suite("Pairing with a one-time code")
 struct PairingTests {

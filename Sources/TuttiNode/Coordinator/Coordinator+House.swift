@@ -7,6 +7,7 @@ import TuttiControl
 import TuttiCore
 import TuttiNet
 import TuttiSecurity
+import TuttiTrust
 
 extension Coordinator {
     /// What the command line asks the house to do at start.

@@ -2,6 +2,7 @@ import TuttiAPI
 import TuttiControl
 import TuttiCore
 import TuttiSecurity
+import TuttiTrust
 
 /// Pairing new members (TuttiSecurity's `Pairing`): a code shown on request, one pairing
 /// per code, five wrong proofs and it is spent.

@@ -3,6 +3,7 @@ import TuttiCore
 import TuttiFollower
 import TuttiNet
 import TuttiSecurity
+import TuttiTrust
 
 /// Where the coordinator keeps its state: `state.json` (the house: queue, position, rooms,
 /// feedback), `token` (what changes need) and `house.key` (the house's secret, which every

@@ -1,6 +1,7 @@
 import Crypto
 import FoundationEssentials
 import TuttiCore
+import TuttiSecurity
 
 /// Pairing: a new member gets the house key over the control API with a one-time code the
 /// coordinator shows, instead of a copied file.

@@ -1,0 +1,101 @@
+import CGcrypt
+import Synchronization
+
+/// The primitives the house key's uses need, through libgcrypt: random bytes, one AES block,
+/// HMAC-SHA256 and HKDF-SHA256 (RFC 5869, which libgcrypt 1.10 does not have; it is two
+/// loops of HMAC).
+///
+/// A follower links libgcrypt anyway (libpulse maps it through libsystemd, and SRTP uses it,
+/// `GCMKey`). swift-crypto, with BoringSSL, swift-asn1 and swift-certificates behind it, added
+/// about a megabyte of code to a follower's resident memory for these few functions, so it is
+/// left to the parts only the coordinator and `tutti` run (pairing, the control API's
+/// certificate: TuttiTrust). Tests pin each function to its specification's vectors, and
+/// HKDF to swift-crypto's.
+enum Gcrypt {
+    /// libgcrypt's one-time initialization, which must come before any other call.
+    static let ready: Bool = gcry_check_version(nil) != nil
+
+    /// `count` random bytes from libgcrypt's strong generator (seeded from the kernel).
+    static func random(count: Int) -> [UInt8] {
+        precondition(ready, "libgcrypt did not initialize")
+        var bytes = [UInt8](repeating: 0, count: count)
+        bytes.withUnsafeMutableBytes { gcry_randomize($0.baseAddress, $0.count, GCRY_STRONG_RANDOM) }
+        return bytes
+    }
+
+    /// One 16-byte block encrypted with AES (a 16- or 32-byte key): SRTP's key derivation.
+    static func aesBlock(_ block: [UInt8], key: [UInt8]) -> [UInt8] {
+        precondition(block.count == 16 && (key.count == 16 || key.count == 32))
+        precondition(ready, "libgcrypt did not initialize")
+        let algorithm = Int32(key.count == 16 ? GCRY_CIPHER_AES.rawValue : GCRY_CIPHER_AES256.rawValue)
+        var out = [UInt8](repeating: 0, count: 16)
+        var h: gcry_cipher_hd_t?
+        let ok = gcry_cipher_open(&h, algorithm, Int32(GCRY_CIPHER_MODE_ECB.rawValue), 0) == 0 && h != nil
+            && gcry_cipher_setkey(h, key, key.count) == 0
+            && gcry_cipher_encrypt(h, &out, 16, block, 16) == 0
+        gcry_cipher_close(h)
+        // A block under a key of a size AES takes fails only when memory does.
+        precondition(ok, "AES failed")
+        return out
+    }
+
+    /// HMAC-SHA256 of `message` under `key`, in one go.
+    static func hmacSHA256(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+        HMACKey(key).authenticate(message[...])
+    }
+
+    /// HKDF-SHA256 (RFC 5869): `count` bytes (at most 8,160) from `key` with `salt` and `info`.
+    static func hkdfSHA256(key: [UInt8], salt: [UInt8], info: [UInt8], count: Int) -> [UInt8] {
+        precondition(count >= 0 && count <= 255 * 32)
+        let pseudorandom = hmacSHA256(key: salt.isEmpty ? [UInt8](repeating: 0, count: 32) : salt, key)
+        let expander = HMACKey(pseudorandom)
+        var out: [UInt8] = []
+        var block: [UInt8] = []
+        var counter: UInt8 = 1
+        while out.count < count {
+            block = expander.authenticate((block + info + [counter])[...])
+            out += block
+            counter &+= 1
+        }
+        return Array(out.prefix(count))
+    }
+}
+
+/// An HMAC-SHA256 key keyed once: libgcrypt's MAC handle keeps the hashed inner and outer
+/// pads, and each message starts again from them (a reset), so a message costs only its own
+/// blocks. Every call takes a lock of its own (uncontended: a key has one user at a time),
+/// so a key may be shared between threads.
+final class HMACKey: Sendable {
+    static let size = 32
+    private let handle: Mutex<OpaquePointer>
+
+    init(_ key: [UInt8]) {
+        precondition(Gcrypt.ready, "libgcrypt did not initialize")
+        var h: gcry_mac_hd_t?
+        let opened = gcry_mac_open(&h, Int32(GCRY_MAC_HMAC_SHA256.rawValue), 0, nil) == 0
+        // HMAC takes a key of any length; opening fails only when memory does.
+        precondition(opened && h != nil, "HMAC-SHA256 failed to open")
+        // libgcrypt refuses an empty key; HMAC pads it with zeros to the block (RFC 2104),
+        // so a zero byte is the same key.
+        let bytes = key.isEmpty ? [0] : key
+        precondition(gcry_mac_setkey(h, bytes, bytes.count) == 0, "HMAC-SHA256 refused its key")
+        handle = Mutex(h!)
+    }
+
+    deinit {
+        handle.withLock { gcry_mac_close($0) }
+    }
+
+    /// The 32-byte HMAC of `message`.
+    func authenticate(_ message: ArraySlice<UInt8>) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: Self.size)
+        var length = Self.size
+        let ok = handle.withLock { h in
+            gcry_mac_ctl(h, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
+                && message.withUnsafeBytes { gcry_mac_write(h, $0.baseAddress, $0.count) == 0 }
+                && gcry_mac_read(h, &out, &length) == 0
+        }
+        precondition(ok && length == Self.size, "HMAC-SHA256 failed")
+        return out
+    }
+}
