@@ -23,11 +23,16 @@ public struct SystemError: Error, CustomStringConvertible, Equatable {
     public var description: String { tls ? call : "\(call): \(String(cString: strerror(errno)))" }
 }
 
-/// The fence around system calls: each returns its result or throws `SystemError`.
+/// The fence around system calls: each returns its result or throws `SystemError`. The
+/// call's description is made only when it failed (a follower sends and receives some 100
+/// datagrams a second; describing each one's address showed in its profile).
 public enum System {
     @discardableResult
-    public static func check(_ call: String, _ rc: Int32) throws(SystemError) -> Int32 {
-        if rc < 0 { throw SystemError(call: call, errno: Glibc.errno) }
+    public static func check(_ call: @autoclosure () -> String, _ rc: Int32) throws(SystemError) -> Int32 {
+        if rc < 0 {
+            let code = Glibc.errno
+            throw SystemError(call: call(), errno: code)
+        }
         return rc
     }
 
@@ -51,8 +56,11 @@ public enum System {
         while nanosleep(&asked, &left) != 0, errno == EINTR { asked = left }
     }
 
-    static func checkSize(_ call: String, _ rc: Int) throws(SystemError) -> Int {
-        if rc < 0 { throw SystemError(call: call, errno: Glibc.errno) }
+    static func checkSize(_ call: @autoclosure () -> String, _ rc: Int) throws(SystemError) -> Int {
+        if rc < 0 {
+            let code = Glibc.errno
+            throw SystemError(call: call(), errno: code)
+        }
         return rc
     }
 }
