@@ -75,10 +75,7 @@ final class HMACKey: Sendable {
         let opened = gcry_mac_open(&h, Int32(GCRY_MAC_HMAC_SHA256.rawValue), 0, nil) == 0
         // HMAC takes a key of any length; opening fails only when memory does.
         precondition(opened && h != nil, "HMAC-SHA256 failed to open")
-        // libgcrypt refuses an empty key; HMAC pads it with zeros to the block (RFC 2104),
-        // so a zero byte is the same key.
-        let bytes = key.isEmpty ? [0] : key
-        precondition(gcry_mac_setkey(h, bytes, bytes.count) == 0, "HMAC-SHA256 refused its key")
+        precondition(gcry_mac_setkey(h, key, key.count) == 0, "HMAC-SHA256 refused its key")
         handle = Mutex(h!)
     }
 

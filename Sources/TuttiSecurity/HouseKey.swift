@@ -23,6 +23,12 @@ public struct HouseKey: Sendable, Equatable {
         self.bytes = bytes
     }
 
+    /// Compared in constant time (as swift-crypto's keys were): how long a comparison takes
+    /// says nothing of where two keys differ.
+    public static func == (a: HouseKey, b: HouseKey) -> Bool {
+        a.bytes.count == b.bytes.count && zip(a.bytes, b.bytes).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+
     public static func generate() -> HouseKey {
         HouseKey(bytes: Gcrypt.random(count: size))!
     }

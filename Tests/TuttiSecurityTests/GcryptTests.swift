@@ -34,6 +34,9 @@ struct GcryptTests {
             let mac = HMAC<SHA256>.authenticationCode(for: info + salt, using: SymmetricKey(data: key))
             #expect(Gcrypt.hmacSHA256(key: key, info + salt) == Array(mac), "length \(length)")
         }
+        // An empty key (HKDF's salt may be one).
+        let empty = HMAC<SHA256>.authenticationCode(for: [1, 2, 3], using: SymmetricKey(data: [UInt8]()))
+        #expect(Gcrypt.hmacSHA256(key: [], [1, 2, 3]) == Array(empty))
     }
 
     /// RFC 4231 test case 6: a key longer than the block is hashed first. The same key
