@@ -26,7 +26,7 @@ public struct HouseKey: Sendable, Equatable {
     /// Compared in constant time (as swift-crypto's keys were): how long a comparison takes
     /// says nothing of where two keys differ.
     public static func == (a: HouseKey, b: HouseKey) -> Bool {
-        a.bytes.count == b.bytes.count && zip(a.bytes, b.bytes).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+        constantTimeEqual(a.bytes[...], b.bytes[...])
     }
 
     public static func generate() -> HouseKey {
@@ -94,10 +94,6 @@ public struct HMACAuthenticator: MessageAuthenticator {
     }
 
     public func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool {
-        guard tag.count == ControlMessage.tagSize else { return false }
-        let expected = self.tag(bytes)
-        var difference: UInt8 = 0
-        for (a, b) in zip(expected, tag) { difference |= a ^ b }
-        return difference == 0
+        tag.count == ControlMessage.tagSize && constantTimeEqual(self.tag(bytes)[...], tag)
     }
 }

@@ -78,7 +78,7 @@ public enum Pairing {
                 throw .malformed("the coordinator's answer is not a pairing answer")
             }
             let mine = Array(privateKey.publicKey.rawRepresentation)
-            guard Pairing.equal(Pairing.proof(code: code, "coordinator", [Array(theirs), mine]), Array(proof)) else { throw .wrongCode }
+            guard constantTimeEqual(Pairing.proof(code: code, "coordinator", [Array(theirs), mine])[...], Array(proof)[...]) else { throw .wrongCode }
             guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: coordinator),
                   let box = try? AES.GCM.SealedBox(combined: sealed),
                   let bytes = try? AES.GCM.open(box, using: Pairing.sealingKey(shared, code: code, follower: mine, coordinator: Array(theirs))),
@@ -95,7 +95,7 @@ public enum Pairing {
               let follower = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: theirs) else {
             throw .malformed("not a pairing request: publicKey and proof must be base64 (an X25519 key, an HMAC)")
         }
-        guard equal(self.proof(code: code, "follower", [Array(theirs)]), Array(proof)) else { throw .wrongCode }
+        guard constantTimeEqual(self.proof(code: code, "follower", [Array(theirs)])[...], Array(proof)[...]) else { throw .wrongCode }
         let privateKey = Curve25519.KeyAgreement.PrivateKey()
         let mine = Array(privateKey.publicKey.rawRepresentation)
         guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: follower),
@@ -117,10 +117,5 @@ public enum Pairing {
     static func sealingKey(_ shared: SharedSecret, code: String, follower: [UInt8], coordinator: [UInt8]) -> SymmetricKey {
         shared.hkdfDerivedSymmetricKey(using: SHA256.self, salt: Array(code.utf8),
                                        sharedInfo: Array("tutti pairing v1".utf8) + follower + coordinator, outputByteCount: 32)
-    }
-
-    static func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }

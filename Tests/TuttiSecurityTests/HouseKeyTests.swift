@@ -51,6 +51,16 @@ struct HouseKeyTests {
         #expect(stream.withUnsafeBytes { Array($0) } == key.stream.key + key.stream.salt)
     }
 
+    /// The one comparison every tag, key, proof and token check goes through.
+    @Test func constantTimeEqualComparesBytesWhereverASliceStarts() {
+        let bytes: [UInt8] = [9, 1, 2, 3, 9]
+        #expect(constantTimeEqual(bytes[1..<4], [1, 2, 3][...]))
+        #expect(!constantTimeEqual(bytes[1..<4], [1, 2, 4][...]))
+        #expect(!constantTimeEqual(bytes[1..<4], [1, 2][...]), "a prefix is not equal")
+        #expect(!constantTimeEqual([1, 2][...], bytes[1..<4]))
+        #expect(constantTimeEqual([][...], bytes[2..<2]))
+    }
+
     @Test func tagsCheckOutOnlyWithTheSameKeyAndBytes() {
         let a = HouseKey.generate().clockPort, b = HouseKey.generate().clockPort
         let bytes: [UInt8] = Array("TUTC a message".utf8)

@@ -117,13 +117,7 @@ public actor House: ControlService {
     }
 
     public nonisolated func authorizes(token candidate: String) -> Bool {
-        // Constant time: no early exit on the first difference.
-        let a = Array(candidate.utf8), b = Array(token.utf8)
-        var difference = a.count ^ b.count
-        for i in 0..<max(a.count, b.count) {
-            difference |= Int((i < a.count ? a[i] : 0) ^ (i < b.count ? b[i] : 0))
-        }
-        return difference == 0
+        constantTimeEqual(Array(candidate.utf8)[...], Array(token.utf8)[...])
     }
 
     func nowPlaying(at time: CoordinatorTime) -> NowPlaying {
