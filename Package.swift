@@ -31,6 +31,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -67,6 +68,12 @@ let package = Package(
             "TuttiCore", "TuttiNet", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOTLS", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
+        // Remote sources: MP3 files and internet radio over HTTP(S) (redirects, timeouts,
+        // ranges, ICY metadata) and remote playlists, through async-http-client, its only
+        // importer. Only the coordinator links it.
+        .target(name: "TuttiRemote", dependencies: [
+            "TuttiCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+        ]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
         // The control API's contract: its models (the JSON clients see), the service the
         // house implements and its errors. No web framework: `tutti ctl` and the server share it.
@@ -89,6 +96,7 @@ let package = Package(
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
+            "TuttiRemote",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.

@@ -43,6 +43,16 @@ public struct NowPlaying: Codable, Equatable, Sendable {
     public var at: Int64
     public var trackOrigin: Int64?
     public var epoch: UInt32
+    /// For a remote source (a URL): true for an endless stream (internet radio: no duration,
+    /// no seeking), false for a file; nil for anything else.
+    public var isLiveStream: Bool?
+    /// The station's name (`icy-name`), for internet radio.
+    public var station: String?
+    /// The station's live title as it sends it (ICY `StreamTitle`); `title` and `artist`
+    /// hold its two halves when it reads "Artist - Title".
+    public var streamTitle: String?
+    /// How much of a remote source is loaded, for a buffering bar.
+    public var buffer: BufferView?
 
     public init(state: PlaybackState, elapsed: Double, rate: Double, queueCount: Int, loopMode: LoopMode,
                 volume: Double, muted: Bool, at: Int64, epoch: UInt32) {
@@ -55,6 +65,25 @@ public struct NowPlaying: Codable, Equatable, Sendable {
         self.muted = muted
         self.at = at
         self.epoch = epoch
+    }
+}
+
+/// A remote source's buffer, as a buffering bar shows it.
+public struct BufferView: Codable, Equatable, Sendable {
+    /// connecting, buffering, ready, reconnecting, loaded or failed.
+    public var phase: StreamStatus.Phase
+    /// Seconds of audio loaded ahead of what the rooms hear.
+    public var seconds: Double
+    /// How much of a file is loaded (0 to 1); nil for a live stream.
+    public var loaded: Double?
+    /// Where the loaded part ends, in seconds into the track (a file of known length).
+    public var loadedUntil: Double?
+
+    public init(phase: StreamStatus.Phase, seconds: Double, loaded: Double?, loadedUntil: Double?) {
+        self.phase = phase
+        self.seconds = seconds
+        self.loaded = loaded
+        self.loadedUntil = loadedUntil
     }
 }
 

@@ -24,11 +24,7 @@ public final class MP3Decoder {
             throw .cannotOpen(path: path, reason: Self.message(err))
         }
         handle = h
-        let flags = Int(MPG123_FORCE_STEREO.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_QUIET.rawValue)
-        _ = mpg123_param2(h, Int32(MPG123_FLAGS.rawValue), flags, 0)
-        _ = mpg123_param2(h, Int32(MPG123_FORCE_RATE.rawValue), AudioFormat.sampleRate, 0)
-        _ = mpg123_format_none(h)
-        _ = mpg123_format(h, AudioFormat.sampleRate, Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+        Self.configure(h)
         if mpg123_open_fd(h, descriptor) != MPG123_OK.rawValue {
             let reason = String(cString: mpg123_strerror(h))
             mpg123_delete(h)
@@ -43,6 +39,15 @@ public final class MP3Decoder {
             mpg123_delete(handle)
         }
         if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Asks `handle` for 48 kHz stereo float, whatever the stream is, and for quiet.
+    static func configure(_ handle: OpaquePointer) {
+        let flags = Int(MPG123_FORCE_STEREO.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_QUIET.rawValue)
+        _ = mpg123_param2(handle, Int32(MPG123_FLAGS.rawValue), flags, 0)
+        _ = mpg123_param2(handle, Int32(MPG123_FORCE_RATE.rawValue), AudioFormat.sampleRate, 0)
+        _ = mpg123_format_none(handle)
+        _ = mpg123_format(handle, AudioFormat.sampleRate, Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
     }
 
     /// Opens `path` for reading if it is a regular file, without ever blocking on it.

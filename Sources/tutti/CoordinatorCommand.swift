@@ -9,7 +9,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         commandName: "coordinator",
         abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
 
-    @Argument(help: "MP3 files, folders (played sorted, recursively), M3U/M3U8 playlists or live inputs (pcm:PATH[?format=s16le|f32le]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
+    @Argument(help: "MP3 files, folders (played sorted, recursively), playlists (M3U, M3U8, PLS; files or URLs), URLs (MP3 files or internet radio over http:// or https://) or live inputs (pcm:PATH[?format=s16le|f32le&rate=48000|44100]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
     var inputs: [String] = []
 
     @Option(name: .customLong("pcm"), help: "Play raw PCM (48 kHz, stereo) from PATH (a named pipe or a file), or - for standard input: the queue becomes this one live input (pcm:PATH).")
@@ -116,13 +116,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
         config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
         var tracks: [String]?
+        var entries: [PlaylistParser.Entry] = []
         if let pcmInput {
             tracks = [pcmInput]
         } else if !inputs.isEmpty {
-            tracks = try TrackSource.expand(inputs)
-            guard !tracks!.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
+            entries = try await TrackSource.expand(inputs)
+            tracks = entries.map(\.location)
+            guard !entries.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
         }
         // SIGTERM and SIGINT shut the house's services down in order (`runHouse`).
-        try await coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once)))
+        try await coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once), titles: entries))
     }
 }

@@ -35,14 +35,16 @@ extension Transport {
         return segments.count == 1 ? [.start(replacement)] : [.continueWith(itemID: next.id)]
     }
 
-    /// The live input `itemID` is streaming, but its arrivals parted from the timeline (its
-    /// writer paused, or its clock runs apart from ours): the epoch is cut at `time` and a
-    /// new one goes on with the same item from there, its position running on.
-    public mutating func realign(itemID: Int, at time: CoordinatorTime) -> [TransportAction] {
+    /// `itemID` is streaming, but parted from the timeline (a live input's writer paused,
+    /// or its clock runs apart from ours; a remote source ran dry): the epoch is cut at
+    /// `time` and a new one goes on with the same item from there, at `position` when
+    /// given (where a source that ran dry had reached), else its position running on.
+    public mutating func realign(itemID: Int, at time: CoordinatorTime, position resume: Int64? = nil) -> [TransportAction] {
         guard case let .running(segments, nil) = mode, let last = segments.last, last.itemID == itemID else { return [] }
         let at = max(time, last.at)
-        let (actions, position) = cut(at: at)
+        var (actions, position) = cut(at: at)
         guard !actions.isEmpty else { return [] }
+        if let resume { position = resume }
         epoch &+= 1
         let segment = TimelineSegment(epoch: epoch, itemID: itemID, position: position, at: at)
         mode = .running(segments: [segment], end: nil)

@@ -32,6 +32,8 @@ public struct Transport: Sendable {
     var lastEnd = CoordinatorTime(nanoseconds: .min)
     /// Track lengths (frames), as the shell learns them.
     private var durations: [Int: Int64] = [:]
+    /// Items that cannot seek, and why (a live stream, a server without ranges).
+    private var unseekable: [Int: String] = [:]
     /// Items that failed in a row; when every item has, the transport stops.
     var failures = 0
     /// The reason the last track failed, until a command clears it.
@@ -54,6 +56,16 @@ public struct Transport: Sendable {
     }
 
     public func duration(itemID: Int) -> Int64? { durations[itemID] }
+
+    /// The shell learned whether `itemID` can seek (`reason` says why not).
+    public mutating func setSeekable(itemID: Int, _ seekable: Bool, reason: String) {
+        unseekable[itemID] = seekable ? nil : reason
+    }
+
+    /// Why `itemID` cannot seek, if it cannot.
+    func seekRefusal(_ item: QueueItem) -> String? {
+        item.isLive ? "\(item.path) is a live input" : unseekable[item.id]
+    }
 
     // MARK: - Looking
 
@@ -97,7 +109,7 @@ public struct Transport: Sendable {
         case .next: return try move(now: now) { $0.advance(automatic: false) }
         case .previous:
             let snapshot = self.snapshot(at: now)
-            if snapshot.position > configuration.restartThreshold, let item = snapshot.item, !item.isLive {
+            if snapshot.position > configuration.restartThreshold, let item = snapshot.item, seekRefusal(item) == nil {
                 return try seek(to: 0, now: now)
             }
             return try move(now: now) { $0.retreat() }
@@ -180,7 +192,7 @@ public struct Transport: Sendable {
     private mutating func seek(to position: Int64, now: CoordinatorTime) throws(TransportError) -> [TransportAction] {
         let at = effectTime(now)
         guard let id = heardItemID(at: at) ?? queue.current?.id else { throw .emptyQueue }
-        if let item = queue.item(id: id), item.isLive { throw .cannotSeek(item.path) }
+        if let item = queue.item(id: id), let reason = seekRefusal(item) { throw .cannotSeek(reason) }
         if let duration = durations[id], position >= duration || position < 0 {
             throw .seekOutOfRange(requested: position, duration: duration)
         }

@@ -5,6 +5,11 @@ public enum PlaybackState: String, Codable, Sendable {
     case loading
     case playing
     case paused
+    /// Playing a remote source whose buffer ran dry (or that is connecting again): the
+    /// rooms are quiet until enough is loaded.
+    case buffering
+    /// Stopped because the queue's tracks could not be played (`failure` says why).
+    case failed
 }
 
 /// A command from a remote, the terminal or a script.
@@ -69,7 +74,7 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .queue(e): e.description
         case let .seekOutOfRange(requested, duration):
             "cannot seek to \(Self.clock(requested)): the track is \(Self.clock(duration)) long"
-        case let .cannotSeek(entry): "\(entry) is a live input: it cannot seek"
+        case let .cannotSeek(reason): "\(reason): it cannot seek"
         }
     }
 

@@ -16,8 +16,11 @@ extension Coordinator {
         public var tracks: [String]?
         public var loopMode: LoopMode?
         public var pages: [String: ControlServer.Page] = [:]
-        public init(tracks: [String]?, loopMode: LoopMode?) {
+        /// Titles playlists gave the tracks.
+        public var titles: [PlaylistParser.Entry] = []
+        public init(tracks: [String]?, loopMode: LoopMode?, titles: [PlaylistParser.Entry] = []) {
             self.tracks = tracks
+            self.titles = titles
             self.loopMode = loopMode
         }
     }
@@ -50,6 +53,7 @@ extension Coordinator {
         await house.attach(player)
         clockServer.onReport = { report, address, time in house.tell(.report(report, from: address, at: time)) }
         if let tracks = start.tracks {
+            house.library.suggest(start.titles)
             try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once)
         } else if let mode = start.loopMode {
             try await house.setLoopMode(mode)

@@ -19,11 +19,26 @@ protocol FrameSource: AnyObject {
     func read(into output: inout [Float]) throws -> Int?
     /// Moves to `frame`, so that the next `read` starts there.
     func seek(toFrame frame: Int64) throws
+    /// How a remote source is doing (nil for the others).
+    var status: StreamStatus? { get }
+    /// Kept across epochs of the same item: a seek (or a resume) moves it, keeping what it
+    /// has loaded.
+    var seeksInPlace: Bool { get }
+    /// Let go when its epoch ends: a live stream stops listening while paused.
+    var closesWhenIdle: Bool { get }
 }
 
-/// Opens what a queue entry names: a live input (`pcm:`) or an MP3 file.
+extension FrameSource {
+    var status: StreamStatus? { nil }
+    var seeksInPlace: Bool { false }
+    var closesWhenIdle: Bool { false }
+}
+
+/// Opens what a queue entry names: a live input (`pcm:`), a URL or an MP3 file.
 func openFrameSource(_ entry: String) throws -> any FrameSource {
-    LiveInput.isLive(entry) ? try PCMReader(LiveInput(parsing: entry)) : try MP3Decoder(path: entry)
+    if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry)) }
+    if RemoteLocation.isRemote(entry) { return try RemoteSource(url: entry) }
+    return try MP3Decoder(path: entry)
 }
 
 extension MP3Decoder: FrameSource {

@@ -1,5 +1,7 @@
 import Foundation
+import Glibc
 import TuttiCore
+import TuttiRemote
 
 /// Expands what the user named (MP3 files, folders, M3U/M3U8 playlists, live inputs) into
 /// the ordered list of entries to play. Folders are walked recursively and sorted.
@@ -24,33 +26,100 @@ public enum TrackSource {
         }
     }
 
-    /// The tracks `inputs` name, in order. Each must be a folder, a playlist or an audio file
-    /// (by its extension), and files must be regular files: a named pipe, a device or any
-    /// other file is refused with a clear error, never opened. Playlist entries that are not
+    /// The tracks `inputs` name, in order, with the titles playlists give them. Each input
+    /// must be a folder, a playlist (M3U, M3U8, PLS; a file or a URL), an audio file (by its
+    /// extension), a URL or a live input; files must be regular files: a named pipe, a
+    /// device or any other file is refused with a clear error, never opened. Playlists may
+    /// hold playlists; one that includes itself is refused. Playlist entries that are not
     /// regular audio files are left out; missing ones are kept (they fail when their turn
-    /// comes, with an event).
-    public static func expand(_ inputs: [String]) throws -> [String] {
-        var tracks: [String] = []
+    /// comes, with an event), and so are URLs (the server is asked when they play).
+    public static func expand(_ inputs: [String], fetcher: RemoteFetcher = .shared) async throws -> [PlaylistParser.Entry] {
+        var entries: [PlaylistParser.Entry] = []
         for input in inputs {
-            if LiveInput.isLive(input) {
-                do {
-                    tracks.append(try LiveInput(parsing: input).entry)
-                } catch {
-                    throw SourceError.badLiveInput(error)
-                }
-                continue
-            }
-            let ext = (input as NSString).pathExtension.lowercased()
-            switch kind(input) {
-            case .missing: throw SourceError.missing(input)
-            case .folder: tracks += folder(input)
-            case let .other(what): throw SourceError.notAFile(input, what)
-            case .file where ext == "m3u" || ext == "m3u8": tracks += try playlist(input)
-            case .file where isAudio(input): tracks.append(input)
-            case .file: throw SourceError.notAudio(input)
-            }
+            try await expand(input, title: nil, within: [], fetcher: fetcher, into: &entries)
         }
-        return tracks
+        return entries
+    }
+
+    /// Playlists within playlists, at most this deep.
+    static let maximumDepth = 8
+
+    private static func expand(_ input: String, title: String?, within playlists: [String], fetcher: RemoteFetcher,
+                               into entries: inout [PlaylistParser.Entry]) async throws {
+        let top = playlists.isEmpty
+        if LiveInput.isLive(input) {
+            do {
+                entries.append(.init(location: try LiveInput(parsing: input).entry, title: title))
+            } catch {
+                if top { throw SourceError.badLiveInput(error) }
+            }
+            return
+        }
+        if RemoteLocation.isRemote(input) {
+            if let format = PlaylistParser.Format(location: input) {
+                try await playlist(input, format: format, within: playlists, fetcher: fetcher, into: &entries)
+            } else {
+                entries.append(.init(location: input, title: title))
+            }
+            return
+        }
+        let format = PlaylistParser.Format(location: input)
+        switch await Blocking.run({ kind(input) }) {
+        case .missing:
+            if top { throw SourceError.missing(input) }
+            entries.append(.init(location: input, title: title))  // it fails when its turn comes
+        case .folder:
+            entries += await Blocking.run { folder(input) }.map { PlaylistParser.Entry(location: $0) }
+        case let .other(what):
+            if top { throw SourceError.notAFile(input, what) }
+        case .file where format != nil:
+            try await playlist(input, format: format!, within: playlists, fetcher: fetcher, into: &entries)
+        case .file where isAudio(input):
+            entries.append(.init(location: input, title: title))
+        case .file:
+            if top { throw SourceError.notAudio(input) }
+        }
+    }
+
+    /// A playlist's entries, expanded in turn (at most 1 MB of it is read).
+    private static func playlist(_ location: String, format: PlaylistParser.Format, within playlists: [String],
+                                 fetcher: RemoteFetcher, into entries: inout [PlaylistParser.Entry]) async throws {
+        let remote = RemoteLocation.isRemote(location)
+        let key = remote ? location : await Blocking.run { realpath(location) }
+        if playlists.contains(key) {
+            throw SourceError.includesItself((playlists + [key]).map { ($0 as NSString).lastPathComponent })
+        }
+        guard playlists.count < maximumDepth else { throw SourceError.tooDeep(location) }
+        let text: String, base: String
+        var kind = format
+        if remote {
+            let answer = try await fetcher.text(location)
+            text = answer.text
+            base = answer.url
+            if let sniffed = PlaylistParser.Format(sniffing: text[...]) { kind = sniffed }
+        } else {
+            text = try await Blocking.run { () throws(SourceError) -> String in
+                guard let handle = FileHandle(forReadingAtPath: location), let data = try? handle.read(upToCount: 1 << 20) else {
+                    throw SourceError.unreadable(location)
+                }
+                try? handle.close()
+                return String(decoding: data, as: UTF8.self)
+            }
+            let folder = (location as NSString).deletingLastPathComponent
+            base = folder.isEmpty ? "." : folder
+        }
+        for entry in PlaylistParser.parse(text, format: kind, base: base) {
+            // A playlist from a web server names only web resources: never a file or an
+            // input of this machine.
+            if remote && !RemoteLocation.isRemote(entry.location) { continue }
+            try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, into: &entries)
+        }
+    }
+
+    static func realpath(_ path: String) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     static func folder(_ path: String) -> [String] {
@@ -64,23 +133,6 @@ public enum TrackSource {
         }
         return found.sorted { $0.localizedStandardCompare($1) == .orderedAscending }
     }
-
-    /// A playlist's entries (at most 1 MB of it is read).
-    static func playlist(_ path: String) throws -> [String] {
-        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.read(upToCount: 1 << 20) else {
-            throw SourceError.unreadable(path)
-        }
-        try? handle.close()
-        let text = String(decoding: data, as: UTF8.self)
-        let base = (path as NSString).deletingLastPathComponent
-        return PlaylistParser.parse(text, baseDirectory: base.isEmpty ? "." : base).map(\.location).filter { entry in
-            switch kind(entry) {
-            case .missing: true
-            case .file: isAudio(entry)
-            case .folder, .other: false
-            }
-        }
-    }
 }
 
 public enum SourceError: Error, CustomStringConvertible {
@@ -91,15 +143,19 @@ public enum SourceError: Error, CustomStringConvertible {
     case nothingPlayable
     case cannotSeek(String)
     case badLiveInput(LiveInputError)
+    case includesItself([String])
+    case tooDeep(String)
     public var description: String {
         switch self {
         case let .missing(p): "no such file or folder: \(p)"
         case let .unreadable(p): "cannot read playlist \(p)"
         case let .notAFile(p, what): "\(p) is \(what), not a file: only regular files can be played"
-        case let .notAudio(p): "\(p) is not an audio file tutti plays (.mp3, .mp2, .mpga) nor a playlist (.m3u, .m3u8)"
+        case let .notAudio(p): "\(p) is not an audio file tutti plays (.mp3, .mp2, .mpga) nor a playlist (.m3u, .m3u8, .pls)"
         case .nothingPlayable: "none of the tracks could be played"
         case let .cannotSeek(what): "\(what) is live: it cannot seek"
         case let .badLiveInput(error): error.description
+        case let .includesItself(chain): "playlist \(chain.last ?? "") includes itself (\(chain.joined(separator: " → "))): refused"
+        case let .tooDeep(p): "\(p) lies more than \(TrackSource.maximumDepth) playlists deep: refused"
         }
     }
 }

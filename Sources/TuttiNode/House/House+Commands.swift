@@ -22,19 +22,21 @@ extension House {
 
     public func add(paths: [String], placement: PlayQueue.Placement) async throws(ControlError) -> [QueueEntry] {
         // Folders and playlists are walked, and tags and lyrics read, on a disk thread.
-        let tracks: [String]
+        let entries: [PlaylistParser.Entry]
         do {
-            tracks = try await Blocking.run { try TrackSource.expand(paths) }
+            entries = try await TrackSource.expand(paths)
         } catch {
             throw .badRequest("\(error)")
         }
-        guard !tracks.isEmpty else { throw .badRequest("no MP3 files in \(paths.joined(separator: ", "))") }
+        guard !entries.isEmpty else { throw .badRequest("no MP3 files in \(paths.joined(separator: ", "))") }
+        library.suggest(entries)
+        let tracks = entries.map(\.location)
         await warm(tracks)
         let added = Set(transport.add(tracks, placement: placement).map(\.id))
         publishQueue()
-        let entries = queueView().items.filter { added.contains($0.id) }
+        let view = queueView().items.filter { added.contains($0.id) }
         try await commit()
-        return entries
+        return view
     }
 
     public func remove(itemID: Int) async throws(ControlError) {

@@ -33,6 +33,11 @@ public actor House: ControlService {
     var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
     var published: NowPlaying?
 
+    /// How the remote sources are doing, by item, as the player last said; and where the
+    /// position stood when the current one ran dry (the rooms are silent since).
+    var streams: [Int: StreamStatus] = [:]
+    var dryAt: (itemID: Int, elapsed: Double)?
+
     // Saving.
     nonisolated let saver: StateSaver
     var lastSaved = Date.distantPast
@@ -151,6 +156,8 @@ public actor House: ControlService {
         }
         np.failure = transport.lastFailure
         np.trackOrigin = s.trackOrigin?.nanoseconds
+        if np.state == .stopped, np.failure != nil { np.state = .failed }
+        if let id = s.item?.id, let stream = streams[id] { describe(stream, itemID: id, in: &np) }
         return np
     }
 
@@ -189,9 +196,12 @@ public actor House: ControlService {
             guard let length else { return }
             transport.setDuration(itemID: itemID, frames: length)
             if let path = transport.queue.item(id: itemID)?.path { library.setLength(length, of: path) }
-        case let .realigned(itemID, time):
+        case let .realigned(itemID, time, position):
             // The player waits for this answer, even an empty one.
-            execute(transport.realign(itemID: itemID, at: time), answering: true)
+            execute(transport.realign(itemID: itemID, at: time, position: position), answering: true)
+            publish()
+        case let .stream(itemID, status):
+            heard(status, of: itemID)
         }
     }
 

@@ -13,10 +13,13 @@ public enum PlayerNews: Sendable, Equatable {
     case failed(itemID: Int, reason: String)
     /// `itemID` opened; its length in frames, if the file says.
     case opened(itemID: Int, length: Int64?)
-    /// The live input `itemID` parted from the timeline: a new epoch should go on with it,
-    /// heard from `at`. The house answers with `perform(_:paths:answering:)`, even with no
-    /// actions.
-    case realigned(itemID: Int, at: CoordinatorTime)
+    /// `itemID` parted from the timeline (a live input's writer paused or its clock runs
+    /// apart; a remote source ran dry): a new epoch should go on with it, heard from `at`,
+    /// at media position `position` (nil: the position runs on). The house answers with
+    /// `perform(_:paths:answering:)`, even with no actions.
+    case realigned(itemID: Int, at: CoordinatorTime, position: Int64?)
+    /// How the remote source of `itemID` is doing changed (its phase, title or buffer).
+    case stream(itemID: Int, StreamStatus)
 }
 
 /// The coordinator's sender, on its own thread: carries out the transport's actions (start
@@ -60,9 +63,19 @@ final class Player: @unchecked Sendable {
     private var itemID: Int?
     private var pcm: [Float] = []
     private var offset = 0
-    /// When the epoch's input frame 0 is heard, and how many input frames it has had.
+    /// When the epoch's input frame 0 is heard, its media position, and how many input
+    /// frames it has had.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
+    private var epochPosition: Int64 = 0
     private var epochFrames: Int64 = 0
+    /// A paced source (a remote one) gave nothing at its last read: its next frame may have
+    /// lost its place on the timeline.
+    private var stalled = false
+    /// The player asked to go on with its paced source where it is (after a stall).
+    private var resumingInPlace = false
+    /// The remote source's status last told to the house, and when.
+    private var reported: StreamStatus?
+    private var reportedAt: Int64 = 0
     /// When each packet goes, and where the epoch ends.
     private var schedule: SendSchedule
     private var nextReport: Int64 = 0
@@ -108,6 +121,10 @@ final class Player: @unchecked Sendable {
         while !stopFlag.isSet {
             if takeActions() { pending = nil }
             guard schedule.streaming else {
+                if source?.closesWhenIdle == true {
+                    source = nil  // a live stream, paused: stop listening
+                    log.info("stopped listening to \(paths[itemID ?? -1] ?? "the stream")")
+                }
                 waitForActions(until: clock.nanosecondsNow() + 100_000_000)
                 continue
             }
@@ -186,23 +203,38 @@ final class Player: @unchecked Sendable {
 
     private func startEpoch(_ segment: TimelineSegment) {
         encoder.reset()
-        // A live input goes on where it is: what it has buffered keeps its arrival time.
-        let goesOn = segment.itemID == itemID && source?.isLive == true
+        // A live input goes on where it is: what it has buffered keeps its arrival time. So
+        // does a paced source that ran dry, from the frame it had reached.
+        let goesOn = segment.itemID == itemID && (source?.isLive == true || resumingInPlace)
         if !goesOn {
             pcm.removeAll(keepingCapacity: true)
             offset = 0
         }
         epochStart = segment.at
-        epochFrames = 0
+        epochPosition = segment.position
+        epochFrames = goesOn && source?.isLive == false ? Int64((pcm.count - offset) / 2) : 0
         anchored = false
+        stalled = false
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
         schedule.start()
-        if !goesOn { open(segment.itemID, from: segment.position) }
+        guard !goesOn else { return }
+        // A remote file keeps what it has loaded: it moves to the position.
+        if segment.itemID == itemID, let s = source, s.seeksInPlace {
+            do {
+                try s.seek(toFrame: segment.position)
+                log.info("playing \(s.name) from \((Double(segment.position) / 48_000).fixed(1)) s")
+                return
+            } catch {
+                log.info("\(error); opening \(s.name) again")
+            }
+        }
+        open(segment.itemID, from: segment.position)
     }
 
     private func open(_ id: Int, from position: Int64) {
         source = nil
+        reported = nil
         itemID = id
         condition.lock()
         let known = paths[id]
@@ -218,6 +250,7 @@ final class Player: @unchecked Sendable {
             source = s
             log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \((Double(position) / 48_000).fixed(1)) s" : "")")
             onNews(.opened(itemID: id, length: s.length))
+            report(s, id)
         } catch {
             log.error("\(error); skipping to the next track")
             onNews(.failed(itemID: id, reason: "\(error)"))
@@ -251,11 +284,43 @@ final class Player: @unchecked Sendable {
             // Wait for the house's answer (a new epoch, or none when it is about to pause or
             // stop: then the frame has no place).
             let seen = condition.withLock { answers }
-            onNews(.realigned(itemID: id, at: at))
+            onNews(.realigned(itemID: id, at: at, position: nil))
             waitForAnswer(after: seen, until: clock.nanosecondsNow() + 100_000_000)
             if !takeActions() { offset += frameSize * 2 }
             return false
         }
+    }
+
+    /// A paced source ran dry and has frames again: when its next frame can no longer reach
+    /// the rooms in time, the timeline goes on from it `latency` from now (the rooms faded
+    /// out meanwhile, together, and fade in again together). False when the epoch changed
+    /// and the caller should look again.
+    private func placeAfterStall(_ id: Int) -> Bool {
+        stalled = false
+        let now = clock.nanosecondsNow()
+        let late = now + configuration.latency / 2 - packetizer.nextPresentationTime.nanoseconds
+        guard late > 0 else { return true }
+        let position = epochPosition + epochFrames - Int64((pcm.count - offset) / 2)
+        log.info("\(source?.name ?? "the stream") came back \(late / 1_000_000) ms too late for the timeline; realigning")
+        let seen = condition.withLock { answers }
+        resumingInPlace = true
+        defer { resumingInPlace = false }
+        onNews(.realigned(itemID: id, at: CoordinatorTime(nanoseconds: now + configuration.latency), position: position))
+        waitForAnswer(after: seen, until: now + 100_000_000)
+        return !takeActions()
+    }
+
+    /// Tells the house how a remote source is doing, when that changed: its phase or title
+    /// at once, its buffer at most twice a second.
+    private func report(_ source: any FrameSource, _ id: Int) {
+        guard let status = source.status?.rounded, status != reported else { return }
+        let now = clock.nanosecondsNow()
+        let urgent = reported.map { $0.phase != status.phase || $0.streamTitle != status.streamTitle || $0.station != status.station
+            || $0.isLive != status.isLive || $0.canSeek != status.canSeek } ?? true
+        guard urgent || now - reportedAt >= 500_000_000 else { return }
+        reported = status
+        reportedAt = now
+        onNews(.stream(itemID: id, status))
     }
 
     /// Encodes the next frame of the stream; nil when there is nothing to encode yet (the
@@ -273,7 +338,12 @@ final class Player: @unchecked Sendable {
                 break
             }
             do {
-                guard let n = try source.read(into: &pcm) else { return nil }  // a live input paused
+                let n = try source.read(into: &pcm)
+                report(source, id)
+                guard let n else {  // a live input paused, or a remote source ran dry
+                    if !source.isLive { stalled = true }
+                    return nil
+                }
                 epochFrames += Int64(n)
                 if n > 0 { continue }
                 log.debug("end of \(source.name)")
@@ -295,6 +365,7 @@ final class Player: @unchecked Sendable {
             _ = takeActions()
         }
         if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }
+        if stalled, let id = itemID, !placeAfterStall(id) { return nil }
         do {
             let payload = try encoder.encode(pcm, offset: offset)
             offset += frameSize * 2

@@ -16,6 +16,9 @@ public final class TrackLibrary: Sendable {
     }
 
     private let cache = Mutex<[String: Info]>([:])
+    /// Titles playlists gave entries (`#EXTINF`, `TitleN=`): used when the entry's own tags
+    /// have none.
+    private let suggested = Mutex<[String: String]>([:])
     private let pictures = Mutex<[(path: String, picture: TrackTags.Picture)]>([])
     /// The largest tag read (pictures included); beyond it, only the start is read.
     private let maximumTag = 16 * 1024 * 1024
@@ -35,6 +38,16 @@ public final class TrackLibrary: Sendable {
         cache.withLock { $0[path] } ?? Info(tags: TrackTags(), length: nil, hasArtwork: false)
     }
 
+    /// Keeps the titles playlists gave `entries`.
+    public func suggest(_ entries: [PlaylistParser.Entry]) {
+        suggested.withLock { titles in
+            for entry in entries { if let t = entry.title { titles[entry.location] = t } }
+        }
+        cache.withLock { cache in
+            for entry in entries { if let t = entry.title, cache[entry.location]?.tags.title == nil { cache[entry.location]?.tags.title = t } }
+        }
+    }
+
     /// Records a length learned from the decoder.
     public func setLength(_ frames: Int64, of path: String) {
         cache.withLock { $0[path]?.length = frames }
@@ -42,7 +55,7 @@ public final class TrackLibrary: Sendable {
 
     /// The track's artwork (its front cover, else its first picture).
     public func artwork(_ path: String) -> TrackTags.Picture? {
-        if LiveInput.isLive(path) { return nil }
+        if LiveInput.isLive(path) || RemoteLocation.isRemote(path) { return nil }
         if let kept = pictures.withLock({ $0.first { $0.path == path }?.picture }) { return kept }
         guard let picture = tags(path).artwork else { return nil }
         pictures.withLock {
@@ -59,7 +72,15 @@ public final class TrackLibrary: Sendable {
             tags.title = (try? LiveInput(parsing: path))?.title ?? path
             return Info(tags: tags, length: nil, hasArtwork: false)
         }
+        if RemoteLocation.isRemote(path) {
+            // Nothing is asked of the server here: a playlist's title, else the URL's name,
+            // until it plays (then its stream says more).
+            var tags = TrackTags()
+            tags.title = suggested.withLock { $0[path] } ?? RemoteLocation.displayName(path)
+            return Info(tags: tags, length: nil, hasArtwork: false)
+        }
         var tags = tags(path)
+        if tags.title == nil { tags.title = suggested.withLock { $0[path] } }
         let hasArtwork = !tags.pictures.isEmpty
         tags.pictures = []
         let length = (try? MP3Decoder(path: path))?.length

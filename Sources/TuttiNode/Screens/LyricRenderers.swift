@@ -63,6 +63,8 @@ extension LyricScreen {
         case .paused: parts.append("⏸ paused")
         case .stopped: parts.append("■ stopped")
         case .loading: parts.append("…")
+        case .buffering: parts.append("… buffering")
+        case .failed: parts.append("✕ failed")
         }
         if let name = configuration.room {
             let room = rooms.first { $0.name.lowercased() == name.lowercased() || $0.key.lowercased() == name.lowercased() }

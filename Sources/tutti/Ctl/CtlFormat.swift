@@ -9,7 +9,8 @@ enum CtlFormat {
         case .playing: "▶"
         case .paused: "⏸"
         case .stopped: "■"
-        case .loading: "…"
+        case .loading, .buffering: "…"
+        case .failed: "✕"
         }
     }
 

@@ -19,14 +19,16 @@ struct QueueCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add files, folders, playlists or live inputs (pcm:PATH), on the coordinator's machine.")
+        static let configuration = CommandConfiguration(abstract: "Add files, folders, playlists (on the coordinator's machine), URLs (http:// or https://: MP3 files, internet radio, playlists) or live inputs (pcm:PATH).")
         @OptionGroup var options: CtlOptions
         @Flag(help: "Right after the current track, instead of at the end.") var next = false
-        @Argument(help: "Files, folders, M3U playlists, or live inputs: pcm:PATH[?format=s16le|f32le] (raw 48 kHz stereo PCM from a named pipe, a file or -).") var paths: [String]
+        @Argument(help: "Files, folders, playlists (M3U, M3U8, PLS), URLs, or live inputs: pcm:PATH[?format=s16le|f32le&rate=48000|44100] (raw stereo PCM from a named pipe, a file or -).") var paths: [String]
         func validate() throws { if paths.isEmpty { throw ValidationError("name at least one file, folder or playlist") } }
         func run() throws {
-            // Files and live inputs (pcm:PATH) by their full path; standard input (pcm:-) as it is.
+            // Files and live inputs (pcm:PATH) by their full path; standard input (pcm:-) and
+            // URLs as they are.
             let absolute = try paths.map { path -> String in
+                if RemoteLocation.isRemote(path) { return path }
                 guard LiveInput.isLive(path) else { return URL(fileURLWithPath: path).standardizedFileURL.path }
                 var input: LiveInput
                 do { input = try LiveInput(parsing: path) } catch { throw ValidationError("\(error)") }

@@ -1,0 +1,143 @@
+import TuttiCodecs
+import TuttiCore
+import TuttiRemote
+
+/// An MP3 file or an internet radio station over HTTP(S), as the player reads it: bytes from
+/// a `RemoteStream` (downloading ahead), decoded as they come. It is paced like a file; when
+/// its buffer runs dry it says so (`read` gives nil), and plays again once `BufferPolicy`
+/// says enough is loaded.
+final class RemoteSource: FrameSource {
+    let url: String
+    let stream: RemoteStream
+    private var decoder: MP3StreamDecoder
+    private let policy: BufferPolicy
+    /// Playing (enough was loaded), or waiting for the buffer to fill.
+    private var playing = false
+    /// Decoded frames before this one are dropped (a seek done by decoding forward).
+    private var skipTo: Int64?
+    /// A seek asked for before the stream's first frame was read.
+    private var pendingSeek: Int64?
+    private var sizeSet = false
+
+    init(url: String, policy: BufferPolicy = BufferPolicy(), fetcher: RemoteFetcher = .shared) throws {
+        self.url = url
+        self.policy = policy
+        stream = RemoteStream(url: url, fetcher: fetcher, policy: policy)
+        decoder = try MP3StreamDecoder(name: url)
+        stream.open()
+    }
+
+    deinit { stream.close() }
+
+    var name: String { url }
+    /// Paced like a file, from its buffer: not stamped on arrival.
+    var isLive: Bool { false }
+    var framesRead: Int64 { decoder.framesDecoded }
+    var length: Int64? { stream.facts?.isLive == true ? nil : decoder.length }
+    var seeksInPlace: Bool { stream.facts?.isLive == false }
+    var closesWhenIdle: Bool { stream.facts?.isLive == true }
+
+    /// Seconds of audio loaded ahead (bytes over the bit rate, 128 kbit/s until known).
+    var bufferedSeconds: Double {
+        let rate = decoder.bitRate ?? stream.facts?.announcedBitRate.map { $0 * 1000 } ?? 128_000
+        return Double(stream.bufferedBytes) * 8 / Double(max(8_000, rate))
+    }
+
+    var status: StreamStatus? {
+        let facts = stream.facts
+        var s = StreamStatus(isLive: facts?.isLive ?? false, canSeek: facts?.canSeek ?? false, station: facts?.station,
+                             streamTitle: stream.streamTitle, bufferedSeconds: bufferedSeconds, bitRate: decoder.bitRate,
+                             length: decoder.isReady ? length : nil)
+        if let size = facts?.size, size > 0 { s.loadedFraction = min(1, Double(stream.loadedOffset) / Double(size)) }
+        switch stream.phase {
+        case .failed: s.phase = .failed
+        case .connecting: s.phase = .connecting
+        case .reconnecting where !playing: s.phase = .reconnecting
+        default: s.phase = playing ? (stream.isComplete ? .loaded : .ready) : .buffering
+        }
+        return s
+    }
+
+    func read(into output: inout [Float]) throws -> Int? {
+        if !sizeSet, let size = stream.facts?.size {
+            decoder.setSize(size)
+            sizeSet = true
+        }
+        // Not playing (starting, or the buffer ran dry): wait until enough is loaded. A seek
+        // still to be placed reads the stream's first frame first.
+        if !playing, pendingSeek == nil {
+            let loaded = stream.bufferedBytes
+            if !policy.shouldPlay(playing: false, seconds: bufferedSeconds, hasData: loaded > 0, complete: stream.isComplete) {
+                if let failure = stream.failure { throw failure }
+                stream.waitForBytes(beyond: loaded, seconds: 0.02)
+                return nil
+            }
+        }
+        while true {
+            if let n = try decodeSome(into: &output) {
+                playing = true
+                return n
+            }
+            // The decoder wants bytes.
+            guard let piece = stream.take(maximum: 16 * 1024) else {
+                if stream.isComplete { return 0 }
+                if let failure = stream.failure { throw failure }
+                playing = false  // ran dry: buffering
+                stream.waitForBytes(beyond: 0, seconds: 0.02)
+                return nil
+            }
+            if piece.startsAnew { decoder = try MP3StreamDecoder(name: url) }
+            try piece.bytes.withUnsafeBytes { try decoder.feed($0) }
+        }
+    }
+
+    /// Decodes what the bytes fed allow: frames (past any skip), or nil when it needs more.
+    private func decodeSome(into output: inout [Float]) throws -> Int? {
+        while true {
+            let before = output.count
+            guard case let .frames(n) = try decoder.decode(into: &output) else { return nil }
+            if let target = pendingSeek {
+                output.removeSubrange(before...)
+                pendingSeek = nil
+                try seek(toFrame: target)
+                continue
+            }
+            if let target = skipTo {
+                let end = decoder.framesDecoded
+                if end <= target {
+                    output.removeSubrange(before...)
+                    continue
+                }
+                let drop = Int(max(0, target - (end - Int64(n))))
+                output.removeSubrange(before..<(before + drop * 2))
+                skipTo = nil
+                return n - drop
+            }
+            return n
+        }
+    }
+
+    /// Moves to `frame`: by a range request (exact once decoded that far, else as the file's
+    /// seek table places it), or, on a server without ranges, by decoding forward (from the
+    /// start when the frame lies behind). A live stream ignores it: it plays from now.
+    func seek(toFrame frame: Int64) throws {
+        guard stream.facts?.isLive != true else { return }
+        guard decoder.isReady else {
+            pendingSeek = frame
+            return
+        }
+        skipTo = nil
+        playing = false
+        if stream.facts?.canSeek == true {
+            let offset = try decoder.seek(toFrame: frame)
+            try stream.move(to: offset)
+            return
+        }
+        if frame < decoder.framesDecoded {
+            try stream.move(to: 0)
+            decoder = try MP3StreamDecoder(name: url)
+            sizeSet = false
+        }
+        skipTo = frame
+    }
+}

@@ -1,0 +1,62 @@
+import TuttiAPI
+import TuttiCore
+
+/// Remote sources: what the player says of them, and how now playing shows it.
+extension House {
+    /// The player's report on the remote source of `itemID`.
+    func heard(_ status: StreamStatus, of itemID: Int) {
+        let old = streams[itemID]
+        streams[itemID] = status
+        if streams.count > 64 { streams = streams.filter { transport.queue.item(id: $0.key) != nil } }
+        let name = transport.queue.item(id: itemID)?.path ?? "item \(itemID)"
+        if status.phase != .connecting, status.phase != .failed {
+            transport.setSeekable(itemID: itemID, status.canSeek,
+                                  reason: status.isLive ? "\(name) is a live stream" : "\(name) is on a server that serves no byte ranges")
+        }
+        if let length = status.length, !status.isLive {
+            transport.setDuration(itemID: itemID, frames: length)
+            library.setLength(length, of: name)
+        }
+        let dry: Set<StreamStatus.Phase> = [.buffering, .reconnecting, .connecting]
+        let current = transport.snapshot(at: now)
+        if dry.contains(status.phase), current.item?.id == itemID, current.state == .playing {
+            if dryAt?.itemID != itemID { dryAt = (itemID, Double(current.position) / Double(AudioFormat.sampleRate)) }
+        } else if dryAt?.itemID == itemID, !dry.contains(status.phase) {
+            dryAt = nil
+        }
+        if status.phase != old?.phase {
+            log.info("\(name): \(status.phase.rawValue)\(status.station.map { " (\($0))" } ?? "")")
+        }
+        if status.streamTitle != old?.streamTitle, let title = status.streamTitle {
+            log.info("\(status.station ?? name) now plays \(title)")
+        }
+        publish()
+    }
+
+    /// Adds what is known of a remote source to now playing: the station, the live title,
+    /// the buffer; the state is `buffering` while the rooms wait for it.
+    func describe(_ stream: StreamStatus, itemID: Int, in np: inout NowPlaying) {
+        np.isLiveStream = stream.isLive
+        np.station = stream.station
+        np.streamTitle = stream.streamTitle
+        if stream.isLive {
+            np.duration = nil
+            if let (artist, title) = IcyMetadata(fields: ["StreamTitle": stream.streamTitle ?? ""]).artistAndTitle {
+                np.title = title
+                np.artist = artist
+                np.album = stream.station
+            } else if let station = stream.station {
+                np.title = station
+            }
+        }
+        guard [.playing, .loading, .paused].contains(np.state) else { return }
+        let until = np.duration.flatMap { d in stream.loadedFraction.map { $0 * d } }
+        np.buffer = BufferView(phase: stream.phase, seconds: stream.bufferedSeconds, loaded: stream.loadedFraction,
+                               loadedUntil: until)
+        if (np.state == .playing || np.state == .loading), [.buffering, .reconnecting, .connecting].contains(stream.phase) {
+            np.state = .buffering
+            np.rate = 0
+            if let dry = dryAt, dry.itemID == itemID { np.elapsed = dry.elapsed }
+        }
+    }
+}

@@ -1,0 +1,169 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import TuttiCore
+
+/// Asks web servers for audio and playlists: one HTTP client for the process (connection
+/// pool, TLS, redirects followed up to 5 times, connect and read timeouts), and errors
+/// that say what went wrong in words a user can act on.
+public final class RemoteFetcher: Sendable {
+    public struct Configuration: Sendable {
+        /// From asking to the server's answer (its status line and headers).
+        public var answerTimeout: Int64 = 10
+        /// Connecting (TCP and TLS), seconds.
+        public var connectTimeout: Int64 = 5
+        /// Silence from a server in the middle of a body before the connection is given up.
+        public var readTimeout: Int64 = 10
+        public var maximumRedirects = 5
+        public init() {}
+    }
+
+    public static let shared = RemoteFetcher(configuration: Configuration())
+
+    let configuration: Configuration
+    let client: HTTPClient
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        var settings = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
+            timeout: .init(connect: .seconds(configuration.connectTimeout), read: .seconds(configuration.readTimeout)))
+        settings.connectionPool.idleTimeout = .seconds(30)
+        client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
+    }
+
+    /// The server's answer to a GET of `url`: its head, its body still to be read.
+    public struct Answer: Sendable {
+        public var status: Int
+        public var headers: [(String, String)]
+        /// Where the answer came from, after redirects.
+        public var url: String
+        public var body: HTTPClientResponse.Body
+
+        public func header(_ name: String) -> String? {
+            headers.first { $0.0.caseInsensitiveCompare(name) == .orderedSame }?.1
+        }
+
+        public var contentType: String? { header("Content-Type") }
+        public var contentLength: Int64? { header("Content-Length").flatMap { Int64($0.trimmingSpaces()) } }
+    }
+
+    /// GETs `url` (bytes from `offset` on, when given), with ICY metadata asked for when
+    /// `icy`. Throws for a status that is not a success, naming it.
+    public func get(_ url: String, from offset: Int64? = nil, icy: Bool = false) async throws(RemoteError) -> Answer {
+        var request = HTTPClientRequest(url: url)
+        request.headers.add(name: "User-Agent", value: "tutti")
+        request.headers.add(name: "Accept", value: "audio/mpeg, audio/*;q=0.9, */*;q=0.5")
+        if icy { request.headers.add(name: "Icy-MetaData", value: "1") }
+        if let offset, offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, timeout: .seconds(configuration.answerTimeout))
+        } catch {
+            throw RemoteError(error, url: url)
+        }
+        let answer = Answer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+                            url: response.url?.absoluteString ?? url, body: response.body)
+        guard (200..<300).contains(answer.status) else {
+            throw .status(url: url, code: answer.status, reason: response.status.reasonPhrase)
+        }
+        return answer
+    }
+
+    /// The text at `url` (a playlist), at most `limit` bytes, with its content type and where
+    /// it came from after redirects.
+    public func text(_ url: String, limit: Int = 1 << 20) async throws(RemoteError) -> (text: String, contentType: String?, url: String) {
+        let answer = try await get(url)
+        if let length = answer.contentLength, length > limit { throw .tooLarge(url: url, limit: limit) }
+        do {
+            let buffer = try await answer.body.collect(upTo: limit)
+            return (String(decoding: buffer.readableBytesView, as: UTF8.self), answer.contentType, answer.url)
+        } catch let error as NIOTooManyBytesError {
+            _ = error
+            throw .tooLarge(url: url, limit: limit)
+        } catch {
+            throw RemoteError(error, url: url)
+        }
+    }
+}
+
+/// Why a remote source could not be had.
+public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The server answered with a status that is not a success (404 and the like).
+    case status(url: String, code: Int, reason: String)
+    /// No connection: the host is unknown, refuses, or does not answer.
+    case unreachable(url: String, reason: String)
+    /// TLS failed (a certificate not trusted, a handshake refused).
+    case tls(url: String, reason: String)
+    /// The server went silent.
+    case timedOut(url: String)
+    /// The server says it sends something that is not audio tutti plays.
+    case notAudio(url: String, contentType: String)
+    /// A playlist larger than tutti reads.
+    case tooLarge(url: String, limit: Int)
+    /// The URL cannot be asked for.
+    case badURL(String)
+    /// The connection kept dropping: given up after so many tries.
+    case gaveUp(url: String, attempts: Int, last: String)
+
+    public var description: String {
+        switch self {
+        case let .status(url, code, reason): "\(url): the server answered \(code) \(reason)"
+        case let .unreachable(url, reason): "\(url): cannot connect: \(reason)"
+        case let .tls(url, reason): "\(url): TLS failed: \(reason)"
+        case let .timedOut(url): "\(url): the server did not answer in time"
+        case let .notAudio(url, type): "\(url) is \(type), not audio tutti plays (MP3) nor a playlist"
+        case let .tooLarge(url, limit): "\(url) is larger than \(limit / 1024) kB: not a playlist tutti reads"
+        case let .badURL(url): "\(url) is not a URL tutti can ask for (http:// or https://)"
+        case let .gaveUp(url, attempts, last): "\(url): lost the connection and could not get it back in \(attempts) tries (\(last))"
+        }
+    }
+
+    /// Whether asking again could help (a dropped or refused connection, a server error,
+    /// silence), as opposed to an answer that will not change (404, not audio, TLS).
+    public var isTransient: Bool {
+        switch self {
+        case .unreachable, .timedOut, .gaveUp: true
+        case let .status(_, code, _): code >= 500 || code == 408 || code == 429
+        case .tls, .notAudio, .tooLarge, .badURL: false
+        }
+    }
+
+    init(_ error: any Error, url: String) {
+        if let known = error as? RemoteError {
+            self = known
+            return
+        }
+        let text = String(describing: error)
+        if let client = error as? HTTPClientError {
+            if [.connectTimeout, .readTimeout, .deadlineExceeded, .writeTimeout].contains(client) {
+                self = .timedOut(url: url)
+            } else if [.invalidURL, .emptyHost, .emptyScheme].contains(client) || text.contains("unsupportedScheme") {
+                self = .badURL(url)
+            } else if [.redirectCycleDetected, .redirectLimitReached].contains(client) {
+                self = .status(url: url, code: 310, reason: "too many redirects")
+            } else {
+                self = .unreachable(url: url, reason: text)
+            }
+            return
+        }
+        if text.contains("SSL") || text.contains("TLS") || text.contains("certificate") || text.contains("handshake") {
+            self = .tls(url: url, reason: text)
+        } else if text.localizedCaseInsensitiveContains("timeout") || text.localizedCaseInsensitiveContains("timed out") {
+            self = .timedOut(url: url)
+        } else {
+            self = .unreachable(url: url, reason: Self.plain(text))
+        }
+    }
+
+    /// NIO's errors in fewer words: "connection refused", "unknown host".
+    static func plain(_ text: String) -> String {
+        if text.contains("ECONNREFUSED") || text.localizedCaseInsensitiveContains("connection refused") { return "connection refused" }
+        if text.contains("NXDOMAIN") || text.localizedCaseInsensitiveContains("lookup") || text.contains("getaddrinfo") {
+            return "unknown host"
+        }
+        if text.contains("ENETUNREACH") || text.contains("EHOSTUNREACH") { return "no route to host" }
+        return text
+    }
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""A web server for tutti's remote-source tests and benchmark, on loopback only.
+
+Serves the files of one folder in the ways real servers behave:
+  /files/NAME               a file, with byte ranges (206, Accept-Ranges: bytes)
+  /norange/NAME             a file, always whole (200), no ranges
+  /slow/NAME?bps=N          a file at N bytes a second (ranges served)
+  /drop/NAME?after=N        a file whose connection drops after N bytes (each request)
+  /radio/NAME?bps=N&metaint=M&titles=A|B&every=S&name=X&drop=T
+                            an endless ICY stream of NAME looped, paced at N bytes/s after a
+                            one-second burst, with StreamTitle every M bytes, the title
+                            changing every S seconds; `drop` closes each connection after T s
+  /redirect/PATH            302 to /PATH
+  /page                     an HTML page (not audio)
+anything else               404
+Prints "listening PORT" once ready; logs one line per request on standard output.
+"""
+import http.server
+import os
+import socketserver
+import sys
+import time
+import urllib.parse
+
+ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
+TYPES = {".mp3": "audio/mpeg", ".m3u": "audio/x-mpegurl", ".m3u8": "audio/x-mpegurl", ".pls": "audio/x-scpls",
+         ".html": "text/html", ".txt": "text/plain"}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def note(self, status, extra=""):
+        sys.stdout.write("%s %s %d %s\n" % (self.command, self.path, status, extra))
+        sys.stdout.flush()
+
+    def do_GET(self):
+        url = urllib.parse.urlsplit(self.path)
+        query = dict(urllib.parse.parse_qsl(url.query))
+        parts = url.path.lstrip("/").split("/", 1)
+        kind, name = parts[0], (urllib.parse.unquote(parts[1]) if len(parts) > 1 else "")
+        try:
+            if kind == "redirect":
+                self.send_response(302)
+                self.send_header("Location", "/" + url.path.split("/", 2)[2] + ("?" + url.query if url.query else ""))
+                self.end_headers()
+                self.note(302)
+                return
+            if kind == "page":
+                body = b"<html><body>not audio</body></html>"
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                self.note(200)
+                return
+            path = os.path.join(ROOT, os.path.basename(name))
+            if kind not in ("files", "norange", "slow", "drop", "radio") or not name or not os.path.isfile(path):
+                self.send_error(404, "Not Found")
+                self.note(404)
+                return
+            if kind == "radio":
+                self.radio(path, query)
+            else:
+                self.file(path, kind, query)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def file(self, path, kind, query):
+        data = open(path, "rb").read()
+        start = 0
+        ranged = kind != "norange" and self.headers.get("Range", "").startswith("bytes=")
+        if ranged:
+            first = self.headers["Range"][6:].split("-")[0]
+            start = int(first) if first else 0
+            if start >= len(data):
+                self.send_response(416)
+                self.send_header("Content-Range", "bytes */%d" % len(data))
+                self.end_headers()
+                self.note(416)
+                return
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes %d-%d/%d" % (start, len(data) - 1, len(data)))
+        else:
+            self.send_response(200)
+        if kind != "norange":
+            self.send_header("Accept-Ranges", "bytes")
+        self.send_header("Content-Type", TYPES.get(os.path.splitext(path)[1], "application/octet-stream"))
+        self.send_header("Content-Length", str(len(data) - start))
+        self.end_headers()
+        self.note(206 if ranged else 200, "from %d" % start)
+        body = data[start:]
+        if kind == "drop":
+            self.wfile.write(body[:int(query.get("after", "100000"))])
+            self.wfile.flush()
+            self.connection.shutdown(2)
+            return
+        if kind == "slow":
+            bps = int(query.get("bps", "16000"))
+            chunk = max(1, bps // 20)
+            for i in range(0, len(body), chunk):
+                self.wfile.write(body[i:i + chunk])
+                self.wfile.flush()
+                time.sleep(0.05)
+            return
+        self.wfile.write(body)
+
+    def radio(self, path, query):
+        data = open(path, "rb").read()
+        bps = int(query.get("bps", "16000"))
+        metaint = int(query.get("metaint", "8000"))
+        titles = query.get("titles", "Artist - Song").split("|")
+        every = float(query.get("every", "3"))
+        drop = float(query.get("drop", "0"))
+        icy = self.headers.get("Icy-MetaData") == "1"
+        self.send_response(200)
+        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("icy-name", query.get("name", "Test Radio"))
+        self.send_header("icy-br", str(bps * 8 // 1000))
+        if icy:
+            self.send_header("icy-metaint", str(metaint))
+        self.end_headers()
+        self.note(200, "icy" if icy else "")
+        began = time.monotonic()
+        sent = 0          # audio bytes sent
+        position = 0      # in the file, looped
+        until_meta = metaint
+        last_title = None
+        while True:
+            now = time.monotonic() - began
+            if drop and now >= drop:
+                self.connection.shutdown(2)
+                return
+            allowed = bps * (now + 1.0)  # a one-second burst, then real time
+            if sent >= allowed:
+                time.sleep(0.02)
+                continue
+            n = int(min(allowed - sent, 4096, until_meta if icy else 4096))
+            piece = data[position:position + n]
+            if len(piece) < n:
+                piece += data[:n - len(piece)]
+            position = (position + n) % len(data)
+            self.wfile.write(piece)
+            sent += n
+            if icy:
+                until_meta -= n
+                if until_meta == 0:
+                    title = titles[int(now / every) % len(titles)]
+                    if title != last_title:
+                        text = ("StreamTitle='%s';StreamUrl='';" % title).encode("utf-8")
+                        text += b"\0" * (-len(text) % 16)
+                        self.wfile.write(bytes([len(text) // 16]) + text)
+                        last_title = title
+                    else:
+                        self.wfile.write(b"\0")
+                    until_meta = metaint
+            self.wfile.flush()
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+if __name__ == "__main__":
+    server = Server(("127.0.0.1", int(os.environ.get("PORT", "0"))), Handler)
+    sys.stdout.write("listening %d\n" % server.server_address[1])
+    sys.stdout.flush()
+    server.serve_forever()
