@@ -59,12 +59,12 @@ struct LiveSourceTests {
         #expect(try reader.read(into: &out) == 2 && out.first == 0.5)
     }
 
-    @Test func inputsThatCannotBeReadSaySo() throws {
+    @Test func inputsThatCannotBeReadSaySo() async throws {
         #expect(throws: SourceError.self) { try PCMReader(LiveInput(path: "/no/such/fifo")) }
         #expect(throws: SourceError.self) { try PCMReader(LiveInput(path: "/dev/null")) }
         // In the queue: a live input is taken as it is, a bad one refused with the reason.
-        #expect(try TrackSource.expand(["pcm:/run/mpd.fifo?format=s16le"]) == ["pcm:/run/mpd.fifo"])
-        let error = #expect(throws: SourceError.self) { try TrackSource.expand(["pcm:/x?format=u8"]) }
+        #expect(try await NodeTests.expand(["pcm:/run/mpd.fifo?format=s16le"]) == ["pcm:/run/mpd.fifo"])
+        let error = await #expect(throws: SourceError.self) { try await NodeTests.expand(["pcm:/x?format=u8"]) }
         #expect(error?.description.contains("u8") == true)
         // The house names it by what it is, without opening it.
         let info = TrackLibrary().info("pcm:/no/such/fifo")

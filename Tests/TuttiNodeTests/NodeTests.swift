@@ -14,32 +14,57 @@ struct NodeTests {
         return dir
     }
 
-    @Test func foldersArePlayedSortedAndRecursively() throws {
+    /// What `inputs` expand to, as queue entries.
+    static func expand(_ inputs: [String]) async throws -> [String] {
+        try await TrackSource.expand(inputs).map(\.location)
+    }
+
+    @Test func foldersArePlayedSortedAndRecursively() async throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         for name in ["b/inner/3.mp3", "b/2.MP3", "a10.mp3", "a2.mp3", "notes.txt", "cover.jpg"] {
             FileManager.default.createFile(atPath: dir + "/" + name, contents: Data([0]))
         }
-        let tracks = try TrackSource.expand([dir]).map { String($0.dropFirst(dir.count + 1)) }
+        let tracks = try await Self.expand([dir]).map { String($0.dropFirst(dir.count + 1)) }
         #expect(tracks == ["a2.mp3", "a10.mp3", "b/2.MP3", "b/inner/3.mp3"])
     }
 
-    @Test func playlistsResolveRelativeToThemselves() throws {
+    @Test func playlistsResolveRelativeToThemselves() async throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try "#EXTM3U\n#EXTINF:1,One\nb/one.mp3\n/abs/two.mp3\n".write(toFile: dir + "/list.m3u8", atomically: true, encoding: .utf8)
-        #expect(try TrackSource.expand([dir + "/list.m3u8"]) == [dir + "/b/one.mp3", "/abs/two.mp3"])
+        #expect(try await TrackSource.expand([dir + "/list.m3u8"]) == [.init(location: dir + "/b/one.mp3", title: "One"),
+                                                                       .init(location: "/abs/two.mp3")])
     }
 
-    @Test func missingInputIsAClearError() {
-        let error = #expect(throws: SourceError.self) { try TrackSource.expand(["/no/such/folder"]) }
+    /// Playlists hold playlists (M3U and PLS), URLs stay as they are, and a playlist that
+    /// includes itself, directly or through another, is refused with the chain.
+    @Test func nestedPlaylistsExpandAndOneThatIncludesItselfIsRefused() async throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        FileManager.default.createFile(atPath: dir + "/song.mp3", contents: Data([0]))
+        try "[playlist]\nFile1=song.mp3\nTitle1=Song\nFile2=http://radio.example/live\nTitle2=Radio\n"
+            .write(toFile: dir + "/inner.pls", atomically: true, encoding: .utf8)
+        try "inner.pls\nb/../song.mp3\n".write(toFile: dir + "/outer.m3u", atomically: true, encoding: .utf8)
+        #expect(try await Self.expand([dir + "/outer.m3u"]) == [dir + "/song.mp3", "http://radio.example/live", dir + "/b/../song.mp3"])
+        try "song.mp3\nloop.m3u\n".write(toFile: dir + "/loop.m3u", atomically: true, encoding: .utf8)
+        let direct = await #expect(throws: SourceError.self) { try await Self.expand([dir + "/loop.m3u"]) }
+        #expect(direct?.description == "playlist loop.m3u includes itself (loop.m3u → loop.m3u): refused")
+        try "a.m3u8\n".write(toFile: dir + "/b.m3u8", atomically: true, encoding: .utf8)
+        try "b.m3u8\n".write(toFile: dir + "/a.m3u8", atomically: true, encoding: .utf8)
+        let through = await #expect(throws: SourceError.self) { try await Self.expand([dir + "/a.m3u8"]) }
+        #expect(through?.description == "playlist a.m3u8 includes itself (a.m3u8 → b.m3u8 → a.m3u8): refused")
+    }
+
+    @Test func missingInputIsAClearError() async {
+        let error = await #expect(throws: SourceError.self) { try await Self.expand(["/no/such/folder"]) }
         #expect(error?.description.contains("/no/such/folder") == true)
     }
 
     /// Regression: `queue add` took any file (a named pipe blocked the API for over 10 s and
     /// then the player; `/dev/zero`, `/etc/shadow`). Only folders, playlists and regular
     /// audio files are taken; everything else is refused at once with what it is.
-    @Test func onlyRegularAudioFilesAreTakenAndNothingElseIsOpened() throws {
+    @Test func onlyRegularAudioFilesAreTakenAndNothingElseIsOpened() async throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(mkfifo(dir + "/pipe.mp3", 0o600) == 0)
@@ -48,14 +73,14 @@ struct NodeTests {
         for (input, message) in [(dir + "/pipe.mp3", "is a named pipe, not a file"), ("/dev/zero", "/dev/zero is a device"),
                                  (dir + "/secrets", "is not an audio file")] {
             let started = Date()
-            let error = #expect(throws: SourceError.self) { try TrackSource.expand([input]) }
+            let error = await #expect(throws: SourceError.self) { try await Self.expand([input]) }
             #expect(error?.description.contains(message) == true, "\(input): \(error?.description ?? "accepted")")
             #expect(Date().timeIntervalSince(started) < 1, "\(input) was opened")
         }
         // Folders and playlists leave out what is not a regular audio file.
         try "pipe.mp3\nsong.mp3\n/dev/zero\nsecrets\nlater.mp3\n".write(toFile: dir + "/list.m3u", atomically: false, encoding: .utf8)
-        #expect(try TrackSource.expand([dir + "/list.m3u"]) == [dir + "/song.mp3", dir + "/later.mp3"])
-        #expect(try TrackSource.expand([dir]) == [dir + "/song.mp3"])
+        #expect(try await Self.expand([dir + "/list.m3u"]) == [dir + "/song.mp3", dir + "/later.mp3"])
+        #expect(try await Self.expand([dir]) == [dir + "/song.mp3"])
     }
 
     /// Regression: the coordinator bound its clock port with SO_REUSEADDR, so a local user

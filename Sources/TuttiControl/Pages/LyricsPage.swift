@@ -138,7 +138,7 @@ function frame(stamp) {
     t = np.state === "loading" ? Math.max(t, heard) : heard;
   }
   const r = room ? rooms.find(x => (x.name || "").toLowerCase() === room.toLowerCase() || (x.key || "").toLowerCase() === room.toLowerCase()) : null;
-  $("status").textContent = ({ playing: "▶", paused: "⏸ paused", stopped: "■ stopped", loading: "…" })[np.state]
+  $("status").textContent = ({ playing: "▶", paused: "⏸ paused", stopped: "■ stopped", loading: "…", buffering: "… buffering", failed: "✕ failed" })[np.state]
     + (room ? " " + (r ? r.name : room) : "") + (r && r.report && r.report.interrupted ? " (interrupted)" : "")
     + (clock.offset === null ? " (clock…)" : "");
   $("elapsed").textContent = clockText(t / 1000);

@@ -18,6 +18,9 @@ enum RemotePage {
   #art { width: 96px; height: 96px; border-radius: 10px; background: #2a313c center/cover no-repeat; flex: none; }
   #title { font-size: 20px; font-weight: 700; } #artist, #album { color: var(--dim); }
   #lyric { color: var(--accent); min-height: 1.4em; margin-top: 6px; font-style: italic; }
+  #station { color: var(--accent); font-size: 13px; margin-top: 4px; }
+  #bufferRow { display: none; margin-top: 6px; font-size: 12px; color: var(--dim); }
+  #bufferBar { height: 4px; background: #232a34; border-radius: 2px; overflow: hidden; } #bufferFill { height: 100%; width: 0; background: var(--dim); }
   #progress { width: 100%; margin: 14px 0 2px; } .times { display: flex; justify-content: space-between; color: var(--dim); font-size: 13px; }
   .controls { display: flex; justify-content: center; gap: 14px; margin-top: 10px; }
   button { background: #2a313c; color: var(--fg); border: 0; border-radius: 999px; padding: 12px 18px; font-size: 18px; cursor: pointer; }
@@ -36,8 +39,9 @@ enum RemotePage {
 </style></head>
 <body><main>
 <div class="card">
-  <div id="now"><div id="art"></div><div><div id="title">tutti</div><div id="artist"></div><div id="album"></div></div></div>
+  <div id="now"><div id="art"></div><div><div id="title">tutti</div><div id="artist"></div><div id="album"></div><div id="station"></div></div></div>
   <div id="lyric"></div>
+  <div id="bufferRow"><div id="bufferBar"><div id="bufferFill"></div></div><span id="bufferText"></span></div>
   <input id="progress" type="range" min="0" max="1000" value="0">
   <div class="times"><span id="elapsed">0:00</span><span id="state">connecting…</span><span id="duration">0:00</span></div>
   <div class="controls">
@@ -110,13 +114,21 @@ function render() {
   $("title").textContent = np.title || "nothing queued";
   $("artist").textContent = np.artist || ""; $("album").textContent = np.album || "";
   $("art").style.backgroundImage = np.artworkURL ? "url(" + np.artworkURL + ")" : "";
-  const playing = np.state === "playing" || np.state === "loading";
+  const playing = np.state === "playing" || np.state === "loading" || np.state === "buffering";
   $("toggle").innerHTML = icon(playing ? "pause" : "play"); $("toggle").dataset.state = playing ? "playing" : "idle";
   $("state").textContent = np.state + (np.queueIndex != null ? " · " + (np.queueIndex + 1) + " of " + np.queueCount : "");
   $("duration").textContent = clockText(np.duration);
   $("loop").value = np.loopMode;
   $("like").style.color = np.rating === "like" ? "var(--warn)" : "";
   $("lyric").textContent = np.lyricLine || "";
+  $("station").textContent = np.station ? "📻 " + np.station + (np.isLiveStream ? " · live" : "") : (np.isLiveStream ? "live stream" : "");
+  const b = np.buffer;
+  $("bufferRow").style.display = b ? "block" : "none";
+  if (b) {
+    $("bufferFill").style.width = Math.round((b.loaded != null ? b.loaded : Math.min(1, b.seconds / 10)) * 100) + "%";
+    $("bufferText").textContent = b.phase + " · " + b.seconds.toFixed(1) + " s ahead" + (b.loaded != null ? " · " + Math.round(b.loaded * 100) + "% loaded" : "");
+  }
+  $("progress").disabled = !!np.isLiveStream;
   if (np.failure) say(np.failure);
 }
 

@@ -25,13 +25,27 @@ enum CtlFormat {
         lines.append("\(symbol(np.state)) \(np.state.rawValue)  \(title)")
         var details = "  \(clockText(np.elapsed))"
         if let duration = np.duration { details += " / \(clockText(duration))" }
+        if np.isLiveStream == true { details += " live" }
         if let index = np.queueIndex { details += "   track \(index + 1) of \(np.queueCount)" }
         details += "   loop: \(np.loopMode.rawValue)   volume \(Int(np.volume.rounded()))%\(np.muted ? " (muted)" : "")"
         if let rating = np.rating { details += "   \(rating == .like ? "♥ liked" : "disliked")" }
         lines.append(details)
+        if let station = np.station { lines.append("  📻 \(station)\(np.streamTitle.map { ": \($0)" } ?? "")") }
+        if let buffer = np.buffer { lines.append("  " + bufferText(buffer)) }
         if let line = np.lyricLine, !line.isEmpty { lines.append("  ♪ \(line)") }
         if let failure = np.failure { lines.append("  ! \(failure)") }
         return lines.joined(separator: "\n")
+    }
+
+    /// A remote source's buffer: a bar of what is loaded (a file) and the seconds ahead.
+    static func bufferText(_ buffer: BufferView) -> String {
+        var text = "buffer: \(buffer.phase.rawValue), \(String(format: "%.1f", buffer.seconds)) s ahead"
+        if let loaded = buffer.loaded {
+            let filled = Int((loaded * 20).rounded())
+            text += "  [" + String(repeating: "█", count: filled) + String(repeating: "·", count: 20 - filled) + "] "
+                + "\(Int((loaded * 100).rounded()))% loaded"
+        }
+        return text
     }
 
     static func rooms(_ rooms: [RoomView]) -> String {

@@ -1,0 +1,171 @@
+import Testing
+@testable import TuttiCore
+
+/// Internet radio's in-band metadata, playlists in every format and place, and the rules
+/// remote sources follow.
+@Suite("Remote sources")
+struct RemoteTests {
+    /// An ICY stream: `interval` audio bytes (counting up), then a metadata block, repeated.
+    static func icyStream(interval: Int, blocks: [String?], audioAfter: Int = 0) -> (bytes: [UInt8], audio: [UInt8]) {
+        var bytes: [UInt8] = [], audio: [UInt8] = []
+        var n: UInt8 = 0
+        func addAudio(_ count: Int) {
+            for _ in 0..<count {
+                bytes.append(n)
+                audio.append(n)
+                n &+= 1
+            }
+        }
+        for block in blocks {
+            addAudio(interval)
+            guard let block else {
+                bytes.append(0)
+                continue
+            }
+            var text = Array(block.utf8)
+            text += [UInt8](repeating: 0, count: (16 - text.count % 16) % 16)
+            bytes.append(UInt8(text.count / 16))
+            bytes += text
+        }
+        addAudio(audioAfter)
+        return (bytes, audio)
+    }
+
+    @Test(arguments: [1, 2, 7, 100, 10_000])
+    func icyMetadataComesOutAndTheAudioStaysWholeInAnyChunking(chunk: Int) throws {
+        let (stream, expected) = Self.icyStream(interval: 50, blocks: [
+            "StreamTitle='Alpha - One';StreamUrl='';", nil, "StreamTitle='Beta - Two';", nil, nil,
+        ], audioAfter: 20)
+        var demuxer = try #require(IcyDemuxer(interval: 50))
+        var audio: [UInt8] = [], titles: [String?] = []
+        var index = 0
+        while index < stream.count {
+            let end = min(stream.count, index + chunk)
+            titles += demuxer.push(stream[index..<end], audio: &audio).map(\.streamTitle)
+            index = end
+        }
+        #expect(audio == expected)
+        #expect(titles == ["Alpha - One", "Beta - Two"])
+    }
+
+    @Test func aStreamCutInsideABlockGivesNoHalfTitle() throws {
+        let (stream, _) = Self.icyStream(interval: 10, blocks: ["StreamTitle='Alpha - One';"])
+        var demuxer = try #require(IcyDemuxer(interval: 10))
+        var audio: [UInt8] = []
+        #expect(demuxer.push(stream.dropLast(3), audio: &audio).isEmpty)
+        #expect(audio.count == 10)
+    }
+
+    @Test func badIntervalsAreRefused() {
+        #expect(IcyDemuxer(interval: 0) == nil)
+        #expect(IcyDemuxer(interval: -5) == nil)
+        #expect(IcyDemuxer(interval: 2 << 20) == nil)
+    }
+
+    @Test func titlesKeepTheirOwnQuotesAndSplitIntoArtistAndTitle() {
+        let block = IcyMetadata(Array("StreamTitle='Guns N' Roses - Don't Cry';StreamUrl='http://x';".utf8) + [0, 0, 0])
+        #expect(block.streamTitle == "Guns N' Roses - Don't Cry")
+        #expect(block.fields["StreamUrl"] == "http://x")
+        #expect(block.artistAndTitle! == ("Guns N' Roses", "Don't Cry"))
+        #expect(IcyMetadata(Array("StreamTitle='Just a show';".utf8)).artistAndTitle! == (nil, "Just a show"))
+        #expect(IcyMetadata(Array("StreamTitle='';".utf8)).streamTitle == nil)
+        #expect(IcyMetadata(Array("garbage without fields".utf8)).fields.isEmpty)
+        // Latin-1, as older servers send it.
+        #expect(IcyMetadata([UInt8]("StreamTitle='Caf".utf8) + [0xE9] + [UInt8]("';".utf8)).streamTitle == "Café")
+    }
+
+    @Test func m3uWithTitlesAndRelativeEntriesAgainstAURL() {
+        let text = "#EXTM3U\n#EXTINF:123,Artist - First\nfirst.mp3\n../up/second.mp3\n/root.mp3\nhttps://other.example/x.mp3\n"
+        let entries = PlaylistParser.parse(text, format: .m3u, base: "http://host:8000/lists/today.m3u?x=1")
+        #expect(entries == [
+            .init(location: "http://host:8000/lists/first.mp3", title: "Artist - First"),
+            .init(location: "http://host:8000/up/second.mp3"),
+            .init(location: "http://host:8000/root.mp3"),
+            .init(location: "https://other.example/x.mp3"),
+        ])
+    }
+
+    @Test func plsInTheOrderOfItsNumbers() {
+        let text = "[playlist]\nNumberOfEntries=3\nFile2=b.mp3\nTitle2=Second\nFile1=http://radio.example/stream\nTitle1=Radio\nLength1=-1\nFile3=/abs/c.mp3\nVersion=2\n"
+        #expect(PlaylistParser.parse(text, format: .pls, base: "/music") == [
+            .init(location: "http://radio.example/stream", title: "Radio"),
+            .init(location: "/music/b.mp3", title: "Second"),
+            .init(location: "/abs/c.mp3"),
+        ])
+    }
+
+    @Test func formatsByExtensionContentTypeAndFirstLine() {
+        #expect(PlaylistParser.Format(location: "/a/b.M3U8") == .m3u)
+        #expect(PlaylistParser.Format(location: "http://h/list.pls?session=3") == .pls)
+        #expect(PlaylistParser.Format(location: "http://h/stream") == nil)
+        #expect(PlaylistParser.Format(location: "/dir.pls/file.mp3") == nil)
+        #expect(PlaylistParser.Format(contentType: "audio/x-scpls; charset=utf-8") == .pls)
+        #expect(PlaylistParser.Format(contentType: "application/vnd.apple.mpegurl") == .m3u)
+        #expect(PlaylistParser.Format(contentType: "audio/mpeg") == nil)
+        #expect(PlaylistParser.Format(sniffing: "\u{FEFF}[playlist]\nFile1=x") == .pls)
+        #expect(PlaylistParser.Format(sniffing: "#EXTM3U\n") == .m3u)
+        #expect(PlaylistParser.Format(sniffing: "x.mp3") == nil)
+    }
+
+    @Test func urlsAreResolvedAsRFC3986Says() {
+        let base = "http://a/b/c/d;p?q"
+        #expect(PlaylistParser.resolveURL("g", against: base) == "http://a/b/c/g")
+        #expect(PlaylistParser.resolveURL("./g", against: base) == "http://a/b/c/g")
+        #expect(PlaylistParser.resolveURL("g/", against: base) == "http://a/b/c/g/")
+        #expect(PlaylistParser.resolveURL("/g", against: base) == "http://a/g")
+        #expect(PlaylistParser.resolveURL("//g", against: base) == "http://g")
+        #expect(PlaylistParser.resolveURL("g?y", against: base) == "http://a/b/c/g?y")
+        #expect(PlaylistParser.resolveURL("../g", against: base) == "http://a/b/g")
+        #expect(PlaylistParser.resolveURL("../../g", against: base) == "http://a/g")
+        #expect(PlaylistParser.resolveURL("../../../g", against: base) == "http://a/g")
+        #expect(PlaylistParser.resolveURL("..", against: base) == "http://a/b/")
+        #expect(PlaylistParser.resolve("pcm:/fifo", against: "/m") == "pcm:/fifo")
+        #expect(PlaylistParser.resolve("file:///x/y.mp3", against: "/m") == "/x/y.mp3")
+    }
+
+    @Test func remoteEntriesAndTheirNames() {
+        #expect(RemoteLocation.isRemote("HTTPS://host/x"))
+        #expect(RemoteLocation.isRemote("http://host"))
+        #expect(!RemoteLocation.isRemote("/music/http://x"))
+        #expect(!RemoteLocation.isRemote("pcm:-"))
+        #expect(RemoteLocation.displayName("http://host:8000/music/My%20Song.mp3?token=1") == "My Song")
+        #expect(RemoteLocation.displayName("http://radio.example:8000/") == "radio.example:8000")
+        #expect(RemoteLocation.displayName("http://host/bad%zz.mp3") == "bad%zz")
+    }
+
+    @Test func theBufferStartsFullEnoughAndPlaysUntilDry() {
+        let policy = BufferPolicy(start: 1.0)
+        #expect(!policy.shouldPlay(playing: false, seconds: 0.5, hasData: true, complete: false))
+        #expect(policy.shouldPlay(playing: false, seconds: 1.0, hasData: true, complete: false))
+        #expect(policy.shouldPlay(playing: false, seconds: 0.1, hasData: true, complete: true), "a short file plays whole")
+        #expect(!policy.shouldPlay(playing: false, seconds: 0, hasData: false, complete: true))
+        #expect(policy.shouldPlay(playing: true, seconds: 0.01, hasData: true, complete: false))
+        #expect(!policy.shouldPlay(playing: true, seconds: 0, hasData: false, complete: false))
+    }
+
+    @Test func statusRoundsToWhatABarShows() {
+        let s = StreamStatus(phase: .ready, bufferedSeconds: 1.234, loadedFraction: 0.4567).rounded
+        #expect(s.bufferedSeconds == 1.2 && s.loadedFraction == 0.46)
+        #expect(StreamStatus(bufferedSeconds: 7.6).rounded.bufferedSeconds == 8)
+    }
+
+    @Test func aSourceThatRanDryGoesOnFromWhereItWasAndAStreamCannotSeek() throws {
+        var tr = TransportTests.make(2)
+        let start = try #require(TransportTests.startSegment(try tr.handle(.play, now: TransportTests.t(0))))
+        // At 5 s the source ran dry at 3 s of audio: it goes on from there at 5.15 s.
+        let actions = tr.realign(itemID: start.itemID, at: TransportTests.t(5150), position: 3 * TransportTests.second)
+        let resumed = try #require(TransportTests.startSegment(actions))
+        #expect(resumed.position == 3 * TransportTests.second && resumed.itemID == start.itemID && resumed.epoch == start.epoch + 1)
+        #expect(tr.snapshot(at: TransportTests.t(6150)).position == 4 * TransportTests.second)
+        tr.setSeekable(itemID: start.itemID, false, reason: "http://radio is a live stream")
+        #expect(throws: TransportError.cannotSeek("http://radio is a live stream")) {
+            try tr.handle(.seek(to: 0), now: TransportTests.t(7000))
+        }
+        // "previous" does not restart a stream that cannot seek: it goes to the previous item.
+        let back = try tr.handle(.previous, now: TransportTests.t(8000))
+        #expect(TransportTests.startSegment(back)?.itemID == tr.queue.items[1].id)
+        tr.setSeekable(itemID: start.itemID, true, reason: "")
+        _ = try tr.handle(.playItem(index: 0), now: TransportTests.t(9000))
+        #expect(try !tr.handle(.seek(to: 0), now: TransportTests.t(9500)).isEmpty)
+    }
+}
