@@ -103,9 +103,13 @@ public final class MP3StreamDecoder {
     }
 
     /// Prepares a seek to `frame`: returns the byte offset of the stream from which the next
-    /// bytes fed must come (the caller asks the server for them). Approximate beyond what has
-    /// been decoded when the stream has no seek table; exact within it.
-    public func seek(toFrame frame: Int64) throws(CodecError) -> Int64 {
+    /// bytes fed must come (the caller asks the server for them). Exact (`fuzzy` false): the
+    /// offset is where the decoder's index of frames ends, and it reads forward from there
+    /// (fine when those bytes are at hand). Fuzzy: a jump to where the seek table (or the
+    /// bit rate) places the frame, within a fraction of a second, with no bytes read between.
+    public func seek(toFrame frame: Int64, fuzzy: Bool = false) throws(CodecError) -> Int64 {
+        let flag = fuzzy ? MPG123_ADD_FLAGS : MPG123_REMOVE_FLAGS
+        _ = mpg123_param2(handle, Int32(flag.rawValue), Int(MPG123_FUZZY.rawValue), 0)
         var offset: off_t = 0
         let rc = mpg123_feedseek(handle, off_t(frame), SEEK_SET, &offset)
         if rc < 0 {

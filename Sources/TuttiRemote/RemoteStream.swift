@@ -186,6 +186,11 @@ public final class RemoteStream: @unchecked Sendable {
         var lastError = ""
         var offset = first
         while current(g), !Task.isCancelled {
+            let before = condition.withLock { start + Int64(buffer.count) }
+            defer {
+                // A connection that brought bytes before it dropped starts the count again.
+                if condition.withLock({ start + Int64(buffer.count) }) > before { attempts = 0 }
+            }
             do throws(RemoteError) {
                 let more = try await connect(generation: g, at: offset)
                 guard more else { return }

@@ -79,7 +79,8 @@ final class RemoteSource: FrameSource {
                 return n
             }
             // The decoder wants bytes.
-            guard let piece = stream.take(maximum: 16 * 1024) else {
+            // Small pieces: what the decoder holds is not counted as loaded ahead.
+            guard let piece = stream.take(maximum: 4096) else {
                 if stream.isComplete { return 0 }
                 if let failure = stream.failure { throw failure }
                 playing = false  // ran dry: buffering
@@ -129,7 +130,14 @@ final class RemoteSource: FrameSource {
         skipTo = nil
         playing = false
         if stream.facts?.canSeek == true {
-            let offset = try decoder.seek(toFrame: frame)
+            // Beyond what is loaded, jump there (as the file's seek table places it); within
+            // it, or behind, exactly.
+            var fuzzy = false
+            if let length = decoder.length, length > 0, let size = stream.facts?.size {
+                let estimate = Int64(Double(frame) / Double(length) * Double(size))
+                fuzzy = estimate > stream.loadedOffset - 64 * 1024
+            }
+            let offset = try decoder.seek(toFrame: frame, fuzzy: fuzzy)
             try stream.move(to: offset)
             return
         }

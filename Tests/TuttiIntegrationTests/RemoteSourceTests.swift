@@ -1,0 +1,209 @@
+import Foundation
+import Testing
+import TuttiAPI
+import TuttiCore
+import TuttiNet
+
+/// `bench/lib/media_server.py` on loopback, serving a folder of this test's files the ways
+/// real servers do (ranges or not, slow, dropping, internet radio with ICY titles, 404).
+struct MediaServer {
+    let base: String
+    let harness: Harness
+
+    init(_ h: Harness, folder: String) throws {
+        harness = h
+        try h.start("media", ["python3", Harness.packageRoot + "/bench/lib/media_server.py", folder])
+        var port: String?
+        _ = Harness.wait(timeout: 5) {
+            let out = (try? String(contentsOfFile: h.path("media.out"), encoding: .utf8)) ?? ""
+            port = out.split(separator: "\n").first { $0.hasPrefix("listening ") }.map { String($0.dropFirst(10)) }
+            return port != nil
+        }
+        base = "http://127.0.0.1:" + (try #require(port, "the media server did not start: \(h.log("media"))"))
+    }
+
+    func url(_ path: String) -> String { base + path }
+
+    /// The requests it served, one line each: "GET PATH STATUS [from N | icy]".
+    var requests: [String] {
+        ((try? String(contentsOfFile: harness.path("media.out"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            .filter { $0.hasPrefix("GET ") }
+    }
+}
+
+extension IntegrationTests {
+    @Suite("Remote sources: files, radio and playlists over HTTP")
+    struct RemoteSourceTests {
+        let control = ControlTests()
+
+        /// A coordinator that plays internet radio in two rooms: the station and its live
+        /// title in now playing as it changes, no seeking, pause stops listening and resume
+        /// listens again from now, and both rooms play it together.
+        @Test func internetRadioPlaysInEveryRoomAndNowPlayingFollowsItsTitle() throws {
+            let h = try Harness("radio")
+            _ = try h.noiseSong(seconds: 20)  // 192 kbit/s: 24,000 bytes a second
+            let server = try MediaServer(h, folder: h.directory)
+            let station = server.url("/radio/noise.mp3?bps=24000&metaint=4000&every=1.5&name=Tutti%20FM&titles=Alpha%20-%20One%7CBeta%20-%20Two")
+            let clock = try control.coordinator(h, [station])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            try control.follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 10) { (try? api.rooms.filter { $0.report?.state == .playing }.count) == 2 })
+
+            // The live title, as it changes: "Artist - Title" split in two.
+            var seen: Set<String> = []
+            let monotonic = SystemClock()
+            let watchUntil = monotonic.nanosecondsNow() + 5_000_000_000
+            var card = try api.nowPlaying
+            while monotonic.nanosecondsNow() < watchUntil {
+                card = try api.nowPlaying
+                if let title = card.title, let artist = card.artist { seen.insert(artist + "/" + title) }
+                Thread.sleep(forTimeInterval: 0.2)
+            }
+            #expect(seen == ["Alpha/One", "Beta/Two"], "titles seen: \(seen)")
+            #expect(card.station == "Tutti FM" && card.isLiveStream == true && card.duration == nil, "\(card)")
+            #expect(card.buffer?.phase == .ready && card.state == .playing, "\(card)")
+            let status = try h.ctl(["status"], server: try #require(h.controlURL()))
+            #expect(status.out.contains("Tutti FM") && status.out.contains("live") && status.out.contains("buffer: ready"), "\(status.out)")
+            // A live stream cannot seek.
+            let seek = try api.call("POST", "/transport/seek", json: #"{"position": 5}"#)
+            #expect(seek.status == 409 && seek.body.contains("live stream"), "\(seek)")
+
+            // Pause: the coordinator stops listening. Resume: it listens again, from now.
+            try api.change("POST", "/transport/pause")
+            #expect(Harness.wait(timeout: 3) { h.log("coordinator").contains("stopped listening") })
+            let connections = server.requests.filter { $0.contains("/radio/") }.count
+            Thread.sleep(forTimeInterval: 1)
+            let resumedAt = monotonic.nanosecondsNow()
+            try api.change("POST", "/transport/play")
+            #expect(Harness.wait(timeout: 3) { server.requests.filter { $0.contains("/radio/") }.count == connections + 1 })
+            Thread.sleep(forTimeInterval: 3)
+            for name in ["a", "b"] { h.stop(name) }
+
+            let a = try control.wav(h.path("a.wav")), b = try control.wav(h.path("b.wav"))
+            let backA = try #require(a.firstSound(after: resumedAt)), backB = try #require(b.firstSound(after: resumedAt))
+            // Connecting, one second of buffer (the station's burst), the latency.
+            #expect(backA - resumedAt < 2_000_000_000, "room A came back \((backA - resumedAt) / 1_000_000) ms after the resume")
+            #expect(abs(backA - backB) < 2_000_000, "the rooms came back \(abs(backA - backB) / 1000) µs apart")
+            let probe = backA + 1_000_000_000
+            let lag = try #require(a.lag(against: b.samples, at: probe, sourceFrame: b.frame(at: probe)))
+            #expect(abs(lag) < 3, "the rooms play the station \(lag) samples apart")
+        }
+
+        /// A station whose connection drops: the coordinator asks again (with backoff), the
+        /// rooms fall quiet and come back with it.
+        @Test func aDroppedStationComesBack() throws {
+            let h = try Harness("radio-drop")
+            _ = try h.noiseSong(seconds: 20)
+            let server = try MediaServer(h, folder: h.directory)
+            let clock = try control.coordinator(h, [server.url("/radio/noise.mp3?bps=24000&drop=3")])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            #expect(Harness.wait(timeout: 12) { server.requests.filter { $0.contains("/radio/") }.count >= 3 },
+                    "requests: \(server.requests)")
+            Thread.sleep(forTimeInterval: 2.5)
+            h.stop("a")
+            let log = h.log("coordinator")
+            #expect(log.contains("realigning"), "\(log.suffix(1500))")
+            let room = try control.wav(h.path("a.wav"))
+            // Sound at the end, after at least two reconnections.
+            let end = room.start + Int64(room.samples.count) * 1_000_000_000 / 48_000
+            #expect(room.lastSound(before: end).map { end - $0 < 500_000_000 } == true, "silent at the end")
+            #expect(!log.contains("failed"), "\(log.suffix(1500))")
+        }
+
+        /// Remote files: queued by URL (alone and in a remote playlist, with its titles),
+        /// played with their length, seeking by a range request; a server without ranges plays
+        /// but refuses a seek; 404, a web page and a playlist that includes itself are refused
+        /// with what went wrong, and the queue moves on.
+        @Test func remoteFilesPlaySeekAndFailClearly() throws {
+            let h = try Harness("remote-files")
+            let noise = try h.noiseSong(seconds: 40)
+            let source = try TrackAudio.mono(noise)
+            try "[playlist]\nFile1=loop.pls\n".write(toFile: h.path("loop.pls"), atomically: true, encoding: .utf8)
+            let server = try MediaServer(h, folder: h.directory)
+            let clock = try control.coordinator(h, [])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            let url = try #require(h.controlURL())
+
+            // Slow (twice real time), so that a seek lands beyond what is loaded.
+            try "#EXTM3U\n#EXTINF:40,Remote Noise\n/slow/noise.mp3?bps=48000\n".write(toFile: h.path("list.m3u"), atomically: true, encoding: .utf8)
+            let added = try h.ctl(["queue", "add", server.url("/redirect/files/list.m3u"), server.url("/norange/noise.mp3"),
+                                   server.url("/files/missing.mp3"), server.url("/page")], server: url)
+            #expect(added.code == 0 && added.out.contains("Remote Noise"), "\(added)")
+            let selfish = try api.call("POST", "/queue", json: #"{"paths": ["\#(server.url("/files/loop.pls"))"]}"#)
+            #expect(selfish.status == 400 && selfish.body.contains("loop.pls includes itself"), "\(selfish)")
+            try api.change("PUT", "/loop", #"{"mode": "once"}"#)
+            var np = try #require(try api.change("POST", "/transport/play"))
+            #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.state) == .playing })
+            np = try api.nowPlaying
+            #expect(np.title == "Remote Noise" && np.isLiveStream == false && np.duration.map { abs($0 - 40) < 0.5 } == true, "\(np)")
+
+            // Seek by a range request (the server serves ranges).
+            Thread.sleep(forTimeInterval: 1)
+            np = try api.nowPlaying
+            #expect(np.buffer.map { $0.loaded != nil && $0.seconds > 0.5 } == true, "\(String(describing: np.buffer))")
+            let seek = try #require(try api.change("POST", "/transport/seek", #"{"position": 25}"#))
+            Thread.sleep(forTimeInterval: 2.5)
+            #expect(Harness.wait(timeout: 2) { server.requests.contains { $0.contains("/slow/noise.mp3") && $0.contains(" 206 from ") } },
+                    "no range request: \(server.requests)")
+
+            // The same file from a server without ranges: it plays, and cannot seek.
+            try api.change("POST", "/transport/next")
+            #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying).map { $0.state == .playing && $0.queueIndex == 1 } == true })
+            let refused = try api.call("POST", "/transport/seek", json: #"{"position": 5}"#)
+            #expect(refused.status == 409 && refused.body.contains("serves no byte ranges"), "\(refused)")
+
+            // 404 and a web page: each fails with its reason, and the queue moves on to its end.
+            try api.change("POST", "/transport/next")
+            #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.state) == .failed })
+            np = try api.nowPlaying
+            #expect(np.failure?.contains("text/html, not audio") == true, "\(np)")
+            let log = h.log("coordinator")
+            #expect(log.contains("the server answered 404 Not Found"), "\(log.suffix(1500))")
+            h.stop("a")
+
+            let room = try control.wav(h.path("a.wav"))
+            let origin = try #require(seek.trackOrigin)
+            let probe = origin + 25_500_000_000
+            // A jump beyond what was loaded lands where the file's seek table places it: its
+            // 100 points place a 40 s file's frames within about 0.2 s.
+            let lag = room.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000), search: 12_000)
+            #expect(lag.map { abs($0) <= 9_600 } == true, "after the seek the room is \(String(describing: lag)) samples off where it should be")
+        }
+
+        /// A file whose connection drops goes on from where it dropped (by ranges) and plays
+        /// whole; a slow server makes the rooms wait, buffering, and go on together.
+        @Test func droppedAndSlowDownloadsStillPlayTheWholeFile() throws {
+            let h = try Harness("remote-drop")
+            let noise = try h.noiseSong(seconds: 8)
+            let source = try TrackAudio.mono(noise)
+            let server = try MediaServer(h, folder: h.directory)
+            let clock = try control.coordinator(h, [server.url("/drop/noise.mp3?after=70000"), server.url("/slow/noise.mp3?bps=16000")])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            var states: Set<PlaybackState> = []
+            var bufferSeen = false
+            #expect(Harness.wait(timeout: 40) {
+                guard let np = try? api.nowPlaying else { return false }
+                states.insert(np.state)
+                if np.queueIndex == 1, np.state == .buffering, np.buffer?.phase == .buffering { bufferSeen = true }
+                return np.state == .stopped
+            })
+            h.stop("a")
+            let ranges = server.requests.filter { $0.contains("/drop/noise.mp3") && $0.contains(" 206 from ") }
+            #expect(ranges.count >= 3, "\(server.requests)")
+            #expect(bufferSeen && states.contains(.playing), "states: \(states)")
+            let log = h.log("coordinator")
+            #expect(!log.contains("failed") && !log.contains("error"), "\(log.suffix(1500))")
+            // The dropped file, whole: 1 s and 7 s into it the room is as far from the source
+            // (nothing lost, nothing played twice across the three reconnections).
+            let room = try control.wav(h.path("a.wav"))
+            let first = try #require(room.firstSound(after: room.start))
+            let early = room.lag(against: source, at: first + 1_000_000_000, sourceFrame: 48_000, search: 2_400)
+            let late = room.lag(against: source, at: first + 7_000_000_000, sourceFrame: 7 * 48_000, search: 2_400)
+            #expect(early != nil && late != nil && abs(late! - early!) < 8,
+                    "the dropped file is \(String(describing: early)) samples off at 1 s, \(String(describing: late)) at 7 s")
+        }
+    }
+}
