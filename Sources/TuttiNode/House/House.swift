@@ -202,6 +202,8 @@ public actor House: ControlService {
             publish()
         case let .stream(itemID, status):
             heard(status, of: itemID)
+        case let .ranDry(_, epoch, end):
+            announceEnd(of: epoch, at: end)
         }
     }
 
@@ -209,13 +211,17 @@ public actor House: ControlService {
     /// the paths of the items it is to open). `answering`: the player waits for these,
     /// even none.
     func execute(_ actions: [TransportAction], answering: Bool = false) {
-        for case let .cut(epoch, end) in actions {
-            messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
-            let t = clock.nanosecondsNow()
-            resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
-        }
+        for case let .cut(epoch, end) in actions { announceEnd(of: epoch, at: end) }
         guard !actions.isEmpty || answering else { return }
         player?.perform(actions, paths: paths(for: actions), answering: answering)
+    }
+
+    /// Tells the rooms that `epoch` ends at `end` (three copies now, and twice again soon:
+    /// loss happens); each keeps the earliest end it hears.
+    func announceEnd(of epoch: UInt32, at end: CoordinatorTime) {
+        messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
+        let t = clock.nanosecondsNow()
+        resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
     }
 
     private func paths(for actions: [TransportAction]) -> [Int: String] {

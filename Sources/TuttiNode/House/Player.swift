@@ -20,6 +20,9 @@ public enum PlayerNews: Sendable, Equatable {
     case realigned(itemID: Int, at: CoordinatorTime, position: Int64?)
     /// How the remote source of `itemID` is doing changed (its phase, title or buffer).
     case stream(itemID: Int, StreamStatus)
+    /// The paced source of `itemID` ran dry: nothing of epoch `epoch` is heard from `at` on
+    /// (the rooms are told, and fade out there together instead of waiting for packets).
+    case ranDry(itemID: Int, epoch: UInt32, at: CoordinatorTime)
 }
 
 /// The coordinator's sender, on its own thread: carries out the transport's actions (start
@@ -73,6 +76,8 @@ final class Player: @unchecked Sendable {
     private var stalled = false
     /// The player asked to go on with its paced source where it is (after a stall).
     private var resumingInPlace = false
+    /// The rooms were told the running epoch ends where a stalled source left it.
+    private var announcedDry = false
     /// The remote source's status last told to the house, and when.
     private var reported: StreamStatus?
     private var reportedAt: Int64 = 0
@@ -215,6 +220,7 @@ final class Player: @unchecked Sendable {
         epochFrames = goesOn && source?.isLive == false ? Int64((pcm.count - offset) / 2) : 0
         anchored = false
         stalled = false
+        announcedDry = false
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
         schedule.start()
@@ -299,15 +305,28 @@ final class Player: @unchecked Sendable {
         stalled = false
         let now = clock.nanosecondsNow()
         let late = now + configuration.latency / 2 - packetizer.nextPresentationTime.nanoseconds
-        guard late > 0 else { return true }
+        guard late > 0 || announcedDry else { return true }
         let position = epochPosition + epochFrames - Int64((pcm.count - offset) / 2)
-        log.info("\(source?.name ?? "the stream") came back \(late / 1_000_000) ms too late for the timeline; realigning")
+        log.info("\(source?.name ?? "the stream") ran dry; going on \(configuration.latency / 1_000_000) ms from now")
         let seen = condition.withLock { answers }
         resumingInPlace = true
         defer { resumingInPlace = false }
         onNews(.realigned(itemID: id, at: CoordinatorTime(nanoseconds: now + configuration.latency), position: position))
         waitForAnswer(after: seen, until: now + 100_000_000)
         return !takeActions()
+    }
+
+    /// A paced source gave nothing. Once its next packet is due to leave (the rooms would
+    /// soon count it lost and ask for it again), they are told that the epoch ends where its
+    /// audio does; the source then goes on in a new epoch when it has frames again.
+    private func stalledAt(_ id: Int) {
+        stalled = true
+        let end = packetizer.nextPresentationTime
+        guard !announcedDry, clock.nanosecondsNow() + configuration.latency >= end.nanoseconds else { return }
+        announcedDry = true
+        // Where the packets sent end (their last codec-delay's worth of audio would need the
+        // next packet to decode: the rooms would conceal it).
+        onNews(.ranDry(itemID: id, epoch: packetizer.epoch, at: end))
     }
 
     /// Tells the house how a remote source is doing, when that changed: its phase or title
@@ -341,7 +360,7 @@ final class Player: @unchecked Sendable {
                 let n = try source.read(into: &pcm)
                 report(source, id)
                 guard let n else {  // a live input paused, or a remote source ran dry
-                    if !source.isLive { stalled = true }
+                    if !source.isLive { stalledAt(id) }
                     return nil
                 }
                 epochFrames += Int64(n)
