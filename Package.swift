@@ -41,6 +41,8 @@ let package = Package(
         // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
         // libpulse already brings it into every follower (through libsystemd).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+        // libsamplerate, for live inputs at 44.1 kHz (the coordinator only).
+        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
         .target(name: "COpusShim", dependencies: ["COpus"]),
 
@@ -48,6 +50,8 @@ let package = Package(
         .target(name: "TuttiCore"),
         // The only importer of libmpg123 and libopus.
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
+        // The only importer of libsamplerate: sample-rate conversion for live inputs.
+        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSampleRate"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
@@ -96,7 +100,7 @@ let package = Package(
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote",
+            "TuttiRemote", "TuttiResample",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   # build: the C libraries tutti wraps
-  libmpg123-dev libopus-dev libpulse-dev libgcrypt20-dev pkg-config
+  libmpg123-dev libopus-dev libpulse-dev libgcrypt20-dev libsamplerate0-dev pkg-config
   # run: a sound server and its tools
   pulseaudio pulseaudio-utils
   # tests: interoperability (GStreamer; -bad has srtpdec), audio tools, the benchmark's comparison

@@ -60,6 +60,9 @@ public final class RemoteStream: @unchecked Sendable {
     private var closed = false
     /// Metadata changes seen so far (the reader compares).
     private var titleChanges_ = 0
+    /// How fast the server sends: bytes over the last second or more of a connection.
+    private var rateMark: (at: ContinuousClock.Instant, bytes: Int64)?
+    private var rate_: Double?
 
     public init(url: String, fetcher: RemoteFetcher = .shared, policy: BufferPolicy = BufferPolicy()) {
         self.url = url
@@ -99,6 +102,8 @@ public final class RemoteStream: @unchecked Sendable {
     public var failure: RemoteError? { condition.withLock { failure_ } }
     /// Bytes loaded ahead of the reader.
     public var bufferedBytes: Int { condition.withLock { buffer.count - head } }
+    /// How fast the server has been sending (bytes a second), once measured.
+    public var bytesPerSecond: Double? { condition.withLock { rate_ } }
     /// The stream offset up to which bytes are loaded.
     public var loadedOffset: Int64 { condition.withLock { start + Int64(buffer.count) } }
 
@@ -169,6 +174,7 @@ public final class RemoteStream: @unchecked Sendable {
         complete_ = false
         failure_ = nil
         phase_ = .connecting
+        rateMark = nil
         let waiter = spaceWaiter
         spaceWaiter = nil
         task = closed ? nil : Task { [weak self] in await self?.download(generation: g, from: offset) }
@@ -246,6 +252,7 @@ public final class RemoteStream: @unchecked Sendable {
         guard condition.withLock({ () -> Bool in
             guard g == generation else { return false }
             facts_ = facts
+            rateMark = nil
             if phase_ != .ready { phase_ = .buffering }
             if facts.isLive, offset > 0 || !buffer.isEmpty { junctions.append(start + Int64(buffer.count)) }
             return true
@@ -295,6 +302,16 @@ public final class RemoteStream: @unchecked Sendable {
         defer { condition.unlock() }
         guard g == generation, !closed else { return false }
         buffer += audio
+        let now = ContinuousClock.now, loaded = start + Int64(buffer.count)
+        if let mark = rateMark {
+            let seconds = Double((now - mark.at).components.attoseconds) / 1e18 + Double((now - mark.at).components.seconds)
+            if seconds >= 1 {
+                rate_ = Double(loaded - mark.bytes) / seconds
+                rateMark = (now, loaded)
+            }
+        } else {
+            rateMark = (now, loaded)
+        }
         for block in metadata where block.streamTitle != title_ && block.fields["StreamTitle"] != nil {
             title_ = block.streamTitle
             titleChanges_ += 1
@@ -308,6 +325,7 @@ public final class RemoteStream: @unchecked Sendable {
             condition.lock()
             if g == generation, !closed, buffer.count - head >= policy.aheadBytes {
                 spaceWaiter = continuation
+                rateMark = nil  // the server waits on us: not its speed
                 condition.unlock()
             } else {
                 condition.unlock()

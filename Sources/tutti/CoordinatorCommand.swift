@@ -12,11 +12,14 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Argument(help: "MP3 files, folders (played sorted, recursively), playlists (M3U, M3U8, PLS; files or URLs), URLs (MP3 files or internet radio over http:// or https://) or live inputs (pcm:PATH[?format=s16le|f32le&rate=48000|44100]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
     var inputs: [String] = []
 
-    @Option(name: .customLong("pcm"), help: "Play raw PCM (48 kHz, stereo) from PATH (a named pipe or a file), or - for standard input: the queue becomes this one live input (pcm:PATH).")
+    @Option(name: .customLong("pcm"), help: "Play raw PCM (stereo, 48 or 44.1 kHz) from PATH (a named pipe or a file), or - for standard input: the queue becomes this one live input (pcm:PATH).")
     var pcmPath: String?
 
     @Option(help: "The sample format of --pcm: s16le or f32le.")
     var pcmFormat: String = "s16le"
+
+    @Option(help: "The sample rate of --pcm: 48000 or 44100 (converted to 48 kHz).")
+    var pcmRate: Int = 48_000
 
     @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
     var loop = false
@@ -80,7 +83,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
         if let pcm = pcmInput { do { _ = try LiveInput(parsing: pcm) } catch { throw ValidationError("--pcm: \(error)") } }
-        if pcmPath == nil && pcmFormat != "s16le" { throw ValidationError("--pcm-format goes with --pcm") }
+        if pcmPath == nil && (pcmFormat != "s16le" || pcmRate != 48_000) { throw ValidationError("--pcm-format and --pcm-rate go with --pcm") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
@@ -88,7 +91,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     /// The live input --pcm names, as a queue entry.
     var pcmInput: String? {
-        pcmPath.map { LiveInput.isLive($0) ? $0 : LiveInput.scheme + $0 + (pcmFormat == "s16le" ? "" : "?format=\(pcmFormat)") }
+        pcmPath.map { path in
+            if LiveInput.isLive(path) { return path }
+            let settings = (pcmFormat == "s16le" ? [] : ["format=\(pcmFormat)"]) + (pcmRate == 48_000 ? [] : ["rate=\(pcmRate)"])
+            return LiveInput.scheme + path + (settings.isEmpty ? "" : "?" + settings.joined(separator: "&"))
+        }
     }
 
     func run() async throws {

@@ -113,7 +113,7 @@ struct HouseTests {
         ["coordinator", Harness.demoSong, "--no-such-flag"],
         ["coordinator", "--pcm", "-", "--pcm-format", "u8"],
         ["coordinator", "--pcm", "-", Harness.demoSong],
-        ["coordinator", "pcm:/run/x.fifo?rate=44100"],
+        ["coordinator", "pcm:/run/x.fifo?rate=22050"],
     ])
     func badCommandLinesFailWithAMessage(args: [String]) throws {
         let h = try Harness("cli")

@@ -40,6 +40,34 @@ struct LiveSourceTests {
         #expect(throws: SourceError.self) { try reader.seek(toFrame: 0) }
     }
 
+    /// A 44.1 kHz input comes out at 48 kHz: 48/44.1 as many frames, the same pitch.
+    @Test func aFortyFourPointOneInputIsConvertedToFortyEight() throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/in.s16"
+        var pcm: [Int16] = []
+        for i in 0..<44_100 {  // one second of 1 kHz
+            let v = Int16(sin(2 * Double.pi * 1000 * Double(i) / 44_100) * 16_000)
+            pcm += [v, v]
+        }
+        FileManager.default.createFile(atPath: file, contents: pcm.withUnsafeBytes { Data($0) })
+        let reader = try PCMReader(LiveInput(path: file, rate: 44_100))
+        #expect(reader.length == 48_000)
+        var out: [Float] = []
+        while let n = try reader.read(into: &out), n > 0 {}
+        let frames = out.count / 2
+        #expect(abs(frames - 48_000) < 200, "\(frames) frames")
+        // The pitch: zero crossings over the middle half second, at 48 kHz.
+        let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+        let middle = left[12_000..<36_000]
+        let crossings = zip(middle, middle.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
+        #expect(abs(Double(crossings) / 2 / 0.5 - 1000) < 3, "\(crossings) crossings in 0.5 s")
+        #expect(abs((middle.map { abs($0) }.max() ?? 0) - 16_000 / 32_768) < 0.02)
+        try reader.seek(toFrame: 24_000)
+        out = []
+        #expect(try reader.read(into: &out) ?? 0 > 0 && reader.framesRead > 24_000)
+    }
+
     @Test func aRegularFileIsPacedLikeATrackAndSeeks() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -1,7 +1,8 @@
 /// A live input named in the queue: raw PCM read from a named pipe, a file or standard
 /// input, as `pcm:PATH` with optional settings, for example
 /// `pcm:/run/tutti/mpd.fifo?format=s16le&rate=48000` or `pcm:-` (standard input).
-/// Stereo, interleaved; `format` is `s16le` (the default) or `f32le`.
+/// Stereo, interleaved; `format` is `s16le` (the default) or `f32le`; `rate` is 48000 (the
+/// default) or 44100 (converted to 48 kHz as it is read).
 public struct LiveInput: Equatable, Sendable {
     public enum SampleFormat: String, Sendable, CaseIterable {
         case s16le, f32le
@@ -10,6 +11,8 @@ public struct LiveInput: Equatable, Sendable {
     }
 
     public static let scheme = "pcm:"
+    /// The sample rates an input may have.
+    public static let rates = [48_000, 44_100]
 
     public var path: String
     public var format: SampleFormat
@@ -40,7 +43,7 @@ public struct LiveInput: Equatable, Sendable {
                 guard let f = SampleFormat(rawValue: value) else { throw .badFormat(value) }
                 format = f
             case "rate":
-                guard let r = Int(value), r == AudioFormat.sampleRate else { throw .badRate(value) }
+                guard let r = Int(value), Self.rates.contains(r) else { throw .badRate(value) }
                 rate = r
             default:
                 throw .unknownSetting(String(pair[0]))
@@ -77,7 +80,7 @@ public enum LiveInputError: Error, Equatable, Sendable, CustomStringConvertible 
         case let .noPath(e): "'\(e)' names no input: write pcm:PATH, or pcm:- for standard input"
         case let .badFormat(f):
             "unknown PCM format '\(f)': use \(LiveInput.SampleFormat.allCases.map(\.rawValue).joined(separator: " or "))"
-        case let .badRate(r): "PCM rate '\(r)' is not supported: the input must be \(AudioFormat.sampleRate) Hz"
+        case let .badRate(r): "PCM rate '\(r)' is not supported: use rate=48000 or rate=44100"
         case let .unknownSetting(s): "unknown PCM input setting '\(s)': use format= and rate="
         }
     }

@@ -1,6 +1,7 @@
 import Glibc
 import TuttiCodecs
 import TuttiCore
+import TuttiResample
 
 /// What the player streams: 48 kHz interleaved stereo float, from an MP3 file or a live
 /// input.
@@ -48,8 +49,8 @@ extension MP3Decoder: FrameSource {
     func read(into output: inout [Float]) throws -> Int? { try read(into: &output) as Int }
 }
 
-/// Reads raw PCM (`s16le` or `f32le`, stereo, 48 kHz) from a named pipe, standard input or
-/// a file. A pipe is live and never ends by itself: it is opened for reading and writing,
+/// Reads raw PCM (`s16le` or `f32le`, stereo, 48 or 44.1 kHz: converted to 48 kHz) from a
+/// named pipe, standard input or a file. A pipe is live and never ends by itself: it is opened for reading and writing,
 /// so that its writer may close it and come back (the rooms fall quiet meanwhile). A
 /// regular file is not live: it is paced like a track, and can seek.
 final class PCMReader: FrameSource {
@@ -61,6 +62,9 @@ final class PCMReader: FrameSource {
     private var chunk = [UInt8](repeating: 0, count: 32_768)
     /// Bytes of a frame split across two reads.
     private var carry: [UInt8] = []
+    /// Converts a 44.1 kHz input to 48 kHz (nil at 48 kHz), and the input's frames on the way.
+    private let resampler: Resampler?
+    private var unconverted: [Float] = []
     /// How long a read waits for a live input's next bytes (milliseconds).
     static let wait: Int32 = 20
 
@@ -69,8 +73,11 @@ final class PCMReader: FrameSource {
         guard !isLive else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        return Int64(info.st_size) / Int64(input.bytesPerFrame)
+        return outputFrames(Int64(info.st_size) / Int64(input.bytesPerFrame))
     }
+
+    /// Frames at 48 kHz for `frames` of the input.
+    private func outputFrames(_ frames: Int64) -> Int64 { frames * Int64(AudioFormat.sampleRate) / Int64(input.rate) }
 
     init(_ input: LiveInput) throws {
         self.input = input
@@ -93,6 +100,7 @@ final class PCMReader: FrameSource {
         }
         var info = stat()
         isLive = !(fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
+        resampler = input.rate == AudioFormat.sampleRate ? nil : try Resampler(from: input.rate)
     }
 
     deinit {
@@ -114,6 +122,22 @@ final class PCMReader: FrameSource {
         carry += chunk[0..<n]
         let frames = carry.count / input.bytesPerFrame
         let samples = frames * 2
+        guard let resampler else {
+            convert(samples, into: &output)
+            carry.removeFirst(frames * input.bytesPerFrame)
+            framesRead += Int64(frames)
+            return frames
+        }
+        unconverted.removeAll(keepingCapacity: true)
+        convert(samples, into: &unconverted)
+        carry.removeFirst(frames * input.bytesPerFrame)
+        let made = try resampler.process(unconverted[...], into: &output)
+        framesRead += Int64(made)
+        return made
+    }
+
+    /// The first `samples` samples of `carry` as floats, appended to `output`.
+    private func convert(_ samples: Int, into output: inout [Float]) {
         carry.withUnsafeBytes { raw in
             switch input.format {
             case .s16le:
@@ -128,17 +152,16 @@ final class PCMReader: FrameSource {
                 }
             }
         }
-        carry.removeFirst(frames * input.bytesPerFrame)
-        framesRead += Int64(frames)
-        return frames
     }
 
     func seek(toFrame frame: Int64) throws {
         guard !isLive else { throw SourceError.cannotSeek(input.title) }
-        guard lseek(descriptor, off_t(frame) * off_t(input.bytesPerFrame), SEEK_SET) >= 0 else {
+        let inputFrame = frame * Int64(input.rate) / Int64(AudioFormat.sampleRate)
+        guard lseek(descriptor, off_t(inputFrame) * off_t(input.bytesPerFrame), SEEK_SET) >= 0 else {
             throw SourceError.unreadable("\(input.title): cannot seek: \(String(cString: strerror(errno)))")
         }
         carry.removeAll()
+        resampler?.reset()
         framesRead = frame
     }
 }

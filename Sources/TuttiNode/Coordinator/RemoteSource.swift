@@ -130,12 +130,15 @@ final class RemoteSource: FrameSource {
         skipTo = nil
         playing = false
         if stream.facts?.canSeek == true {
-            // Beyond what is loaded, jump there (as the file's seek table places it); within
-            // it, or behind, exactly.
+            // Exactly (reading forward from what the decoder has indexed) when the bytes on
+            // the way are loaded, or come within a second at the server's speed; else a jump
+            // to where the file's seek table places the frame (within about 1 % of its
+            // length), by a range request.
             var fuzzy = false
             if let length = decoder.length, length > 0, let size = stream.facts?.size {
                 let estimate = Int64(Double(frame) / Double(length) * Double(size))
-                fuzzy = estimate > stream.loadedOffset - 64 * 1024
+                let missing = Double(estimate - stream.loadedOffset)
+                fuzzy = missing > 0 && missing > (stream.bytesPerSecond ?? 0)
             }
             let offset = try decoder.seek(toFrame: frame, fuzzy: fuzzy)
             try stream.move(to: offset)
