@@ -10,20 +10,21 @@ extension IntegrationTests {
     /// writer pauses and resumes, tutti pauses and stops reading it.
     @Suite("A live PCM input")
     struct LiveInputTests {
-        /// Writes a tone into `fd` in real time, 20 ms at a time, for `seconds`.
-        static func writeTone(_ fd: Int32, hertz: Double, seconds: Double, clock: SystemClock) {
+        /// Writes a tone into `fd` in real time, 20 ms at a time, for `seconds`, at `rate`.
+        static func writeTone(_ fd: Int32, hertz: Double, seconds: Double, clock: SystemClock, rate: Int = 48_000) {
             var phase = 0.0
             var due = clock.nanosecondsNow()
+            let frames = rate / 50
             for _ in 0..<Int(seconds * 50) {
                 var chunk = [Int16]()
-                chunk.reserveCapacity(1920)
-                for _ in 0..<960 {
+                chunk.reserveCapacity(frames * 2)
+                for _ in 0..<frames {
                     let v = Int16(sin(phase) * 0.4 * 32_767)
                     chunk += [v, v]
-                    phase += 2 * .pi * hertz / 48_000
+                    phase += 2 * .pi * hertz / Double(rate)
                 }
                 let written = chunk.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-                #expect(written == 3840, "the pipe refused the tone: \(String(cString: strerror(errno)))")
+                #expect(written == frames * 4, "the pipe refused the tone: \(String(cString: strerror(errno)))")
                 due += 20_000_000
                 var at = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nil)
@@ -98,6 +99,55 @@ extension IntegrationTests {
                     "the room came back \((back - resumedAt) / 1_000_000) ms after the writer resumed")
             #expect(abs(Self.frequency(room, at: resumedAt + 1_000_000_000) - 660) < 15)
             #expect(h.log("coordinator").contains("realigning"), "the writer's pause did not realign the timeline")
+        }
+
+        /// Another player's 44.1 kHz audio in two rooms: converted to 48 kHz (the same pitch),
+        /// quiet without a click while its writer pauses, and back in both rooms together.
+        @Test func aFortyFourKilohertzPipeGoesQuietWithoutAClickAndComesBackInSyncInTwoRooms() throws {
+            let h = try Harness("live44")
+            let fifo = h.path("mpd.fifo")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let control = ControlTests()
+            let clock = try control.coordinator(h, [], ["--pcm", fifo, "--pcm-rate", "44100"])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            try control.follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.filter { $0.report?.state != nil }.count) == 2 })
+            #expect(try api.nowPlaying.path == "pcm:" + fifo + "?rate=44100")
+
+            let fd = open(fifo, O_WRONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            let monotonic = SystemClock()
+            let firstAt = monotonic.nanosecondsNow()
+            Self.writeTone(fd, hertz: 440, seconds: 2, clock: monotonic, rate: 44_100)
+            let quietAt = monotonic.nanosecondsNow()
+            Thread.sleep(forTimeInterval: 1.5)
+            let resumedAt = monotonic.nanosecondsNow()
+            Self.writeTone(fd, hertz: 660, seconds: 2, clock: monotonic, rate: 44_100)
+            Thread.sleep(forTimeInterval: 0.4)
+            for name in ["a", "b"] { h.stop(name) }
+
+            let a = try control.wav(h.path("a.wav")), b = try control.wav(h.path("b.wav"))
+            for room in [a, b] {
+                #expect(abs(Self.frequency(room, at: firstAt + 1_000_000_000) - 440) < 10)
+                #expect(abs(Self.frequency(room, at: resumedAt + 1_000_000_000) - 660) < 10)
+                // Quiet while the writer was: faded, no step between two samples larger than
+                // the tone's own (0.4 × 2π × 660 / 48,000 = 0.035).
+                let fellQuiet = try #require(room.lastSound(before: resumedAt + 100_000_000))
+                #expect(abs(fellQuiet - quietAt - 150_000_000) < 120_000_000)
+                let around = room.frame(at: fellQuiet)
+                let window = room.samples[max(1, around - 2_400)..<min(room.samples.count, around + 2_400)]
+                let step = zip(window, window.dropFirst()).map { abs($1 - $0) }.max() ?? 1
+                #expect(step < 0.05, "a step of \(step) where the room fell quiet")
+            }
+            let backA = try #require(a.firstSound(after: resumedAt)), backB = try #require(b.firstSound(after: resumedAt))
+            #expect(abs(backA - backB) < 1_000_000, "the rooms came back \(abs(backA - backB) / 1000) µs apart")
+            let probe = backA + 1_000_000_000
+            // A tone repeats every 73 samples: look within a third of that (the sound's return
+            // above already places the rooms within a millisecond).
+            let lag = try #require(a.lag(against: b.samples, at: probe, sourceFrame: b.frame(at: probe), search: 24))
+            #expect(abs(lag) < 3, "the rooms are \(lag) samples apart after the writer came back")
         }
     }
 }
