@@ -99,12 +99,17 @@ class Recorder:
     def stop(self, rig):
         rig.stop(self.proc)
         self.thread.join(5)
-        raw = b"".join(c for _, c in self.chunks)
+        return self.snapshot()
+
+    def snapshot(self):
+        """What has been recorded so far (frames × 2 channels), its clock fitted anew."""
+        chunks = list(self.chunks)
+        raw = b"".join(c for _, c in chunks)
         raw = raw[: len(raw) - len(raw) % FRAME_BYTES]
         data = np.frombuffer(raw, dtype="<i2").astype(np.float64).reshape(-1, 2) / 32768.0
         # Capture time of each chunk's last frame = its arrival; fit a line through them.
         ends, total = [], 0
-        for t, c in self.chunks:
+        for t, c in chunks:
             total += len(c) // FRAME_BYTES
             ends.append((total, t))
         frames = np.array([e[0] for e in ends], dtype=np.float64)
