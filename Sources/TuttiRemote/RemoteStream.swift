@@ -204,10 +204,12 @@ public final class RemoteStream: @unchecked Sendable {
                 lastError = "the server closed the connection"
             } catch {
                 if Task.isCancelled || !current(g) { return }
+                // Before the server has ever answered, a transient error is tried twice more
+                // (a source that never played should fail soon, with its reason); after, up
+                // to `maximumAttempts` times in a row.
                 let known = condition.withLock { facts_ != nil }
-                if !known && !error.isTransient || attempts >= maximumAttempts {
-                    let final = attempts >= maximumAttempts ? RemoteError.gaveUp(url: url, attempts: attempts, last: "\(error)") : error
-                    fail(g, final)
+                if !error.isTransient || attempts >= (known ? maximumAttempts : 2) {
+                    fail(g, known && error.isTransient ? .gaveUp(url: url, attempts: attempts, last: "\(error)") : error)
                     return
                 }
                 lastError = "\(error)"

@@ -65,6 +65,18 @@ extension IntegrationTests {
             #expect(card.buffer?.phase == .ready && card.state == .playing, "\(card)")
             let status = try h.ctl(["status"], server: try #require(h.controlURL()))
             #expect(status.out.contains("Tutti FM") && status.out.contains("live") && status.out.contains("buffer: ready"), "\(status.out)")
+            // The web remote shows the station, the live title and the buffer.
+            let browser = try Browser(h, url: try #require(h.controlURL()) + "/#token=" + (try #require(h.token)), width: 420, height: 900)
+            func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
+            #expect(Harness.wait(timeout: 10) {
+                ((try? js("document.getElementById('station').textContent")) as? String)?.contains("Tutti FM · live") == true
+            })
+            #expect(Harness.wait(timeout: 5) {
+                ((try? js("document.getElementById('bufferText').textContent")) as? String)?.hasPrefix("ready") == true
+            })
+            #expect(["One", "Two"].contains((try js("document.getElementById('title').textContent")) as? String ?? ""))
+            #expect((try js("document.getElementById('progress').disabled")) as? Bool == true, "a live stream's bar cannot seek")
+            try browser.screenshot("remote-radio")
             // A live stream cannot seek.
             let seek = try api.call("POST", "/transport/seek", json: #"{"position": 5}"#)
             #expect(seek.status == 409 && seek.body.contains("live stream"), "\(seek)")
@@ -128,8 +140,10 @@ extension IntegrationTests {
 
             // Slow (twice real time), so that a seek lands beyond what is loaded.
             try "#EXTM3U\n#EXTINF:40,Remote Noise\n/slow/noise.mp3?bps=48000\n".write(toFile: h.path("list.m3u"), atomically: true, encoding: .utf8)
+            // HTTPS to a server that speaks plain HTTP (TLS fails), and a port nobody listens on.
+            let tls = server.base.replacingOccurrences(of: "http://", with: "https://") + "/files/noise.mp3"
             let added = try h.ctl(["queue", "add", server.url("/redirect/files/list.m3u"), server.url("/norange/noise.mp3"),
-                                   server.url("/files/missing.mp3"), server.url("/page")], server: url)
+                                   server.url("/files/missing.mp3"), tls, "http://127.0.0.1:1/nobody.mp3", server.url("/page")], server: url)
             #expect(added.code == 0 && added.out.contains("Remote Noise"), "\(added)")
             let selfish = try api.call("POST", "/queue", json: #"{"paths": ["\#(server.url("/files/loop.pls"))"]}"#)
             #expect(selfish.status == 400 && selfish.body.contains("loop.pls includes itself"), "\(selfish)")
@@ -137,7 +151,8 @@ extension IntegrationTests {
             var np = try #require(try api.change("POST", "/transport/play"))
             #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.state) == .playing })
             np = try api.nowPlaying
-            #expect(np.title == "Remote Noise" && np.isLiveStream == false && np.duration.map { abs($0 - 40) < 0.5 } == true, "\(np)")
+            // The playlist's title until it plays; then its own ID3 tag's, as for a local file.
+            #expect(np.title == "Noise" && np.isLiveStream == false && np.duration.map { abs($0 - 40) < 0.5 } == true, "\(np)")
 
             // Seek by a range request (the server serves ranges).
             Thread.sleep(forTimeInterval: 1)
@@ -151,6 +166,8 @@ extension IntegrationTests {
             // The same file from a server without ranges: it plays, and cannot seek.
             try api.change("POST", "/transport/next")
             #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying).map { $0.state == .playing && $0.queueIndex == 1 } == true })
+            // Its own ID3 tag, read from its first bytes, names it.
+            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Noise" }, "\(try api.nowPlaying)")
             let refused = try api.call("POST", "/transport/seek", json: #"{"position": 5}"#)
             #expect(refused.status == 409 && refused.body.contains("serves no byte ranges"), "\(refused)")
 
@@ -161,6 +178,8 @@ extension IntegrationTests {
             #expect(np.failure?.contains("text/html, not audio") == true, "\(np)")
             let log = h.log("coordinator")
             #expect(log.contains("the server answered 404 Not Found"), "\(log.suffix(1500))")
+            #expect(log.contains("/files/noise.mp3: TLS failed"), "\(log.suffix(1500))")
+            #expect(log.contains("http://127.0.0.1:1/nobody.mp3: cannot connect: connection refused"), "\(log.suffix(1500))")
             h.stop("a")
 
             let room = try control.wav(h.path("a.wav"))

@@ -136,7 +136,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
                 return
             allowed = bps * (now + 1.0)  # a one-second burst, then real time
-            if sent >= allowed:
+            # Whole blocks, as Icecast sends them (not a trickle of tiny segments).
+            block = min(2048, until_meta) if icy else 2048
+            if allowed - sent < block:
                 time.sleep(0.02)
                 continue
             n = int(min(allowed - sent, 4096, until_meta if icy else 4096))

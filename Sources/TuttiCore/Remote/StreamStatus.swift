@@ -73,11 +73,14 @@ public struct StreamStatus: Equatable, Sendable {
     public var bitRate: Int?
     /// A finite file's length in frames, once known (from its header, or its size).
     public var length: Int64?
+    /// A file's own ID3v2 tags, read from its first bytes (text only: no pictures, no lyrics).
+    public var tags: TrackTags?
 
     public init(phase: Phase = .connecting, isLive: Bool = false, canSeek: Bool = false, station: String? = nil,
                 streamTitle: String? = nil, bufferedSeconds: Double = 0, loadedFraction: Double? = nil, bitRate: Int? = nil,
-                length: Int64? = nil) {
+                length: Int64? = nil, tags: TrackTags? = nil) {
         self.length = length
+        self.tags = tags
         self.phase = phase
         self.isLive = isLive
         self.canSeek = canSeek

@@ -18,6 +18,12 @@ final class RemoteSource: FrameSource {
     /// A seek asked for before the stream's first frame was read.
     private var pendingSeek: Int64?
     private var sizeSet = false
+    /// The file's first bytes, until its ID3v2 tag (if any) has been read from them.
+    private var head: [UInt8]? = []
+    /// Its tags, once read (text only).
+    private var tags: TrackTags?
+    /// A tag larger than this (pictures, mostly) is not read.
+    static let maximumTag = 1 << 20
 
     init(url: String, policy: BufferPolicy = BufferPolicy(), fetcher: RemoteFetcher = .shared) throws {
         self.url = url
@@ -47,7 +53,7 @@ final class RemoteSource: FrameSource {
         let facts = stream.facts
         var s = StreamStatus(isLive: facts?.isLive ?? false, canSeek: facts?.canSeek ?? false, station: facts?.station,
                              streamTitle: stream.streamTitle, bufferedSeconds: bufferedSeconds, bitRate: decoder.bitRate,
-                             length: decoder.isReady ? length : nil)
+                             length: decoder.isReady ? length : nil, tags: tags)
         if let size = facts?.size, size > 0 { s.loadedFraction = min(1, Double(stream.loadedOffset) / Double(size)) }
         switch stream.phase {
         case .failed: s.phase = .failed
@@ -88,8 +94,27 @@ final class RemoteSource: FrameSource {
                 return nil
             }
             if piece.startsAnew { decoder = try MP3StreamDecoder(name: url) }
+            if head != nil { readTags(piece.bytes) }
             try piece.bytes.withUnsafeBytes { try decoder.feed($0) }
         }
+    }
+
+    /// Collects the stream's first bytes until its ID3v2 tag is whole, and reads it.
+    private func readTags(_ bytes: ArraySlice<UInt8>) {
+        head! += bytes
+        guard head!.count >= 10 else { return }
+        let length = ID3Reader.tagLength(header: Array(head!.prefix(10)))
+        guard length > 0, length <= Self.maximumTag else {
+            head = nil
+            return
+        }
+        guard head!.count >= length else { return }
+        var read = ID3Reader.read(head!)
+        read.pictures = []
+        read.lyrics = []
+        read.syncedLyrics = []
+        tags = read
+        head = nil
     }
 
     /// Decodes what the bytes fed allow: frames (past any skip), or nil when it needs more.

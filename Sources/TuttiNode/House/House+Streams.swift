@@ -13,6 +13,10 @@ extension House {
             transport.setSeekable(itemID: itemID, status.canSeek,
                                   reason: status.isLive ? "\(name) is a live stream" : "\(name) is on a server that serves no byte ranges")
         }
+        if let tags = status.tags, tags != old?.tags {
+            library.setTags(tags, of: name)
+            publishQueue()
+        }
         if let length = status.length, !status.isLive {
             transport.setDuration(itemID: itemID, frames: length)
             library.setLength(length, of: name)

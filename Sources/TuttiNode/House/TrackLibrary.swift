@@ -48,6 +48,16 @@ public final class TrackLibrary: Sendable {
         }
     }
 
+    /// Records a remote file's own tags, read as it plays (a playlist's title stays only
+    /// when the file has none).
+    public func setTags(_ tags: TrackTags, of path: String) {
+        cache.withLock { cache in
+            var merged = tags
+            if merged.title == nil { merged.title = cache[path]?.tags.title }
+            cache[path, default: Info(tags: TrackTags(), length: nil, hasArtwork: false)].tags = merged
+        }
+    }
+
     /// Records a length learned from the decoder.
     public func setLength(_ frames: Int64, of path: String) {
         cache.withLock { $0[path]?.length = frames }
