@@ -204,11 +204,11 @@ public final class RemoteStream: @unchecked Sendable {
                 lastError = "the server closed the connection"
             } catch {
                 if Task.isCancelled || !current(g) { return }
-                // Before the server has ever answered, a transient error is tried twice more
-                // (a source that never played should fail soon, with its reason); after, up
-                // to `maximumAttempts` times in a row.
+                // Before the server has ever answered, an error ends the source at once, with
+                // its reason (the client has already tried to connect for its connect timeout);
+                // after, a transient one is asked again up to `maximumAttempts` times in a row.
                 let known = condition.withLock { facts_ != nil }
-                if !error.isTransient || attempts >= (known ? maximumAttempts : 2) {
+                if !error.isTransient || !known || attempts >= maximumAttempts {
                     fail(g, known && error.isTransient ? .gaveUp(url: url, attempts: attempts, last: "\(error)") : error)
                     return
                 }

@@ -158,8 +158,12 @@ extension IntegrationTests {
             Thread.sleep(forTimeInterval: 1)
             np = try api.nowPlaying
             #expect(np.buffer.map { $0.loaded != nil && $0.seconds > 0.5 } == true, "\(String(describing: np.buffer))")
-            let seek = try #require(try api.change("POST", "/transport/seek", #"{"position": 25}"#))
+            try api.change("POST", "/transport/seek", #"{"position": 25}"#)
             Thread.sleep(forTimeInterval: 2.5)
+            // Where position 0 is heard now: the range request's answer came after the seek's
+            // start, so the timeline went on from 25 s once it was loaded (a realignment).
+            let seek = try api.nowPlaying
+            #expect(seek.state == .playing && abs(seek.elapsed - 26) < 1.5, "\(seek)")
             #expect(Harness.wait(timeout: 2) { server.requests.contains { $0.contains("/slow/noise.mp3") && $0.contains(" 206 from ") } },
                     "no range request: \(server.requests)")
 
@@ -167,13 +171,14 @@ extension IntegrationTests {
             try api.change("POST", "/transport/next")
             #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying).map { $0.state == .playing && $0.queueIndex == 1 } == true })
             // Its own ID3 tag, read from its first bytes, names it.
-            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Noise" }, "\(try api.nowPlaying)")
+            #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Noise" }, "\(String(describing: try? api.nowPlaying))")
             let refused = try api.call("POST", "/transport/seek", json: #"{"position": 5}"#)
             #expect(refused.status == 409 && refused.body.contains("serves no byte ranges"), "\(refused)")
 
             // 404 and a web page: each fails with its reason, and the queue moves on to its end.
             try api.change("POST", "/transport/next")
-            #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.state) == .failed })
+            // (A refused connection is tried again by the client until its 5 s connect timeout.)
+            #expect(Harness.wait(timeout: 20) { (try? api.nowPlaying.state) == .failed })
             np = try api.nowPlaying
             #expect(np.failure?.contains("text/html, not audio") == true, "\(np)")
             let log = h.log("coordinator")
@@ -186,10 +191,10 @@ extension IntegrationTests {
             let origin = try #require(seek.trackOrigin)
             let probe = origin + 25_500_000_000
             // A jump far beyond what is loaded (the server sends at twice real time) lands
-            // where the file's seek table places it: its 100 points place a 40 s file's frames
-            // within about 0.3 s.
-            let lag = room.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000), search: 16_000)
-            #expect(lag.map { abs($0) <= 14_400 } == true, "after the seek the room is \(String(describing: lag)) samples off where it should be")
+            // where the file's seek table places it (for this file 112 ms off, every time; the
+            // table's 100 points allow up to 1 % of its length).
+            let lag = room.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000), search: 24_000)
+            #expect(lag.map { abs($0) <= 9_600 } == true, "after the seek the room is \(String(describing: lag)) samples off where it should be")
         }
 
         /// A file whose connection drops goes on from where it dropped (by ranges) and plays
