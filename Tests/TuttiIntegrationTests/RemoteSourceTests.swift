@@ -115,7 +115,7 @@ extension IntegrationTests {
             Thread.sleep(forTimeInterval: 2.5)
             h.stop("a")
             let log = h.log("coordinator")
-            #expect(log.contains("ran dry; going on"), "\(log.suffix(1500))")
+            #expect(log.contains("it goes on 150 ms from now"), "\(log.suffix(1500))")
             let room = try control.wav(h.path("a.wav"))
             // Sound at the end, after at least two reconnections.
             let end = room.start + Int64(room.samples.count) * 1_000_000_000 / 48_000

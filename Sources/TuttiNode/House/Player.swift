@@ -307,7 +307,7 @@ final class Player: @unchecked Sendable {
         let late = now + configuration.latency / 2 - packetizer.nextPresentationTime.nanoseconds
         guard late > 0 || announcedDry else { return true }
         let position = epochPosition + epochFrames - Int64((pcm.count - offset) / 2)
-        log.info("\(source?.name ?? "the stream") ran dry; going on \(configuration.latency / 1_000_000) ms from now")
+        log.info("\(source?.name ?? "the stream") has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
         let seen = condition.withLock { answers }
         resumingInPlace = true
         defer { resumingInPlace = false }
