@@ -68,7 +68,9 @@ extension IntegrationTests {
             // Paused, tutti stops reading: the pipe fills and refuses more.
             let paused = try #require(try api.change("POST", "/transport/pause"))
             #expect(paused.state == .paused)
-            Thread.sleep(forTimeInterval: 0.3)
+            // (The player reads until the pause's cut, a few hundred milliseconds at most on
+            // a loaded machine; then never again.)
+            Thread.sleep(forTimeInterval: 0.8)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             var accepted = 0
             let block = [UInt8](repeating: 0, count: 4096)
