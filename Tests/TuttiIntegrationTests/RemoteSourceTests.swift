@@ -48,6 +48,7 @@ extension IntegrationTests {
             try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
             try control.follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
             let api = try ControlAPI(h)
+            let follow = try h.start("follow", [Harness.binary, "ctl", "status", "--follow", "--json", "--server", try #require(h.controlURL())])
             #expect(Harness.wait(timeout: 10) { (try? api.rooms.filter { $0.report?.state == .playing }.count) == 2 })
 
             // The live title, as it changes: "Artist - Title" split in two.
@@ -61,6 +62,11 @@ extension IntegrationTests {
                 Thread.sleep(forTimeInterval: 0.2)
             }
             #expect(seen == ["Alpha/One", "Beta/Two"], "titles seen: \(seen)")
+            // An event each time it changes.
+            follow.terminate(grace: 1)
+            let events = (try? String(contentsOfFile: h.path("follow.out"), encoding: .utf8)) ?? ""
+            #expect(events.contains(#""streamTitle":"Alpha - One""#) && events.contains(#""streamTitle":"Beta - Two""#),
+                    "\(events.prefix(600))")
             #expect(card.station == "Tutti FM" && card.isLiveStream == true && card.duration == nil, "\(card)")
             #expect(card.buffer?.phase == .ready && card.state == .playing, "\(card)")
             let status = try h.ctl(["status"], server: try #require(h.controlURL()))
@@ -110,16 +116,23 @@ extension IntegrationTests {
             let server = try MediaServer(h, folder: h.directory)
             let clock = try control.coordinator(h, [server.url("/radio/noise.mp3?bps=24000&drop=3")])
             try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            try control.follower(h, "b", clock: clock, output: "wav:" + h.path("b.wav"))
             #expect(Harness.wait(timeout: 12) { server.requests.filter { $0.contains("/radio/") }.count >= 3 },
                     "requests: \(server.requests)")
             Thread.sleep(forTimeInterval: 2.5)
-            h.stop("a")
+            for name in ["a", "b"] { h.stop(name) }
             let log = h.log("coordinator")
             #expect(log.contains("it goes on 150 ms from now"), "\(log.suffix(1500))")
             let room = try control.wav(h.path("a.wav"))
             // Sound at the end, after at least two reconnections.
             let end = room.start + Int64(room.samples.count) * 1_000_000_000 / 48_000
             #expect(room.lastSound(before: end).map { end - $0 < 500_000_000 } == true, "silent at the end")
+            // Both rooms came back together: the same audio at the same instant, a second
+            // before the end.
+            let other = try control.wav(h.path("b.wav"))
+            let probe = end - 1_000_000_000
+            let lag = try #require(room.lag(against: other.samples, at: probe, sourceFrame: other.frame(at: probe)))
+            #expect(abs(lag) < 3, "after the reconnections the rooms are \(lag) samples apart")
             #expect(!log.contains("failed"), "\(log.suffix(1500))")
         }
 
