@@ -100,6 +100,8 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case timedOut(url: String)
     /// The server says it sends something that is not audio tutti plays.
     case notAudio(url: String, contentType: String)
+    /// A playlist queued as a track: its URL does not say it is one.
+    case playlistAsTrack(url: String, contentType: String)
     /// A playlist larger than tutti reads.
     case tooLarge(url: String, limit: Int)
     /// The URL cannot be asked for.
@@ -114,6 +116,8 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tls(url, reason): "\(url): TLS failed: \(reason)"
         case let .timedOut(url): "\(url): the server did not answer in time"
         case let .notAudio(url, type): "\(url) is \(type), not audio tutti plays (MP3) nor a playlist"
+        case let .playlistAsTrack(url, type):
+            "\(url) is a playlist (\(type)): tutti expands playlists whose URL ends in .m3u, .m3u8 or .pls"
         case let .tooLarge(url, limit): "\(url) is larger than \(limit / 1024) kB: not a playlist tutti reads"
         case let .badURL(url): "\(url) is not a URL tutti can ask for (http:// or https://)"
         case let .gaveUp(url, attempts, last): "\(url): lost the connection and could not get it back in \(attempts) tries (\(last))"
@@ -126,7 +130,7 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .timedOut, .gaveUp: true
         case let .status(_, code, _): code >= 500 || code == 408 || code == 429
-        case .tls, .notAudio, .tooLarge, .badURL: false
+        case .tls, .notAudio, .playlistAsTrack, .tooLarge, .badURL: false
         }
     }
 
