@@ -138,7 +138,6 @@ extension RemoteStream {
         }
         for block in metadata where block.streamTitle != title_ && block.fields["StreamTitle"] != nil {
             title_ = block.streamTitle
-            titleChanges_ += 1
         }
         if !audio.isEmpty { condition.broadcast() }
         return true

@@ -58,8 +58,6 @@ public final class RemoteStream: @unchecked Sendable {
     var task: Task<Void, Never>?
     var spaceWaiter: CheckedContinuation<Void, Never>?
     var closed = false
-    /// Metadata changes seen so far (the reader compares).
-    var titleChanges_ = 0
     /// How fast the server sends: bytes over the last second or more of a connection.
     var rateMark: (at: ContinuousClock.Instant, bytes: Int64)?
     var rate_: Double?
@@ -94,7 +92,6 @@ public final class RemoteStream: @unchecked Sendable {
 
     public var facts: Facts? { condition.withLock { facts_ } }
     public var streamTitle: String? { condition.withLock { title_ } }
-    public var titleChanges: Int { condition.withLock { titleChanges_ } }
     public var phase: StreamStatus.Phase { condition.withLock { phase_ } }
     /// True when the whole (finite) file has been loaded.
     public var isComplete: Bool { condition.withLock { complete_ } }

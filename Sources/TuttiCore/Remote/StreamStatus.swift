@@ -91,13 +91,14 @@ public struct StreamStatus: Equatable, Sendable {
         self.bitRate = bitRate
     }
 
-    /// The same status with its figures rounded (buffer to a tenth of a second up to 2 s,
-    /// then whole seconds; the fraction to a percent), so that reports change only when
-    /// what a buffering bar shows does.
+    /// The same status with its figures rounded, so that reports change only when what a
+    /// buffering bar shows does: while it waits for audio, the buffer to a tenth of a second
+    /// (up to 2 s) and the fraction to a percent; while it plays, whole seconds and 5 %.
     public var rounded: StreamStatus {
         var s = self
-        s.bufferedSeconds = bufferedSeconds < 2 ? (bufferedSeconds * 10).rounded() / 10 : bufferedSeconds.rounded()
-        s.loadedFraction = loadedFraction.map { ($0 * 100).rounded() / 100 }
+        let waiting = phase == .connecting || phase == .buffering || phase == .reconnecting
+        s.bufferedSeconds = waiting && bufferedSeconds < 2 ? (bufferedSeconds * 10).rounded() / 10 : bufferedSeconds.rounded()
+        s.loadedFraction = loadedFraction.map { waiting ? ($0 * 100).rounded() / 100 : ($0 * 20).rounded() / 20 }
         return s
     }
 }
