@@ -152,6 +152,57 @@ struct RemoteTests {
         #expect(playing.bufferedSeconds == 1 && playing.loadedFraction == 0.45)
     }
 
+    /// A source that gives nothing only briefly goes on; one that misses its packet's send
+    /// time has its epoch's end told once, and goes on anew when it has audio again.
+    @Test func aDrySourceIsToldOnceAndGoesOnAnew() {
+        let ms: Int64 = 1_000_000
+        let t = TransportTests.t
+        let next = t(1_000)
+        var watch = DryWatch(latency: 150 * ms)
+        // Nothing at 800 ms: the packet for 1000 ms is not due until 850 ms. Back at 820 ms,
+        // still in time (it must leave by 925 ms to reach the rooms).
+        let early = watch.ranDry(now: t(800), next: next)
+        let inTime = watch.resumed(now: t(820), next: next)
+        let notStalled = watch.resumed(now: t(830), next: next)
+        #expect(early == nil && !inTime && !notStalled)
+        // Nothing at 860 ms: past its send time, the rooms are told, once.
+        let told = watch.ranDry(now: t(860), next: next)
+        let again = watch.ranDry(now: t(900), next: next)
+        #expect(told == next && again == nil)
+        // Back at 880 ms: the rooms were told, so it goes on anew however close it is.
+        let anew = watch.resumed(now: t(880), next: next)
+        #expect(anew)
+        // A stall that never reached the send time, back too late, goes on anew too.
+        var late = DryWatch(latency: 150 * ms)
+        _ = late.ranDry(now: t(800), next: next)
+        let tooLate = late.resumed(now: t(940), next: next)
+        #expect(tooLate)
+    }
+
+    @Test func statusesAreToldWhenTheyChangeAndTheBufferAtMostTwiceASecond() {
+        var throttle = StatusThrottle()
+        let ms: Int64 = 1_000_000
+        var s = StreamStatus(phase: .buffering, isLive: true, station: "FM", bufferedSeconds: 0.2)
+        var told: [StreamStatus?] = []
+        told.append(throttle.filter(s, now: 0))  // the first: told
+        told.append(throttle.filter(s, now: 10 * ms))  // nothing new
+        s.bufferedSeconds = 0.5
+        told.append(throttle.filter(s, now: 100 * ms))  // the buffer, too soon
+        told.append(throttle.filter(s, now: 600 * ms))  // the buffer, half a second on
+        #expect(told.map { $0 != nil } == [true, false, false, true])
+        s.phase = .ready
+        let phase = throttle.filter(s, now: 610 * ms)
+        s.streamTitle = "A - B"
+        let title = throttle.filter(s, now: 620 * ms)
+        #expect(phase?.phase == .ready && title?.streamTitle == "A - B", "changes a listener sees, at once")
+        s.bufferedSeconds = 0.7
+        let wobble = throttle.filter(s, now: 2_000 * ms)
+        #expect(wobble == nil, "playing, 0.7 s rounds to the 1 s already told")
+        throttle.reset()
+        let fresh = throttle.filter(s, now: 2_010 * ms)
+        #expect(fresh != nil, "a new source is told at once")
+    }
+
     @Test func aSourceThatRanDryGoesOnFromWhereItWasAndAStreamCannotSeek() throws {
         var tr = TransportTests.make(2)
         let start = try #require(TransportTests.startSegment(try tr.handle(.play, now: TransportTests.t(0))))

@@ -71,16 +71,12 @@ final class Player: @unchecked Sendable {
     private var epochStart = CoordinatorTime(nanoseconds: 0)
     private var epochPosition: Int64 = 0
     private var epochFrames: Int64 = 0
-    /// A paced source (a remote one) gave nothing at its last read: its next frame may have
-    /// lost its place on the timeline.
-    private var stalled = false
-    /// The player asked to go on with its paced source where it is (after a stall).
+    /// Whether a paced source (a remote one) that gave nothing lost its place.
+    private var dry: DryWatch
+    /// The player asked to go on with its paced source where it is (after it ran dry).
     private var resumingInPlace = false
-    /// The rooms were told the running epoch ends where a stalled source left it.
-    private var announcedDry = false
-    /// The remote source's status last told to the house, and when.
-    private var reported: StreamStatus?
-    private var reportedAt: Int64 = 0
+    /// Which of a remote source's statuses the house hears.
+    private var statuses = StatusThrottle()
     /// When each packet goes, and where the epoch ends.
     private var schedule: SendSchedule
     private var nextReport: Int64 = 0
@@ -95,6 +91,7 @@ final class Player: @unchecked Sendable {
         self.onEpoch = onEpoch
         self.stopFlag = stopFlag
         live = LiveTimeline(latency: configuration.latency)
+        dry = DryWatch(latency: configuration.latency)
         schedule = SendSchedule(latency: configuration.latency)
         packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
                                       initialTimestamp: UInt32.random(in: 0...UInt32.max),
@@ -219,8 +216,7 @@ final class Player: @unchecked Sendable {
         epochPosition = segment.position
         epochFrames = goesOn && source?.isLive == false ? Int64((pcm.count - offset) / 2) : 0
         anchored = false
-        stalled = false
-        announcedDry = false
+        dry.reset()
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
         schedule.start()
@@ -240,7 +236,7 @@ final class Player: @unchecked Sendable {
 
     private func open(_ id: Int, from position: Int64) {
         source = nil
-        reported = nil
+        statuses.reset()
         itemID = id
         condition.lock()
         let known = paths[id]
@@ -297,15 +293,12 @@ final class Player: @unchecked Sendable {
         }
     }
 
-    /// A paced source ran dry and has frames again: when its next frame can no longer reach
-    /// the rooms in time, the timeline goes on from it `latency` from now (the rooms faded
-    /// out meanwhile, together, and fade in again together). False when the epoch changed
-    /// and the caller should look again.
-    private func placeAfterStall(_ id: Int) -> Bool {
-        stalled = false
+    /// A paced source that ran dry has frames again, too late for the timeline: it goes on
+    /// from the frame it reached, `latency` from now, in a new epoch (the rooms faded out
+    /// together where its audio ended, and fade in again together). False when the epoch
+    /// changed and the caller should look again.
+    private func goOnAfterDry(_ id: Int) -> Bool {
         let now = clock.nanosecondsNow()
-        let late = now + configuration.latency / 2 - packetizer.nextPresentationTime.nanoseconds
-        guard late > 0 || announcedDry else { return true }
         let position = epochPosition + epochFrames - Int64((pcm.count - offset) / 2)
         log.info("\(source?.name ?? "the stream") has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
         let seen = condition.withLock { answers }
@@ -316,30 +309,10 @@ final class Player: @unchecked Sendable {
         return !takeActions()
     }
 
-    /// A paced source gave nothing. Once its next packet is due to leave (the rooms would
-    /// soon count it lost and ask for it again), they are told that the epoch ends where its
-    /// audio does; the source then goes on in a new epoch when it has frames again.
-    private func stalledAt(_ id: Int) {
-        stalled = true
-        let end = packetizer.nextPresentationTime
-        guard !announcedDry, clock.nanosecondsNow() + configuration.latency >= end.nanoseconds else { return }
-        announcedDry = true
-        // Where the packets sent end (their last codec-delay's worth of audio would need the
-        // next packet to decode: the rooms would conceal it).
-        onNews(.ranDry(itemID: id, epoch: packetizer.epoch, at: end))
-    }
-
-    /// Tells the house how a remote source is doing, when that changed: its phase or title
-    /// at once, its buffer at most twice a second.
+    /// Tells the house how a remote source is doing, when that changed.
     private func report(_ source: any FrameSource, _ id: Int) {
-        guard let status = source.status?.rounded, status != reported else { return }
-        let now = clock.nanosecondsNow()
-        let urgent = reported.map { $0.phase != status.phase || $0.streamTitle != status.streamTitle || $0.station != status.station
-            || $0.isLive != status.isLive || $0.canSeek != status.canSeek } ?? true
-        guard urgent || now - reportedAt >= 500_000_000 else { return }
-        reported = status
-        reportedAt = now
-        onNews(.stream(itemID: id, status))
+        guard let status = source.status, let told = statuses.filter(status, now: clock.nanosecondsNow()) else { return }
+        onNews(.stream(itemID: id, told))
     }
 
     /// Encodes the next frame of the stream; nil when there is nothing to encode yet (the
@@ -360,7 +333,11 @@ final class Player: @unchecked Sendable {
                 let n = try source.read(into: &pcm)
                 report(source, id)
                 guard let n else {  // a live input paused, or a remote source ran dry
-                    if !source.isLive { stalledAt(id) }
+                    // Once its next packet is due, the rooms hear where its audio ends.
+                    if !source.isLive, let end = dry.ranDry(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()),
+                                                                   next: packetizer.nextPresentationTime) {
+                        onNews(.ranDry(itemID: id, epoch: packetizer.epoch, at: end))
+                    }
                     return nil
                 }
                 epochFrames += Int64(n)
@@ -384,7 +361,8 @@ final class Player: @unchecked Sendable {
             _ = takeActions()
         }
         if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }
-        if stalled, let id = itemID, !placeAfterStall(id) { return nil }
+        if let id = itemID, dry.resumed(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()), next: packetizer.nextPresentationTime),
+           !goOnAfterDry(id) { return nil }
         do {
             let payload = try encoder.encode(pcm, offset: offset)
             offset += frameSize * 2
