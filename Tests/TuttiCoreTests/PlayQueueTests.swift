@@ -123,6 +123,18 @@ struct PlayQueueTests {
         #expect(q.current?.id == expected)
     }
 
+    /// A playlist's titles stay with the queue's items, through a save; a queue saved before
+    /// items had titles reads back without them.
+    @Test func playlistTitlesAreKeptWithTheQueue() throws {
+        var queue = PlayQueue()
+        queue.add(["http://radio/a", "/b.mp3"], titles: ["http://radio/a": "Tutti FM"])
+        let back = try JSONDecoder().decode(PlayQueue.self, from: JSONEncoder().encode(queue))
+        #expect(back.items.map(\.title) == ["Tutti FM", nil])
+        let old = #"{"id": 4, "path": "/old.mp3"}"#
+        let item = try JSONDecoder().decode(QueueItem.self, from: Data(old.utf8))
+        #expect(item == QueueItem(id: 4, path: "/old.mp3"))
+    }
+
     @Test func errorsSayWhatWasWrong() {
         #expect(QueueError.indexOutOfRange(index: 7, count: 3).description.contains("0 to 2"))
         #expect(QueueError.indexOutOfRange(index: 0, count: 0).description.contains("empty"))

@@ -16,9 +16,13 @@ public enum LoopMode: String, Codable, CaseIterable, Sendable {
 public struct QueueItem: Codable, Equatable, Hashable, Sendable {
     public var id: Int
     public var path: String
-    public init(id: Int, path: String) {
+    /// The title the playlist it came from gave it (`#EXTINF`, `TitleN=`), if any: shown
+    /// until the track's own tags say otherwise, and kept with the queue.
+    public var title: String?
+    public init(id: Int, path: String, title: String? = nil) {
         self.id = id
         self.path = path
+        self.title = title
     }
 
     /// A live input (`pcm:`): it plays from now, has no length and cannot seek.
@@ -74,12 +78,13 @@ public struct PlayQueue: Codable, Equatable, Sendable {
         case afterCurrent = "next"
     }
 
-    /// Adds tracks; returns the new items. The first track added to an empty queue becomes current.
+    /// Adds tracks (with the titles playlists gave them, by path); returns the new items.
+    /// The first track added to an empty queue becomes current.
     @discardableResult
-    public mutating func add(_ paths: [String], placement: Placement = .end) -> [QueueItem] {
+    public mutating func add(_ paths: [String], placement: Placement = .end, titles: [String: String] = [:]) -> [QueueItem] {
         let added = paths.map { path -> QueueItem in
             defer { nextID += 1 }
-            return QueueItem(id: nextID, path: path)
+            return QueueItem(id: nextID, path: path, title: titles[path])
         }
         var at = items.count
         if placement == .afterCurrent, let index = currentIndex { at = index + 1 }

@@ -9,6 +9,13 @@ public enum PlaylistParser {
             self.location = location
             self.title = title
         }
+
+        /// The titles `entries` carry, by location (the first, when one appears twice).
+        public static func titles(_ entries: [Entry]) -> [String: String] {
+            var titles: [String: String] = [:]
+            for entry in entries { if let t = entry.title, titles[entry.location] == nil { titles[entry.location] = t } }
+            return titles
+        }
     }
 
     public enum Format: String, Sendable {

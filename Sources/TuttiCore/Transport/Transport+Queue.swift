@@ -1,8 +1,8 @@
 /// Queue edits that may touch what is playing.
 extension Transport {
     @discardableResult
-    public mutating func add(_ paths: [String], placement: PlayQueue.Placement = .end) -> [QueueItem] {
-        queue.add(paths, placement: placement)
+    public mutating func add(_ paths: [String], placement: PlayQueue.Placement = .end, titles: [String: String] = [:]) -> [QueueItem] {
+        queue.add(paths, placement: placement, titles: titles)
     }
 
     public mutating func move(itemID: Int, to index: Int) throws(TransportError) {

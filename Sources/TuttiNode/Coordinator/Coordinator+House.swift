@@ -54,7 +54,7 @@ extension Coordinator {
         clockServer.onReport = { report, address, time in house.tell(.report(report, from: address, at: time)) }
         if let tracks = start.tracks {
             house.library.suggest(start.titles)
-            try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once)
+            try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))
         } else if let mode = start.loopMode {
             try await house.setLoopMode(mode)
         }

@@ -32,7 +32,7 @@ extension House {
         library.suggest(entries)
         let tracks = entries.map(\.location)
         await warm(tracks)
-        let added = Set(transport.add(tracks, placement: placement).map(\.id))
+        let added = Set(transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
         publishQueue()
         let view = queueView().items.filter { added.contains($0.id) }
         try await commit()
@@ -139,11 +139,11 @@ extension House {
     }
 
     /// The command line named tracks: they become the queue, and play.
-    func replaceQueue(with tracks: [String], loopMode: LoopMode) async throws(ControlError) {
+    func replaceQueue(with tracks: [String], loopMode: LoopMode, titles: [String: String] = [:]) async throws(ControlError) {
         await warm(tracks)
         execute(transport.clear(now: now))
         transport.setLoopMode(loopMode)
-        transport.add(tracks)
+        transport.add(tracks, titles: titles)
         execute((try? transport.handle(.play, now: now)) ?? [])
         publishQueue()
         try await commit()

@@ -67,6 +67,7 @@ public actor House: ControlService {
         feedbackLog = saved.feedback
         saver = StateSaver(store: store, queue: saving)
         (notices, noticeInbox) = AsyncStream<Notice>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        library.suggest(saved.queue.items.map { PlaylistParser.Entry(location: $0.path, title: $0.title) })
         Self.warm(saved.queue.items.map(\.path), library, lyricsLibrary)
     }
 
