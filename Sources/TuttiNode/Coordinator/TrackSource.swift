@@ -3,8 +3,9 @@ import Glibc
 import TuttiCore
 import TuttiRemote
 
-/// Expands what the user named (MP3 files, folders, M3U/M3U8 playlists, live inputs) into
-/// the ordered list of entries to play. Folders are walked recursively and sorted.
+/// Expands what the user named (MP3 files, folders, M3U, M3U8 and PLS playlists, local or
+/// remote, URLs, live inputs) into the ordered list of entries to play, with the titles
+/// playlists give them. Folders are walked recursively and sorted.
 public enum TrackSource {
     public static let audioExtensions: Set<String> = ["mp3", "mp2", "mpga"]
 
