@@ -56,6 +56,18 @@ struct NodeTests {
         #expect(through?.description == "playlist a.m3u8 includes itself (a.m3u8 → b.m3u8 → a.m3u8): refused")
     }
 
+    /// A URL is named without asking its server: by a playlist's title when one gave it
+    /// (even after it was first known by its name), else by its last path component.
+    @Test func urlsAreNamedByTheirPlaylistElseTheirName() {
+        let library = TrackLibrary()
+        #expect(library.info("http://host/music/Night%20Drive.mp3").tags.title == "Night Drive")
+        library.suggest([.init(location: "http://host/music/Night%20Drive.mp3", title: "Night Drive (live)")])
+        #expect(library.known("http://host/music/Night%20Drive.mp3").tags.title == "Night Drive (live)")
+        library.suggest([.init(location: "http://radio/stream", title: "Tutti FM")])
+        #expect(library.info("http://radio/stream").tags.title == "Tutti FM")
+        #expect(library.artwork("http://radio/stream") == nil, "nothing is fetched for artwork")
+    }
+
     @Test func missingInputIsAClearError() async {
         let error = await #expect(throws: SourceError.self) { try await Self.expand(["/no/such/folder"]) }
         #expect(error?.description.contains("/no/such/folder") == true)

@@ -44,7 +44,12 @@ public final class TrackLibrary: Sendable {
             for entry in entries { if let t = entry.title { titles[entry.location] = t } }
         }
         cache.withLock { cache in
-            for entry in entries { if let t = entry.title, cache[entry.location]?.tags.title == nil { cache[entry.location]?.tags.title = t } }
+            for entry in entries {
+                guard let t = entry.title, let known = cache[entry.location] else { continue }
+                // A file with no title of its own, or a URL still called by its name.
+                let placeholder = RemoteLocation.isRemote(entry.location) && known.tags.title == RemoteLocation.displayName(entry.location)
+                if known.tags.title == nil || placeholder { cache[entry.location]?.tags.title = t }
+            }
         }
     }
 
