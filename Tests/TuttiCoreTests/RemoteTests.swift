@@ -131,6 +131,7 @@ struct RemoteTests {
         #expect(RemoteLocation.displayName("http://host:8000/music/My%20Song.mp3?token=1") == "My Song")
         #expect(RemoteLocation.displayName("http://radio.example:8000/") == "radio.example:8000")
         #expect(RemoteLocation.displayName("http://host/bad%zz.mp3") == "bad%zz")
+        #expect(RemoteLocation.displayName("http://host/Rock+Roll.mp3") == "Rock+Roll", "a path's + is itself")
     }
 
     @Test func theBufferStartsFullEnoughAndPlaysUntilDry() {
