@@ -86,8 +86,13 @@ public struct IcyMetadata: Equatable, Sendable {
     }
 
     /// The stream title split into artist and title at the first " - ", when it has one.
-    public var artistAndTitle: (artist: String?, title: String)? {
-        guard let t = streamTitle else { return nil }
+    public var artistAndTitle: (artist: String?, title: String)? { streamTitle.flatMap(Self.artistAndTitle) }
+
+    /// A live title split into artist and title at its first " - " (no artist without one);
+    /// nil when it is empty.
+    public static func artistAndTitle(_ streamTitle: String) -> (artist: String?, title: String)? {
+        let t = streamTitle.trimmingSpaces()
+        guard !t.isEmpty else { return nil }
         guard let dash = t.firstRange(of: " - ") else { return (nil, t) }
         let artist = t[..<dash.lowerBound].trimmingSpaces(), title = t[dash.upperBound...].trimmingSpaces()
         if artist.isEmpty || title.isEmpty { return (nil, t) }

@@ -45,7 +45,7 @@ extension House {
         np.streamTitle = stream.streamTitle
         if stream.isLive {
             np.duration = nil
-            if let (artist, title) = IcyMetadata(fields: ["StreamTitle": stream.streamTitle ?? ""]).artistAndTitle {
+            if let (artist, title) = stream.streamTitle.flatMap(IcyMetadata.artistAndTitle) {
                 np.title = title
                 np.artist = artist
                 np.album = stream.station

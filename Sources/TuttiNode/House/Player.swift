@@ -123,9 +123,9 @@ final class Player: @unchecked Sendable {
         while !stopFlag.isSet {
             if takeActions() { pending = nil }
             guard schedule.streaming else {
-                if source?.closesWhenIdle == true {
+                if let s = source, s.closesWhenIdle {
                     source = nil  // a live stream, paused: stop listening
-                    log.info("stopped listening to \(paths[itemID ?? -1] ?? "the stream")")
+                    log.info("stopped listening to \(s.name)")
                 }
                 waitForActions(until: clock.nanosecondsNow() + 100_000_000)
                 continue
@@ -361,7 +361,8 @@ final class Player: @unchecked Sendable {
             _ = takeActions()
         }
         if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }
-        if let id = itemID, dry.resumed(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()), next: packetizer.nextPresentationTime),
+        if dry.stalled, let id = itemID,
+           dry.resumed(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()), next: packetizer.nextPresentationTime),
            !goOnAfterDry(id) { return nil }
         do {
             let payload = try encoder.encode(pcm, offset: offset)
