@@ -70,6 +70,9 @@ struct RemoteTests {
         #expect(IcyMetadata(Array("StreamTitle='Just a show';".utf8)).artistAndTitle! == (nil, "Just a show"))
         #expect(IcyMetadata(Array("StreamTitle='';".utf8)).streamTitle == nil)
         #expect(IcyMetadata(Array("garbage without fields".utf8)).fields.isEmpty)
+        // Found by the fuzzer: a value opened at the very end (its range ran backwards).
+        #expect(IcyMetadata(Array("St=eamTitle='".utf8)).fields == ["St=eamTitle": ""])
+        #expect(IcyMetadata(Array("StreamTitle='".utf8)).streamTitle == nil)
         // Latin-1, as older servers send it.
         #expect(IcyMetadata([UInt8]("StreamTitle='Caf".utf8) + [0xE9] + [UInt8]("';".utf8)).streamTitle == "Café")
     }

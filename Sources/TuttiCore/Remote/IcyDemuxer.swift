@@ -72,7 +72,10 @@ public struct IcyMetadata: Equatable, Sendable {
             let key = rest[..<equals.lowerBound].trimmingSpaces()
             let valueStart = equals.upperBound
             let close = rest[valueStart...].firstRange(of: "';")
-            let valueEnd = close?.lowerBound ?? (rest.hasSuffix("'") ? rest.index(before: rest.endIndex) : rest.endIndex)
+            // An unclosed value runs to the end, less a final quote that is not its opening one
+            // (`StreamTitle='` at the very end has an empty value).
+            var valueEnd = close?.lowerBound ?? (rest.hasSuffix("'") ? rest.index(before: rest.endIndex) : rest.endIndex)
+            if valueEnd < valueStart { valueEnd = valueStart }
             if !key.isEmpty { fields[String(key)] = String(rest[valueStart..<valueEnd]) }
             rest = close.map { rest[$0.upperBound...] } ?? rest[rest.endIndex...]
         }
