@@ -84,6 +84,11 @@ def main():
     # Playlists.
     save("playlist", b"#EXTM3U\n#EXTINF:123,Artist - Title\nsong.mp3\n/abs/other.mp3\nhttp://host/x.mp3\n")
     save("playlist", b"[playlist]\nFile1=a.mp3\nTitle1=A\nLength1=10\nNumberOfEntries=1\nVersion=2\n")
+    save("playlist", b"#EXTM3U\n../up/b.mp3\n/root.mp3\n//other/c.mp3\n./d.mp3?q=1#f\n")
+    # ICY streams: interval (2 bytes, minus one), chunk size (minus one), then audio and blocks.
+    title = b"StreamTitle='Alpha - One';StreamUrl='';"
+    title += bytes(-len(title) % 16)
+    save("icy", bytes([0, 15, 6]) + bytes(range(16)) + bytes([len(title) // 16]) + title + bytes(range(16)) + b"\0" + bytes(8))
     # API bodies: a selector byte, then JSON (bench/fuzz/Sources: api).
     for selector, body in [(0, {"position": 12.5}), (1, {"seconds": -10}), (2, {"paths": ["a.mp3"], "placement": "next"}),
                            (3, {"volume": 40, "muted": False}), (4, {"name": "Kitchen", "volume": 10, "outputDelayMs": 35}),

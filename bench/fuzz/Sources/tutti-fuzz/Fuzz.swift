@@ -37,7 +37,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "clock": clock(bytes)
     case "id3": _ = ID3Reader.read(bytes); if bytes.count >= 128 { _ = ID3Reader.readV1(Array(bytes.suffix(128))) }
     case "lrc": lrc(bytes)
-    case "playlist": _ = PlaylistParser.parse(String(decoding: bytes, as: UTF8.self), baseDirectory: "/music")
+    case "playlist": playlist(bytes)
+    case "icy": icy(bytes)
     case "mp3": mp3(bytes)
     case "api": api(bytes)
     default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
@@ -123,4 +124,34 @@ func api(_ bytes: [UInt8]) {
         let text = String(decoding: body, as: UTF8.self)
         if JSONNesting.isShallow(text) { _ = try? JSONDecoder().decode(TimeExchange.self, from: Data(text.utf8)) }
     }
+}
+
+/// Playlists in both formats, against a folder and a URL (RFC 3986 resolution), and sniffed.
+func playlist(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    for format in [PlaylistParser.Format.m3u, .pls] {
+        _ = PlaylistParser.parse(text, format: format, base: "/music")
+        for entry in PlaylistParser.parse(text, format: format, base: "http://host:8000/lists/a/today.m3u?x=1") {
+            precondition(entry.location.contains("://") || entry.location.hasPrefix("pcm:"), "a relative entry left unresolved")
+        }
+    }
+    _ = PlaylistParser.Format(sniffing: text[...])
+}
+
+/// An ICY stream: the first two bytes choose the metadata interval, the third the chunk size
+/// it arrives in; the audio that comes out is the stream without its metadata blocks.
+func icy(_ bytes: [UInt8]) {
+    guard bytes.count >= 3, var demuxer = IcyDemuxer(interval: Int(bytes[0]) << 8 | Int(bytes[1]) + 1) else { return }
+    let chunk = Int(bytes[2]) + 1
+    var audio: [UInt8] = []
+    var index = 3
+    while index < bytes.count {
+        let end = min(bytes.count, index + chunk)
+        for block in demuxer.push(bytes[index..<end], audio: &audio) {
+            _ = block.streamTitle
+            _ = block.artistAndTitle
+        }
+        index = end
+    }
+    precondition(audio.count <= bytes.count - 3, "more audio than bytes")
 }
