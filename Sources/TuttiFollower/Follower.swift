@@ -24,7 +24,10 @@ public final class Follower: @unchecked Sendable {
         public var name = System.hostName().split(separator: ".").first.map(String.init) ?? "room"
         /// Frames rendered per write to the output.
         public var chunkFrames = 480
+        /// Seconds between status lines (verbose) or checks for trouble (quiet).
         public var statusInterval: Double = 5
+        /// The technical status line every interval; otherwise only changes and trouble.
+        public var verbose = false
         /// This machine's copy of the house key (from pairing, or copied from the coordinator).
         public var houseKeyPath = StateFolder.houseKeyPath(in: StateFolder.path())
         /// The stream is sealed with SRTP (the coordinator's default); false only for a
@@ -82,7 +85,8 @@ public final class Follower: @unchecked Sendable {
             stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
             coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
             trace: clockTrace)
-        let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9)) { [clockMemory, clock, device = output.name] last in
+        let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9),
+                               verbose: configuration.verbose) { [clockMemory, clock, device = output.name] last in
             // A file written once a minute: on a thread of its own, never the playout's.
             guard let clockMemory else { return }
             startThread("tutti-keep") {
@@ -219,24 +223,34 @@ final class FollowerNetwork {
 }
 
 /// What the playout says about itself: the room's state, an interruption, a disproved clock
-/// memory as they change, and the status line every status interval; and, every minute
-/// while locked, the clock to keep for the next run.
+/// memory and the clock's first lock as they change; then either (verbose) the status line
+/// every status interval, or (quiet, the default) a line only for an interval with trouble
+/// and one when it is over (`TroubleWatch`); and, every minute while locked, the clock to
+/// keep for the next run.
 final class PlayoutNews {
     private let log: Log
     private let statusInterval: Int64
+    private let verbose: Bool
     private let keep: (PlayoutSnapshot) -> Void
     private var nextStatus: Int64 = 0
     private var nextKeep: Int64 = 0
+    private var trouble = TroubleWatch()
+    /// The room's state changed in this period: it is settling.
+    private var settling = true
 
-    init(log: Log, statusInterval: Int64, keep: @escaping (PlayoutSnapshot) -> Void) {
+    init(log: Log, statusInterval: Int64, verbose: Bool, keep: @escaping (PlayoutSnapshot) -> Void) {
         self.log = log
         self.statusInterval = statusInterval
+        self.verbose = verbose
         self.keep = keep
     }
 
     /// Tells what changed from `before` (the last snapshot) to `snapshot`.
     func tell(_ snapshot: PlayoutSnapshot, before: PlayoutSnapshot, now: Int64, unsealed: Int) {
-        if snapshot.state != before.state { log.info("state: \(snapshot.state.rawValue)") }
+        if snapshot.state != before.state {
+            log.info("state: \(snapshot.state.rawValue)")
+            settling = true
+        }
         if snapshot.room.interrupted != before.room.interrupted {
             log.info(snapshot.room.interrupted ? "interrupted: the sound server asked this stream to pause (another stream has priority)"
                                                : "interruption over")
@@ -245,13 +259,31 @@ final class PlayoutNews {
             log.info("the clock of the last run disagrees with the coordinator's answers (the coordinator restarted, or "
                      + "its clock moved): locking afresh")
         }
+        if let estimate = snapshot.estimate, before.estimate == nil { log.info("clock locked: \(estimate)") }
         if now >= nextStatus {
-            if nextStatus != 0 { log.info(snapshot.statusLine(unsealed: unsealed)) }
+            if nextStatus != 0 { status(snapshot, unsealed: unsealed) }
             nextStatus = now + statusInterval
         }
         if snapshot.estimate != nil, now >= nextKeep {
             if nextKeep != 0 { keep(snapshot) }
             nextKeep = now + 60_000_000_000
+        }
+    }
+}
+
+extension PlayoutNews {
+    private func status(_ snapshot: PlayoutSnapshot, unsealed: Int) {
+        let line = snapshot.statusLine(unsealed: unsealed)
+        if verbose { return log.info(line) }
+        // The counters only count while the clock is locked and the stream plays.
+        guard snapshot.estimate != nil else { return }
+        let seconds = (Double(statusInterval) / 1e9).fixed(statusInterval % 1_000_000_000 == 0 ? 0 : 1)
+        defer { settling = false }
+        switch trouble.judge(TroubleWatch.Counts(snapshot.statistics, unsealed: unsealed), clockSuspect: snapshot.lock.suspect,
+                             settling: settling) {
+        case .quiet: break
+        case let .trouble(what): log.warning("trouble in the last \(seconds) s: \(what); \(line)")
+        case .recovered: log.info("no trouble in the last \(seconds) s")
         }
     }
 }

@@ -39,8 +39,11 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "Sound server buffer to keep filled (ms).")
     var bufferMs: Int = 60
 
-    @Option(help: "Seconds between status lines.")
-    var statusInterval: Double = 5
+    @Flag(help: "Log the technical status line (clock, timing, buffer, loss) every --status-interval seconds. Without it the follower logs only changes and trouble.")
+    var verbose = false
+
+    @Option(help: "Seconds between status lines (implies --verbose), and between checks for trouble (default 5).")
+    var statusInterval: Double?
 
     @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
     var key: String?
@@ -53,6 +56,9 @@ public struct FollowerCommand: ParsableCommand {
     public func validate() throws {
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
         if !(0...2000).contains(outputDelayMs) { throw ValidationError("--output-delay-ms must be between 0 and 2000") }
+        if let statusInterval, !(0.1...3600).contains(statusInterval) {
+            throw ValidationError("--status-interval must be between 0.1 and 3600 seconds")
+        }
         if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
         if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
         _ = try parseOutput()
@@ -79,7 +85,8 @@ public struct FollowerCommand: ParsableCommand {
         config.multicastGroup = try SocketAddress(parsing: multicast, defaultPort: 5004)
         config.latencyMilliseconds = latencyMs
         config.outputDelayMilliseconds = outputDelayMs
-        config.statusInterval = statusInterval
+        config.statusInterval = statusInterval ?? 5
+        config.verbose = verbose || statusInterval != nil
         if let key { config.houseKeyPath = key }
         config.sealedStream = !plainRtp
         if let name { config.name = name }

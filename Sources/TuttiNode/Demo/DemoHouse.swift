@@ -70,7 +70,7 @@ public final class DemoHouse: @unchecked Sendable {
                        "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)
         for (room, sink) in zip(["Living room", "Kitchen"], sinks) {
-            var args = ["follower", "--coordinator", clock, "--unicast", "--status-interval", "10", "--name", room, "--key", keyPath]
+            var args = ["follower", "--coordinator", clock, "--unicast", "--name", room, "--key", keyPath]
             if let sink { args += ["--sink", sink] }
             try spawn(me, args)
             log.info("\(room) plays to \(sink ?? "the default sink")")
