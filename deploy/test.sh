@@ -4,9 +4,10 @@
 # the tests themselves) and GStreamer decoding tutti's stream.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v swift >/dev/null; then
-  for d in /opt/swift/usr/bin /usr/share/swift/usr/bin; do [ -x "$d/swift" ] && export PATH="$d:$PATH"; done
-fi
+. deploy/packages.sh
+find_swift || { echo "test: Swift 6 is needed (deploy/setup.sh)" >&2; exit 1; }
+# What the tests need beyond running tutti (GStreamer, Chromium, Snapcast, ...).
+deploy/test-setup.sh
 # The integration tests run the real binary.
 swift build --product tutti
 swift build --product tutti-follower

@@ -7,8 +7,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def release(*products):
-    """Builds `products` (default: tutti) and returns their paths, in order."""
+    """Installs what benches need beyond running tutti (deploy/test-setup.sh: Snapcast,
+    valgrind, ...), builds `products` (default: tutti) and returns their paths, in order."""
     products = products or ("tutti",)
+    subprocess.run([os.path.join(ROOT, "deploy/test-setup.sh")], cwd=ROOT, check=True)
     for product in products:
         subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", product], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
