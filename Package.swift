@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -91,10 +92,15 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Configuration files (TOML, through TOMLKit, its only importer) and TUTTI_* variables
+        // completing a role's command line; `tutti config check`. The follower links it too.
+        .target(name: "TuttiConfig", dependencies: [
+            "TuttiNet", .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // The follower: its threads, the clock client, the playout loop, its command line.
         // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
         .target(name: "TuttiFollower", dependencies: [
-            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity",
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Composition: coordinator, house, lyric screens, demo.
@@ -105,10 +111,10 @@ let package = Package(
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
-        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower"], linkerSettings: leanLinking),
+        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], linkerSettings: leanLinking),
         .executableTarget(name: "tutti", dependencies: [
             "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust",
-            "TuttiFollower",
+            "TuttiFollower", "TuttiConfig",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -116,6 +122,7 @@ let package = Package(
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
+        .testTarget(name: "TuttiConfigTests", dependencies: ["TuttiConfig", "TuttiFollower", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
         // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
         .testTarget(name: "TuttiSecurityTests", dependencies: [

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TuttiAudio
+import TuttiConfig
 import TuttiCore
 import TuttiNet
 
@@ -47,6 +48,8 @@ public struct FollowerCommand: ParsableCommand {
 
     @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
     var key: String?
+
+    @OptionGroup var configFile: ConfigFileOption
 
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
     var plainRtp = false

@@ -1,4 +1,5 @@
 import ArgumentParser
+import TuttiConfig
 import TuttiFollower
 
 /// `tutti-follower`: the same as `tutti follower`, in a binary that links only what a
@@ -6,11 +7,11 @@ import TuttiFollower
 struct TuttiFollowerMain: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tutti-follower", abstract: FollowerCommand.configuration.abstract,
-        discussion: "The follower of `tutti follower`, built alone: no control server, no web or TLS libraries, no full Foundation.")
+        discussion: "The follower of `tutti follower`, built alone: no control server, no web or TLS libraries, no full Foundation. Its options can live in follower.toml (see `tutti config example follower`) or TUTTI_* variables.")
 
     @OptionGroup var options: FollowerCommand
 
     func run() throws { try options.run() }
 }
 
-TuttiFollowerMain.main()
+TuttiFollowerMain.main(Configured.arguments(root: TuttiFollowerMain.self, role: "follower"))

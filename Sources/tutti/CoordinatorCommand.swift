@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiConfig
 import TuttiCore
 import TuttiNet
 import TuttiNode
@@ -68,6 +69,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     @Option(help: "The private key (PEM) of --tls-certificate.")
     var tlsKey: String?
+
+    @OptionGroup var configFile: ConfigFileOption
 
     /// HOST:PORT for a listener; port 0 takes any free port.
     static func listenAddress(_ text: String) throws -> (host: String, port: Int) {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiConfig
 import TuttiNet
 import TuttiNode
 
@@ -28,6 +29,8 @@ struct LyricsCommand: ParsableCommand {
 
     @Flag(help: "Print each line as it starts instead of drawing the full screen.")
     var lines = false
+
+    @OptionGroup var configFile: ConfigFileOption
 
     @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
     var key: String?

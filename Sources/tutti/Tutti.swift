@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiConfig
 import TuttiFollower
 
 @main
@@ -7,7 +8,13 @@ struct Tutti: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tutti",
         abstract: "Synchronized multi-room music for a whole house of Linux machines.",
+        discussion: "Every option of a role can also live in its configuration file (~/.config/tutti/ROLE.toml or /etc/tutti/ROLE.toml; see `tutti config`) or a TUTTI_* variable (--latency-ms: TUTTI_LATENCY_MS); the command line wins, then the environment, then the file.",
         subcommands: [CoordinatorCommand.self, FollowerCommand.self, CtlCommand.self, LyricsCommand.self, PairCommand.self, DemoCommand.self,
-                      DecodeCommand.self,
+                      ConfigCommand.self, DecodeCommand.self,
                       ClockReplayCommand.self])
+
+    /// The command line completed from the role's file and the environment, then run.
+    static func main() async {
+        await main(Configured.arguments(root: Tutti.self))
+    }
 }

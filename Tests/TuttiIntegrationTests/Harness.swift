@@ -46,6 +46,8 @@ final class Harness {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // Each test's coordinators keep their state and token here, not in the user's folder.
         environment["TUTTI_STATE_DIR"] = path("state")
+        // No configuration file of this machine's: each test says what it runs with.
+        environment["TUTTI_CONFIG"] = "none"
         // A paired house: its coordinator, followers and screens share this folder's key
         // (made here, so that a follower started beside its coordinator never finds none).
         try StateStore.writeHouseKey(HouseKey.generate(), to: StateStore(directory: path("state")).houseKeyPath)

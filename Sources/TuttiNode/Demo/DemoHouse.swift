@@ -66,11 +66,12 @@ public final class DemoHouse: @unchecked Sendable {
         let store = try StateStore(directory: Self.stateDirectory)
         _ = try store.houseKey()
         let keyPath = store.houseKeyPath
-        try spawn(me, ["coordinator", song, "--loop", "--multicast", "off", "--clock-listen", clock,
+        // The demo's own settings, whatever configuration files this machine has.
+        try spawn(me, ["coordinator", "--config", "none", song, "--loop", "--multicast", "off", "--clock-listen", clock,
                        "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)
         for (room, sink) in zip(["Living room", "Kitchen"], sinks) {
-            var args = ["follower", "--coordinator", clock, "--unicast", "--name", room, "--key", keyPath]
+            var args = ["follower", "--config", "none", "--coordinator", clock, "--unicast", "--name", room, "--key", keyPath]
             if let sink { args += ["--sink", sink] }
             try spawn(me, args)
             log.info("\(room) plays to \(sink ?? "the default sink")")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiAPI
+import TuttiConfig
 import TuttiCore
 import TuttiNet
 import TuttiNode
@@ -12,6 +13,8 @@ struct CtlOptions: ParsableArguments {
     var server: String?
 
     @OptionGroup var tls: TLSOptions
+
+    @OptionGroup var configFile: ConfigFileOption
 
     @Option(help: "The house token (default: $TUTTI_TOKEN, else the token file in the coordinator's state folder).")
     var token: String?

@@ -1,0 +1,99 @@
+import ArgumentParser
+import FoundationEssentials
+
+/// A command's options as ArgumentParser knows them (from its help dump): what each key
+/// of a configuration file or `TUTTI_*` variable stands for, and how it is spelled on
+/// the command line.
+public struct OptionTable: Sendable {
+    public struct Option: Sendable, Equatable {
+        public enum Kind: String, Sendable { case option, flag, positional }
+        /// The long name (`latency-ms`), or a positional argument's value name (`inputs`).
+        public let key: String
+        public let kind: Kind
+        public let repeating: Bool
+        public let abstract: String
+        public let defaultValue: String?
+        /// One-letter names (`h`), for reading the command line.
+        let shortNames: [String]
+
+        /// The variable that sets it: `TUTTI_LATENCY_MS`.
+        public var environmentName: String {
+            "TUTTI_" + key.uppercased().map { $0 == "-" ? "_" : $0 }.map(String.init).joined()
+        }
+    }
+
+    public let options: [Option]
+    /// The command's subcommands, by name (`tutti ctl` has them; a leaf has none).
+    public let subcommands: [String: OptionTable]
+
+    public func option(_ key: String) -> Option? { options.first { $0.key == key } }
+
+    /// The leaves' options together, for a command with subcommands (what a `ctl.toml`
+    /// may hold); the command's own for a leaf.
+    public var everyOption: [Option] {
+        guard !subcommands.isEmpty else { return options }
+        var seen = Set<String>()
+        return (options + subcommands.keys.sorted().flatMap { subcommands[$0]!.everyOption }).filter { seen.insert($0.key).inserted }
+    }
+
+    /// The table of `command` (from ArgumentParser's JSON help dump).
+    public static func of(_ command: any ParsableCommand.Type) -> OptionTable {
+        let json = command._dumpHelp()
+        guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(json.utf8)) else {
+            return OptionTable(options: [], subcommands: [:])
+        }
+        return OptionTable(dump.command)
+    }
+
+    /// The table `path` leads to (`["ctl", "queue", "add"]`), or nil.
+    public func descend(_ path: [String]) -> OptionTable? {
+        var table = self
+        for name in path {
+            guard let next = table.subcommands[name] else { return nil }
+            table = next
+        }
+        return table
+    }
+
+    init(options: [Option], subcommands: [String: OptionTable]) {
+        self.options = options
+        self.subcommands = subcommands
+    }
+
+    init(_ command: Dump.Command) {
+        options = (command.arguments ?? []).compactMap { argument in
+            // Help, version and the file's own path are not settings.
+            guard let kind = Option.Kind(rawValue: argument.kind) else { return nil }
+            let long = argument.names?.first { $0.kind == "long" || $0.kind == "longWithSingleDash" }?.name
+            let key = kind == .positional ? argument.valueName : long
+            guard let key, !["help", "version", "config", "experimental-dump-help"].contains(key) else { return nil }
+            return Option(key: key, kind: kind, repeating: argument.isRepeating ?? false, abstract: argument.abstract ?? "",
+                          defaultValue: argument.defaultValue,
+                          shortNames: argument.names?.filter { $0.kind == "short" }.map(\.name) ?? [])
+        }
+        var subcommands: [String: OptionTable] = [:]
+        for sub in command.subcommands ?? [] where sub.commandName != "help" {
+            subcommands[sub.commandName] = OptionTable(sub)
+        }
+        self.subcommands = subcommands
+    }
+
+    /// ArgumentParser's help dump (ToolInfoV0), the fields read here.
+    struct Dump: Decodable {
+        struct Name: Decodable { let kind: String, name: String }
+        struct Argument: Decodable {
+            let kind: String
+            let names: [Name]?
+            let valueName: String?
+            let isRepeating: Bool?
+            let abstract: String?
+            let defaultValue: String?
+        }
+        final class Command: Decodable {
+            let commandName: String
+            let arguments: [Argument]?
+            let subcommands: [Command]?
+        }
+        let command: Command
+    }
+}

@@ -1,0 +1,193 @@
+import ArgumentParser
+import Testing
+import TuttiFollower
+@testable import TuttiConfig
+
+/// A command line like tutti's: a role with options, switches, a list and positionals,
+/// and a role with subcommands (as `ctl`).
+struct House: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "house", subcommands: [Play.self, Remote.self, FollowerCommand.self])
+
+    struct Play: ParsableCommand {
+        @Argument var inputs: [String] = []
+        @Option var latencyMs: Int = 150
+        @Option(name: .customLong("unicast")) var unicast: [String] = []
+        @Flag var loop = false
+        @Option var name: String?
+        @OptionGroup var configFile: ConfigFileOption
+
+        func validate() throws {
+            if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        }
+    }
+
+    struct Remote: ParsableCommand {
+        static let configuration = CommandConfiguration(subcommands: [Status.self, Seek.self])
+        struct Common: ParsableArguments {
+            @Option var server: String?
+            @Option var token: String?
+        }
+        struct Status: ParsableCommand {
+            @OptionGroup var common: Common
+            @Flag var follow = false
+        }
+        struct Seek: ParsableCommand {
+            @OptionGroup var common: Common
+            @Argument var position: String
+        }
+    }
+}
+
+@Suite struct SettingsTests {
+    /// In-memory files and variables.
+    struct World {
+        var files: [String: String] = [:]
+        var environment: [String: String] = ["HOME": "/home/ann"]
+
+        func resolve(_ arguments: [String]) throws(ConfigError) -> Settings {
+            try Settings.resolve(root: House.self, arguments: arguments, environment: { environment[$0] },
+                                 read: { files[$0].map { Array($0.utf8) } })
+        }
+    }
+
+    @Test func theCommandLineWinsOverTheEnvironmentWhichWinsOverTheFile() throws {
+        var world = World()
+        world.files["/home/ann/.config/tutti/play.toml"] = """
+            # the house
+            inputs = ["/srv/music", "/srv/more"]
+            latency-ms = 300
+            loop = true
+            name = "Kitchen"
+            """
+        world.environment["TUTTI_LATENCY_MS"] = "250"
+        world.environment["TUTTI_NAME"] = "Hall"
+        let settings = try world.resolve(["play", "--name", "Study"])
+        #expect(settings.file == "/home/ann/.config/tutti/play.toml")
+        #expect(settings.origins["latency-ms"] == .environment("TUTTI_LATENCY_MS"))
+        #expect(settings.origins["name"] == .commandLine)
+        #expect(settings.origins["loop"] == .file("/home/ann/.config/tutti/play.toml", line: 4))
+        let play = try House.parseAsRoot(settings.arguments) as! House.Play
+        #expect(play.inputs == ["/srv/music", "/srv/more"])
+        #expect(play.latencyMs == 250)
+        #expect(play.loop)
+        #expect(play.name == "Study")
+    }
+
+    @Test func aListOnTheCommandLineReplacesTheFilesList() throws {
+        var world = World()
+        world.files["/etc/tutti/play.toml"] = "inputs = [\"/srv/music\"]\nunicast = [\"a:1\", \"b:2\"]\n"
+        let settings = try world.resolve(["play", "/tmp/one.mp3", "--unicast", "c:3"])
+        let play = try House.parseAsRoot(settings.arguments) as! House.Play
+        #expect(play.inputs == ["/tmp/one.mp3"])
+        #expect(play.unicast == ["c:3"])
+        // From the environment: values separated by commas.
+        world.environment["TUTTI_UNICAST"] = "d:4, e:5"
+        let fromEnvironment = try House.parseAsRoot(try world.resolve(["play"]).arguments) as! House.Play
+        #expect(fromEnvironment.unicast == ["d:4", "e:5"])
+        #expect(fromEnvironment.inputs == ["/srv/music"])
+    }
+
+    @Test func theFileIsTheOneNamedOrTheUsersOrTheSystems() throws {
+        var world = World()
+        world.files["/etc/tutti/play.toml"] = "latency-ms = 400\n"
+        #expect(try world.resolve(["play"]).file == "/etc/tutti/play.toml")
+        world.files["/home/ann/.config/tutti/play.toml"] = "latency-ms = 500\n"
+        #expect(try world.resolve(["play"]).file == "/home/ann/.config/tutti/play.toml")
+        world.environment["XDG_CONFIG_HOME"] = "/cfg"
+        #expect(try world.resolve(["play"]).file == "/etc/tutti/play.toml")
+        world.files["/x.toml"] = "latency-ms = 600\n"
+        #expect(try world.resolve(["play", "--config", "/x.toml"]).file == "/x.toml")
+        #expect(try world.resolve(["play", "--config=none"]).file == nil)
+        world.environment["TUTTI_CONFIG"] = "/x.toml"
+        #expect(try world.resolve(["play"]).file == "/x.toml")
+        #expect(throws: ConfigError(path: "/missing.toml", line: nil, "no such file (named by --config or $TUTTI_CONFIG)")) {
+            try world.resolve(["play", "--config", "/missing.toml"])
+        }
+        // Only a role's command line is completed: help and `config` are left alone.
+        #expect(try world.resolve(["--help"]).arguments == ["--help"])
+    }
+
+    @Test func eachMistakeInAFileIsToldWithItsLine() {
+        var world = World()
+        func error(_ text: String) -> String {
+            world.files["/etc/tutti/play.toml"] = text
+            do {
+                _ = try world.resolve(["play"])
+                return "no error"
+            } catch {
+                return error.description
+            }
+        }
+        #expect(error("latency-ms = 100\nloop = \"yes\"\n") == "/etc/tutti/play.toml line 2: loop = \"yes\": a switch: write loop = true or false")
+        #expect(error("\n\nname = [\"a\"]\n") == "/etc/tutti/play.toml line 3: name = [\"a\"]: takes one value, not a list")
+        #expect(error("latency = 100\n") == "/etc/tutti/play.toml line 1: latency: not an option of tutti play (did you mean latency-ms?); `tutti config example play` lists them")
+        #expect(error("latency-ms = \n").hasPrefix("/etc/tutti/play.toml line 1: not TOML: "))
+        #expect(error("name = 1979-05-27\n") == "/etc/tutti/play.toml line 1: name: a date or time is not an option's value (quote it to pass it as text)")
+        #expect(error("loop = true\n[play]\nname = \"x\"\n") == "/etc/tutti/play.toml line 2: [play]: tables are not used: every option is a top-level key (write them before any [table])")
+        #expect(error("latency-ms = 1\nlatency-ms = 2\n").contains("line 2"))
+        world.files["/etc/tutti/play.toml"] = nil
+        world.environment["TUTTI_LOOP"] = "perhaps"
+        #expect(throws: ConfigError.self) { try world.resolve(["play"]) }
+    }
+
+    @Test func aRefusedValueSaysWhereItCameFrom() throws {
+        var world = World()
+        world.files["/etc/tutti/play.toml"] = "\nlatency-ms = 9000\n"
+        let settings = try world.resolve(["play"])
+        do {
+            _ = try House.parseAsRoot(settings.arguments)
+            Issue.record("parsed")
+        } catch {
+            #expect(settings.explain(House.message(for: error)) == "latency-ms comes from /etc/tutti/play.toml line 2")
+        }
+        #expect(settings.explain("The value 'x' is invalid for '--name <name>'") == nil)
+    }
+
+    @Test func aFileForARoleWithSubcommandsGivesEachItsOwnOptions() throws {
+        var world = World()
+        world.files["/etc/tutti/remote.toml"] = "server = \"http://hall:8485\"\nfollow = true\n"
+        let seek = try world.resolve(["remote", "seek", "1:30"])
+        #expect(seek.arguments == ["remote", "seek", "--server", "http://hall:8485", "1:30"])
+        let status = try world.resolve(["remote", "status"])
+        #expect(status.arguments == ["remote", "status", "--server", "http://hall:8485", "--follow"])
+        world.files["/etc/tutti/remote.toml"] = "servers = \"x\"\n"
+        #expect(throws: ConfigError.self) { try world.resolve(["remote", "status"]) }
+    }
+
+    @Test func checkFindsEveryErrorOfAFollowerFile() {
+        let text = """
+            coordinator = "hall.local"
+            latency-ms = 9000
+            buffer-ms = "x"
+            colour = 3
+            unicast = "yes"
+            name = "Kitchen"
+            """
+        let result = ConfigCheck.check(path: "follower.toml", role: "follower", root: House.self, read: { _ in Array(text.utf8) })
+        #expect(result.settings == 6)
+        #expect(result.errors.map(\.line) == [2, 3, 4, 5])
+        #expect(result.errors.first?.description == "follower.toml line 2: latency-ms = 9000: --latency-ms must be between 20 and 5000")
+        let good = ConfigCheck.check(path: "f.toml", role: "follower", root: House.self, read: { _ in Array("name = \"Study\"\nunicast = true\n".utf8) })
+        #expect(good.errors.isEmpty && good.settings == 2)
+    }
+
+    @Test func theExampleHoldsEveryOptionAndChecksClean() throws {
+        let example = try #require(ConfigCheck.example(role: "follower", root: House.self))
+        for option in OptionTable.of(House.self).descend(["follower"])!.options {
+            #expect(example.contains("# \(option.key) = "), "\(option.key)")
+        }
+        // Uncommented, every default is valid (what is not set stays unset).
+        let uncommented = example.split(separator: "\n").map { line in
+            line.hasPrefix("# ") && line.contains(" = ") && !line.contains("= \"\"") ? String(line.dropFirst(2)) : String(line)
+        }.joined(separator: "\n")
+        let result = ConfigCheck.check(path: "f.toml", role: "follower", root: House.self, read: { _ in Array(uncommented.utf8) })
+        #expect(result.errors.isEmpty, "\(result.errors)")
+    }
+
+    @Test func theMisspeltKeysNearestOptionIsHinted() {
+        #expect(Settings.distance("latency", "latency-ms") == 3)
+        #expect(Settings.distance("", "abc") == 3)
+        #expect(Settings.distance("kitten", "sitting") == 3)
+        #expect(Settings.mentioned(in: "The value 'x' is invalid for '--buffer-ms <buffer-ms>'") == ["buffer-ms", "buffer-ms"])
+    }
+}
