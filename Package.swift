@@ -33,6 +33,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -97,16 +99,21 @@ let package = Package(
         .target(name: "TuttiConfig", dependencies: [
             "TuttiNet", .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Metrics in Prometheus's text format (swift-metrics' backend): swift-prometheus's only
+        // importer. Both roles link it.
+        .target(name: "TuttiMetrics", dependencies: [
+            .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
+        ]),
         // The follower: its threads, the clock client, the playout loop, its command line.
         // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
         .target(name: "TuttiFollower", dependencies: [
-            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig",
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig", "TuttiMetrics",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote", "TuttiResample",
+            "TuttiRemote", "TuttiResample", "TuttiMetrics",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.

@@ -22,6 +22,8 @@ public final class ControlServer: Sendable {
         public var maximumConnections = 128
         /// HTTPS (and WSS) with this certificate chain and private key (PEM), when set.
         public var tls: TLSIdentity?
+        /// `/metrics`: the Prometheus exposition and its content type, when set.
+        public var metrics: (@Sendable () async -> (contentType: String, body: [UInt8]))?
         public init() {}
     }
 
@@ -92,8 +94,18 @@ public final class ControlServer: Sendable {
 
     func makeRouter() -> Router<ControlContext> {
         let router = Router(context: ControlContext.self)
+        // Requests, errors and durations by route, to swift-metrics (docs/metrics.md); the
+        // errors are counted as answered (the error middleware inside turns them into answers).
+        router.add(middleware: MetricsMiddleware())
         router.add(middleware: ErrorMiddleware())
         let service = self.service
+        if let metrics = configuration.metrics {
+            router.get("/metrics") { _, _ in
+                let (type, body) = await metrics()
+                return Response(status: .ok, headers: [.contentType: type, .cacheControl: "no-cache"],
+                                body: .init(byteBuffer: ByteBuffer(bytes: body)))
+            }
+        }
         var pages = [
             "/": Page(contentType: "text/html; charset=utf-8", body: Array(RemotePage.html.utf8)),
             "/lyrics": Page(contentType: "text/html; charset=utf-8", body: Array(LyricsPage.html.utf8)),

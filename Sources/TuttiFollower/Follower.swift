@@ -1,6 +1,7 @@
 import TuttiAudio
 import TuttiCodecs
 import TuttiCore
+import TuttiMetrics
 import TuttiNet
 import TuttiSecurity
 
@@ -36,6 +37,8 @@ public final class Follower: @unchecked Sendable {
         /// Where this follower keeps its clock for its next run (a restart resumes it), or
         /// nil to lock afresh at every start.
         public var stateDirectory: String? = StateFolder.path()
+        /// Where to serve Prometheus metrics (`/metrics`), or nil for nowhere.
+        public var metricsListen: SocketAddress?
         public init() {}
     }
 
@@ -85,8 +88,19 @@ public final class Follower: @unchecked Sendable {
             stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
             coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
             trace: clockTrace)
+        var listener: TextListener?
+        var metrics: FollowerMetrics?
+        if let address = configuration.metricsListen {
+            metrics = FollowerMetrics()
+            listener = try TextListener(address: address) { path in
+                path == "/metrics" ? .init(contentType: HouseMetrics.contentType, body: HouseMetrics.exposition()) : nil
+            }
+            listener?.start(name: "tutti-metrics")
+            log.info("metrics at http://\(address.host):\(listener?.port ?? 0)/metrics")
+        }
+        defer { listener?.stop() }
         let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9),
-                               verbose: configuration.verbose) { [clockMemory, clock, device = output.name] last in
+                               verbose: configuration.verbose, metrics: metrics) { [clockMemory, clock, device = output.name] last in
             // A file written once a minute: on a thread of its own, never the playout's.
             guard let clockMemory else { return }
             startThread("tutti-keep") {
@@ -232,14 +246,16 @@ final class PlayoutNews {
     private let statusInterval: Int64
     private let verbose: Bool
     private let keep: (PlayoutSnapshot) -> Void
+    private let metrics: FollowerMetrics?
     private var nextStatus: Int64 = 0
     private var nextKeep: Int64 = 0
     private var trouble = TroubleWatch()
     /// The room's state changed in this period: it is settling.
     private var settling = true
 
-    init(log: Log, statusInterval: Int64, verbose: Bool, keep: @escaping (PlayoutSnapshot) -> Void) {
+    init(log: Log, statusInterval: Int64, verbose: Bool, metrics: FollowerMetrics? = nil, keep: @escaping (PlayoutSnapshot) -> Void) {
         self.log = log
+        self.metrics = metrics
         self.statusInterval = statusInterval
         self.verbose = verbose
         self.keep = keep
@@ -247,6 +263,7 @@ final class PlayoutNews {
 
     /// Tells what changed from `before` (the last snapshot) to `snapshot`.
     func tell(_ snapshot: PlayoutSnapshot, before: PlayoutSnapshot, now: Int64, unsealed: Int) {
+        metrics?.update(snapshot, unsealed: unsealed)
         if snapshot.state != before.state {
             log.info("state: \(snapshot.state.rawValue)")
             settling = true

@@ -49,6 +49,9 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key.")
     var key: String?
 
+    @Option(help: "Serve Prometheus metrics at http://HOST:PORT/metrics (clock, timing, loss, buffer; docs/metrics.md). Off by default.")
+    var metricsListen: String?
+
     @OptionGroup var configFile: ConfigFileOption
 
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
@@ -65,6 +68,11 @@ public struct FollowerCommand: ParsableCommand {
         if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
         if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
         _ = try parseOutput()
+        if let metricsListen {
+            do { _ = try SocketAddress(parsing: metricsListen, defaultPort: 9485) } catch {
+                throw ValidationError("--metrics-listen: \(error)")
+            }
+        }
         if let name, !RoomReport.isValidName(name) {
             throw ValidationError("--name must be 1 to 64 characters, not blank, without control characters")
         }
@@ -92,6 +100,7 @@ public struct FollowerCommand: ParsableCommand {
         config.verbose = verbose || statusInterval != nil
         if let key { config.houseKeyPath = key }
         config.sealedStream = !plainRtp
+        if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
         // The device is fed a third of its buffer at a time, 20 ms at most: it asks for more
         // (and wakes the player) that often.

@@ -45,6 +45,9 @@ final class ClockServer: @unchecked Sendable {
                                             initialSequence: UInt16.random(in: 0...UInt16.max)))
     }
 
+    /// What the retransmitter did so far (any thread).
+    var retransmissions: Retransmitter<SocketAddress>.Statistics { retransmitter.withLock { $0.statistics } }
+
     /// Keeps a packet just sent, for retransmission (any thread).
     func record(_ packet: RTPPacket) {
         retransmitter.withLock { $0.record(packet) }
@@ -122,6 +125,7 @@ final class ClockServer: @unchecked Sendable {
     private func summarize() {
         let now = clock.nanosecondsNow()
         guard now >= nextSummary else { return }
+        CoordinatorMetrics.shared.strangers.update(total: service.counts.unauthenticated + service.counts.unverified)
         nextSummary = now + 10_000_000_000
         let strangers = (service.counts.unauthenticated, service.counts.unverified)
         if strangers != reportedStrangers {

@@ -5,6 +5,7 @@ import TuttiAPI
 import TuttiCodecs
 import TuttiControl
 import TuttiCore
+import TuttiMetrics
 import TuttiNet
 import TuttiSecurity
 import TuttiTrust
@@ -63,6 +64,13 @@ extension Coordinator {
         control.host = configuration.controlHost
         control.port = configuration.controlPort
         control.pages = start.pages
+        // The registry is swift-metrics' backend before the API's first request makes its metrics.
+        _ = CoordinatorMetrics.shared
+        control.metrics = { [self] in
+            let views = await house.rooms()
+            let playing = await house.nowPlaying().state == .playing
+            return (HouseMetrics.contentType, HouseMetrics.exposition { sampleMetrics(rooms: views, playing: playing) })
+        }
         control.tls = certificate.map { .init(certificateChainPEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM) }
         let scheme = certificate == nil ? "http" : "https"
         let log = self.log
@@ -88,5 +96,19 @@ extension Coordinator {
         shutdown.set(services)
         log.info("clock service on port \(clockPort); streaming \(streamProtection) to \(destinationSummary)")
         try await services.run()
+    }
+}
+
+extension Coordinator {
+    /// Brings the sampled metrics up to date, for a scrape.
+    func sampleMetrics(rooms: [RoomView], playing: Bool) {
+        let metrics = CoordinatorMetrics.shared
+        metrics.packetsSent.update(total: packetsSent.load(ordering: .relaxed))
+        let r = clockServer.retransmissions
+        metrics.retransmissionsAsked.update(total: r.requested)
+        metrics.retransmissionsSent.update(total: r.resent)
+        metrics.retransmissionsRefused.update(total: r.refused + r.unknown)
+        metrics.subscribers.set(Double(clockServer.subscribers.withLock { $0.active(now: clock.nanosecondsNow()).count }))
+        metrics.sample(rooms: rooms, playing: playing)
     }
 }

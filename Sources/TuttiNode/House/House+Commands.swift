@@ -7,6 +7,7 @@ import TuttiCore
 /// one step, with nothing awaited in between) and saved before it is acknowledged.
 extension House {
     public func transport(_ command: TransportCommand) async throws(ControlError) -> NowPlaying {
+        CoordinatorMetrics.shared.command(command.metricName)
         let t = now
         transport.configuration.cutLead = registry.commandLead()
         do throws(TransportError) {
@@ -21,6 +22,7 @@ extension House {
     }
 
     public func add(paths: [String], placement: PlayQueue.Placement) async throws(ControlError) -> [QueueEntry] {
+        CoordinatorMetrics.shared.command("queue-add")
         // Folders and playlists are walked, and tags and lyrics read, on a disk thread.
         let entries: [PlaylistParser.Entry]
         do {
@@ -40,6 +42,7 @@ extension House {
     }
 
     public func remove(itemID: Int) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("queue-remove")
         transport.configuration.cutLead = registry.commandLead()
         do throws(TransportError) {
             execute(try transport.remove(itemID: itemID, now: now))
@@ -51,6 +54,7 @@ extension House {
     }
 
     public func move(itemID: Int, to index: Int) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("queue-move")
         do throws(TransportError) {
             try transport.move(itemID: itemID, to: index)
         } catch {
@@ -61,6 +65,7 @@ extension House {
     }
 
     public func clearQueue() async throws(ControlError) {
+        CoordinatorMetrics.shared.command("queue-clear")
         transport.configuration.cutLead = registry.commandLead()
         execute(transport.clear(now: now))
         publishQueue()
@@ -68,12 +73,14 @@ extension House {
     }
 
     public func setLoopMode(_ mode: LoopMode) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("loop")
         transport.setLoopMode(mode)
         publishQueue()
         try await commit()
     }
 
     public func setGroup(volume: Double?, muted: Bool?) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("volume")
         do throws(RoomError) {
             if let volume { try registry.setGroupVolume(volume) }
         } catch {
@@ -86,6 +93,7 @@ extension House {
     }
 
     public func updateRoom(_ name: String, _ update: RoomUpdate) async throws(ControlError) -> RoomView {
+        CoordinatorMetrics.shared.command("room")
         let key: String
         do throws(RoomError) {
             key = try registry.find(name)
@@ -111,6 +119,7 @@ extension House {
     }
 
     public func removeRoom(_ name: String) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("room-remove")
         do throws(RoomError) {
             try registry.remove(name)
         } catch {
@@ -121,6 +130,7 @@ extension House {
     }
 
     public func recordFeedback(_ kind: FeedbackKind) async throws(ControlError) -> FeedbackEntry {
+        CoordinatorMetrics.shared.command("feedback")
         let s = transport.snapshot(at: now)
         guard let item = s.item else { throw .conflict("nothing is playing or queued to \(kind)") }
         let tags = library.known(item.path).tags
@@ -133,6 +143,7 @@ extension House {
     }
 
     public func removeFeedback(id: Int) async throws(ControlError) {
+        CoordinatorMetrics.shared.command("feedback-remove")
         guard feedbackLog.remove(id: id) else { throw .notFound("no feedback entry with id \(id)") }
         publish(force: true)
         try await commit()

@@ -365,7 +365,9 @@ final class Player: @unchecked Sendable {
            dry.resumed(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()), next: packetizer.nextPresentationTime),
            !goOnAfterDry(id) { return nil }
         do {
+            let started = clock.nanosecondsNow()
             let payload = try encoder.encode(pcm, offset: offset)
+            CoordinatorMetrics.shared.encode.record(nanoseconds: clock.nanosecondsNow() - started)
             offset += frameSize * 2
             return packetizer.packetize(payload, frames: frameSize)
         } catch {

@@ -1,0 +1,58 @@
+import TuttiAPI
+import TuttiCore
+import TuttiMetrics
+
+/// The coordinator's metrics (docs/metrics.md), at `/metrics` on the control API beside
+/// the API's own (requests, errors and durations by route, from Hummingbird's metrics
+/// middleware). Counted as they happen (commands, encode times) or sampled at each scrape
+/// (packets sent, subscribers, rooms). One set per process: the registry is the process's.
+final class CoordinatorMetrics: Sendable {
+    static let shared = CoordinatorMetrics()
+
+    let packetsSent = TotalCounter("tutti_stream_packets_sent_total", "Stream packets sent (to at least one destination).")
+    let retransmissionsAsked = TotalCounter("tutti_stream_retransmissions_requested_total", "Packets the followers asked for again (NACKs).")
+    let retransmissionsSent = TotalCounter("tutti_stream_retransmissions_sent_total", "Packets sent again in answer (RFC 4588).")
+    let retransmissionsRefused = TotalCounter("tutti_stream_retransmissions_refused_total", "Requests refused: beyond a follower's rate, or packets no longer held.")
+    let strangers = TotalCounter("tutti_clock_port_strangers_total", "Messages on the clock port dropped: not signed with the house key, or without a valid cookie.")
+    let subscribers = GaugeValue("tutti_stream_subscribers", "Followers receiving the stream by unicast.")
+    let rooms = GaugeValue("tutti_rooms", "Rooms the house knows.")
+    let roomsConnected = GaugeValue("tutti_rooms_connected", "Rooms whose follower reported within the last seconds.")
+    let roomsPlaying = GaugeValue("tutti_rooms_playing", "Rooms playing the stream.")
+    let playing = GaugeValue("tutti_playing", "1 while the house plays, else 0.")
+    let encode = DurationValues("tutti_encode_seconds", "Time to encode one Opus frame.", buckets: [
+        .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
+        .milliseconds(20),
+    ])
+
+    private init() {}
+
+    /// A command the house took (`play`, `queue-add`, `volume` ...).
+    func command(_ name: String) {
+        HouseMetrics.registry.makeCounter(name: "tutti_commands_total", labels: [("command", name)],
+                                          help: "Commands taken from the control API, by command.").increment()
+    }
+
+    func sample(rooms views: [RoomView], playing isPlaying: Bool) {
+        rooms.set(Double(views.count))
+        roomsConnected.set(Double(views.filter(\.connected).count))
+        roomsPlaying.set(Double(views.filter { $0.connected && $0.report?.state == .playing }.count))
+        playing.set(isPlaying ? 1 : 0)
+    }
+}
+
+extension TransportCommand {
+    /// The command's name in metrics.
+    var metricName: String {
+        switch self {
+        case .play: "play"
+        case .pause: "pause"
+        case .toggle: "toggle"
+        case .stop: "stop"
+        case .next: "next"
+        case .previous: "previous"
+        case .seek: "seek"
+        case .skip: "skip"
+        case .playItem: "play-item"
+        }
+    }
+}
