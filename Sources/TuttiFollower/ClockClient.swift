@@ -62,6 +62,9 @@ public final class ClockClient {
         session = CoordinatorSession(unicastPort: unicastPort, reportsRoom: handlers.report != nil)
     }
 
+    /// Asks for the stream by unicast on `port` from now on.
+    public func receiveByUnicast(port: UInt16) { session.receiveByUnicast(port: port) }
+
     /// Sends what is due now, given how the clock stands; returns the latest time (local
     /// ns) to turn again.
     public func turn(lock: ClockLock) -> Int64 {

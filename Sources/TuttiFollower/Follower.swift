@@ -47,6 +47,8 @@ public final class Follower: @unchecked Sendable {
     private let stopFlag = StopFlag()
     private let engine: PlayoutEngine
     private let rtpSocket: UDPSocket
+    /// By unicast: asked for, or because this host could not join the multicast group.
+    private let byUnicast: Bool
     private let clockSocket: UDPSocket
     private let houseKey: HouseKey
     private let log = Log("follower")
@@ -59,14 +61,24 @@ public final class Follower: @unchecked Sendable {
         var engineConfig = PlayoutEngine.Configuration()
         engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
         engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
-        rtpSocket = try UDPSocket()
-        rtpSocket.setReceiveBuffer(bytes: 1 << 20)
-        if let group = configuration.multicastGroup, !configuration.unicast {
-            try rtpSocket.bind(SocketAddress(address: 0, port: group.port), reuse: true)
-            try rtpSocket.joinMulticast(group: group)
-        } else {
-            try rtpSocket.bind(SocketAddress(address: 0, port: configuration.listenPort), reuse: false)
+        var socket = try UDPSocket()
+        var unicast = configuration.unicast || configuration.multicastGroup == nil
+        if let group = configuration.multicastGroup, !unicast {
+            do {
+                try socket.bind(SocketAddress(address: 0, port: group.port), reuse: true)
+                try socket.joinMulticast(group: group)
+            } catch {
+                // No multicast route (a host with no default route, a link without
+                // multicast): the stream can still come by unicast.
+                log.warning("cannot receive multicast (\(error)): asking the coordinator for the stream by unicast instead")
+                socket = try UDPSocket()
+                unicast = true
+            }
         }
+        if unicast { try socket.bind(SocketAddress(address: 0, port: configuration.listenPort), reuse: false) }
+        socket.setReceiveBuffer(bytes: 1 << 20)
+        rtpSocket = socket
+        byUnicast = unicast
         clockSocket = try UDPSocket()
         try clockSocket.bind(SocketAddress(address: 0, port: 0))
         let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
@@ -81,7 +93,7 @@ public final class Follower: @unchecked Sendable {
     /// thread (its playout thread). Between renders it takes what its two sockets received
     /// meanwhile and sends what its clock and room are due to send; see docs/threads.md.
     public func run(output: AudioOutput) throws {
-        let unicastPort = configuration.unicast ? try rtpSocket.localAddress().port : nil
+        let unicastPort = byUnicast ? try rtpSocket.localAddress().port : nil
         let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
         if let remembered { engine.resumeClock(from: remembered.estimate) }
         let network = FollowerNetwork(
@@ -119,7 +131,7 @@ public final class Follower: @unchecked Sendable {
             let last = playout.snapshot()
             clockMemory?.keep(last.estimate, device: output.name, deviceRatePPM: last.deviceRatePPM, now: nil)
         }
-        log.info("room '\(configuration.name)' following \(configuration.coordinator) \(configuration.unicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
+        log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
         try playout.run(output: output, stop: stopFlag)
     }
 }
@@ -131,7 +143,11 @@ public final class Follower: @unchecked Sendable {
 /// and the kernel's stamps say when it did, so a packet read 20 ms after it came is placed
 /// exactly as one read at once. Sends never wait either (a full buffer drops the datagram).
 final class FollowerNetwork {
-    private let stream: UDPSocket
+    private var stream: UDPSocket
+    private let clock: SystemClock
+    /// On multicast: whether the stream reaches this host (else it asks for unicast).
+    private var multicastWatch: MulticastWatch?
+    private var heardStream = false
     private var srtp: SRTPContext?
     private var control: ClockClient!
     private let trace: ClockTrace?
@@ -149,6 +165,8 @@ final class FollowerNetwork {
     init(stream: UDPSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: UDPSocket, coordinator: SocketAddress,
          clock: SystemClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?) {
         self.stream = stream
+        self.clock = clock
+        multicastWatch = unicastPort == nil ? MulticastWatch() : nil
         // Both sockets are read up to a device period (20 ms) after their datagrams came:
         // only the kernel's stamps say when they came (the clock's exchanges, the stream's
         // trips for the estimator, the jitter buffer's arrivals and its retransmission
@@ -179,7 +197,32 @@ final class FollowerNetwork {
     }
 
     /// Sends what the control channel is due to send; returns the latest time to turn again.
-    func turn(lock: ClockLock) -> Int64 { control.turn(lock: lock) }
+    func turn(lock: ClockLock) -> Int64 {
+        if multicastWatch?.check(now: clock.nanosecondsNow(), locked: lock.uncertainty != nil, heardStream: heardStream) == true {
+            switchToUnicast()
+        }
+        heardStream = false
+        return control.turn(lock: lock)
+    }
+
+    /// Multicast does not reach this host: a socket of its own for the stream, and the
+    /// coordinator asked to send it there. Said once.
+    private func switchToUnicast() {
+        do {
+            let socket = try UDPSocket()
+            try socket.bind(SocketAddress(address: 0, port: 0))
+            socket.setReceiveBuffer(bytes: 1 << 20)
+            _ = socket.enableReceiveTimestamps()
+            let port = try socket.localAddress().port
+            stream = socket
+            control.receiveByUnicast(port: port)
+            log.warning("no stream on multicast for \(multicastWatch.map { $0.silence / 1_000_000_000 } ?? 0) s while the coordinator answers "
+                        + "(no multicast route, or the network drops it): asking for the stream by unicast on port \(port) instead")
+        } catch {
+            log.error("cannot switch to unicast: \(error)")
+        }
+        multicastWatch = nil
+    }
 
     /// Hands `apply` what both sockets received since the last call, merged in the order it
     /// arrived here (the clock estimator's readings, from exchanges and from packets alike,
@@ -211,6 +254,7 @@ final class FollowerNetwork {
                 return
             }
             guard var datagram = next else { return }
+            heardStream = true
             if srtp != nil {
                 do {
                     datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)

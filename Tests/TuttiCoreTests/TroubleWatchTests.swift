@@ -44,3 +44,32 @@ import Testing
         #expect(watch.judge(Self.counts(unsealed: 7), clockSuspect: false) == .recovered)
     }
 }
+
+@Suite struct MulticastWatchTests {
+    @Test func silenceForThreeSecondsWithTheClockLockedAsksForUnicastOnce() {
+        var watch = MulticastWatch()
+        // Not locked yet: no verdict, however long.
+        #expect(watch.check(now: 0, locked: false, heardStream: false) == false)
+        #expect(watch.check(now: 10_000_000_000, locked: false, heardStream: false) == false)
+        #expect(watch.check(now: 11_000_000_000, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 13_900_000_000, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 14_000_000_000, locked: true, heardStream: false) == true)
+        #expect(watch.check(now: 20_000_000_000, locked: true, heardStream: false) == false)
+    }
+
+    @Test func aPacketSettlesItForGood() {
+        var watch = MulticastWatch()
+        #expect(watch.check(now: 0, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 1_000_000_000, locked: true, heardStream: true) == false)
+        #expect(watch.check(now: 60_000_000_000, locked: true, heardStream: false) == false)
+    }
+
+    @Test func losingTheLockStartsTheWaitAgain() {
+        var watch = MulticastWatch()
+        #expect(watch.check(now: 0, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 2_000_000_000, locked: false, heardStream: false) == false)
+        #expect(watch.check(now: 3_000_000_000, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 5_900_000_000, locked: true, heardStream: false) == false)
+        #expect(watch.check(now: 6_000_000_000, locked: true, heardStream: false) == true)
+    }
+}

@@ -46,7 +46,7 @@ public struct CoordinatorSession: Sendable {
     }
 
     /// The stream's port when this member receives by unicast; nil on multicast.
-    public let unicastPort: UInt16?
+    public private(set) var unicastPort: UInt16?
     /// Whether this member is a room (it reports itself) or a screen (it does not).
     public let reportsRoom: Bool
     /// Messages from the coordinator's address, signed, that did not count (stale,
@@ -84,6 +84,13 @@ public struct CoordinatorSession: Sendable {
     public init(unicastPort: UInt16?, reportsRoom: Bool) {
         self.unicastPort = unicastPort
         self.reportsRoom = reportsRoom
+    }
+
+    /// From now on, ask for the stream by unicast on `port` (a follower that multicast
+    /// does not reach): the subscription goes with the next turn after an answer.
+    public mutating func receiveByUnicast(port: UInt16) {
+        unicastPort = port
+        nextSubscribe = .min
     }
 
     /// What is due at `now`, given how the clock stands (it sets the pace of the
