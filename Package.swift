@@ -46,6 +46,8 @@ let package = Package(
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
         // libsamplerate, for live inputs at 44.1 kHz (the coordinator only).
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
+        // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
+        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
         .target(name: "COpusShim", dependencies: ["COpus"]),
 
@@ -99,6 +101,9 @@ let package = Package(
         .target(name: "TuttiConfig", dependencies: [
             "TuttiNet", .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // Finding the coordinator on the network: DNS-SD over mDNS through avahi-daemon;
+        // libavahi-client's only importer.
+        .target(name: "TuttiDiscovery", dependencies: ["TuttiNet", "CAvahi"]),
         // Metrics in Prometheus's text format (swift-metrics' backend): swift-prometheus's only
         // importer. Both roles link it.
         .target(name: "TuttiMetrics", dependencies: [
@@ -107,13 +112,13 @@ let package = Package(
         // The follower: its threads, the clock client, the playout loop, its command line.
         // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
         .target(name: "TuttiFollower", dependencies: [
-            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig", "TuttiMetrics",
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig", "TuttiMetrics", "TuttiDiscovery",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote", "TuttiResample", "TuttiMetrics",
+            "TuttiRemote", "TuttiResample", "TuttiMetrics", "TuttiDiscovery",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
@@ -129,6 +134,7 @@ let package = Package(
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
+        .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"]),
         .testTarget(name: "TuttiConfigTests", dependencies: ["TuttiConfig", "TuttiFollower", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
         // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.

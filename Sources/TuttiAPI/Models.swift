@@ -174,10 +174,13 @@ public struct Status: Codable, Equatable, Sendable {
     public var nowPlaying: NowPlaying
     public var rooms: [RoomView]
     public var version: String
-    public init(nowPlaying: NowPlaying, rooms: [RoomView], version: String) {
+    /// The house's name (`--house-name`), as it is announced on the network.
+    public var house: String?
+    public init(nowPlaying: NowPlaying, rooms: [RoomView], version: String, house: String? = nil) {
         self.nowPlaying = nowPlaying
         self.rooms = rooms
         self.version = version
+        self.house = house
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import TuttiAudio
 import TuttiConfig
 import TuttiCore
+import TuttiDiscovery
 import TuttiNet
 
 /// `tutti follower` and `tutti-follower`: the follower's command line.
@@ -10,8 +11,8 @@ public struct FollowerCommand: ParsableCommand {
         commandName: "follower",
         abstract: "Play the coordinator's stream in this room, in sync with every other room.")
 
-    @Option(help: "The coordinator's clock service, HOST[:PORT].")
-    var coordinator: String
+    @Option(help: "The coordinator's clock service, HOST[:PORT] (default: the coordinator announced on the network, found through avahi-daemon).")
+    var coordinator: String?
 
     @Option(help: "This room's name, as the house shows it (default: the host name).")
     var name: String?
@@ -90,7 +91,16 @@ public struct FollowerCommand: ParsableCommand {
 
     public func run() throws {
         var config = Follower.Configuration()
-        config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
+        let log = Log("follower")
+        if let coordinator {
+            config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
+        } else {
+            let keyPath = key ?? config.houseKeyPath
+            let fingerprint = (try? StateFolder.readHouseKey(path: keyPath))?.fingerprint
+            let found = try Discovery.findCoordinator(houseKey: fingerprint)
+            log.info("found the coordinator on the network: \(found)")
+            config.coordinator = try SocketAddress(parsing: found.clockAddress, defaultPort: 5005)
+        }
         config.unicast = unicast
         config.listenPort = port
         config.multicastGroup = try SocketAddress(parsing: multicast, defaultPort: 5004)

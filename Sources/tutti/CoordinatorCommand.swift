@@ -70,6 +70,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The private key (PEM) of --tls-certificate.")
     var tlsKey: String?
 
+    @Option(help: "The house's name: announced on the network for followers, screens and `tutti ctl` to find, and shown by the web remote (default: 'tutti on HOSTNAME').")
+    var houseName: String?
+
+    @Flag(help: "Do not announce the coordinator on the network (mDNS, through avahi-daemon): followers then need --coordinator.")
+    var noAnnounce = false
+
     @OptionGroup var configFile: ConfigFileOption
 
     /// HOST:PORT for a listener; port 0 takes any free port.
@@ -90,6 +96,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        if let houseName, houseName.isEmpty || houseName.utf8.count > 63 || houseName.contains(where: { $0.isNewline }) {
+            throw ValidationError("--house-name must be 1 to 63 bytes on one line (a DNS-SD instance name)")
+        }
     }
 
     /// The live input --pcm names, as a queue entry.
@@ -123,6 +132,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         config.controlHost = control.host
         config.controlPort = control.port
         if let stateDir { config.stateDirectory = stateDir }
+        if let houseName { config.houseName = houseName }
+        config.announce = !noAnnounce
         config.lyricsDirectory = lyricsDir
         let coordinator = try Coordinator(configuration: config)
         var tracks: [String]?

@@ -10,8 +10,8 @@ struct LyricsCommand: ParsableCommand {
         abstract: "A full-screen lyric screen in this terminal, in step with the rooms.",
         discussion: "The current line in the middle, its words filling in as they are sung; the lines around it dimmed; a progress bar. Follows pauses, seeks, track changes and resizes; q, Esc or Ctrl-C quits. Piped, it prints each line as it starts.")
 
-    @Option(help: "The coordinator's clock service, HOST[:PORT] (the screen locks its clock to it).")
-    var coordinator: String = "127.0.0.1"
+    @Option(help: "The coordinator's clock service, HOST[:PORT] (the screen locks its clock to it; default: the coordinator announced on the network, else 127.0.0.1).")
+    var coordinator: String?
 
     @Option(help: "The coordinator's control API, http:// or https:// (default: http://HOST:8485 on the coordinator's host).")
     var server: String?
@@ -41,10 +41,16 @@ struct LyricsCommand: ParsableCommand {
 
     func run() throws {
         var config = LyricScreen.Configuration()
-        config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
-        let host = String(coordinator.split(separator: ":").first ?? "127.0.0.1")
-        config.server = try tls.client(url: server ?? "http://\(host):8485",
-                                       stateDirectory: key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory())
+        let folder = key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory()
+        var clock = coordinator ?? "127.0.0.1", found: String?
+        if coordinator == nil, let announced = try Discovered.coordinator(houseKeyPath: key, stateDirectory: folder) {
+            clock = announced.clockAddress
+            found = announced.controlURL
+            Log("lyrics").info("found the coordinator on the network: \(announced)")
+        }
+        config.coordinator = try SocketAddress(parsing: clock, defaultPort: 5005)
+        let host = String(clock.split(separator: ":").first ?? "127.0.0.1")
+        config.server = try tls.client(url: server ?? found ?? "http://\(host):8485", stateDirectory: folder)
         config.room = room
         config.displayDelay = Int64(displayDelayMs * 1e6)
         config.logPath = log

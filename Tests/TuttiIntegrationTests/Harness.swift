@@ -64,8 +64,9 @@ final class Harness {
 
     /// Starts a process; its standard error goes to `name.log`.
     @discardableResult
-    func start(_ name: String, _ args: [String]) throws -> ChildProcess {
-        let child = try ChildProcess(args, stdoutPath: path(name + ".out"), stderrPath: path(name + ".log"), environment: environment)
+    func start(_ name: String, _ args: [String], with extra: [String: String] = [:]) throws -> ChildProcess {
+        let child = try ChildProcess(args, stdoutPath: path(name + ".out"), stderrPath: path(name + ".log"),
+                                     environment: environment.merging(extra) { _, given in given })
         children.append(child)
         named[name] = child
         return child

@@ -149,7 +149,8 @@ extension IntegrationTests {
             let h = try Harness("web-remote")
             let sweep = try h.sweepSong()
             let clock = "127.0.0.1:\(Harness.freePort())"
-            try h.tutti("coordinator", ["coordinator", Harness.demoSong, sweep, "--multicast", "off", "--clock-listen", clock])
+            try h.tutti("coordinator", ["coordinator", Harness.demoSong, sweep, "--multicast", "off", "--clock-listen", clock,
+                                        "--house-name", "The Lake House"])
             try h.tutti("Kitchen", ["follower", "--coordinator", clock, "--unicast", "--output", "null", "--name", "Kitchen"])
             let api = try ControlAPI(h)
             let url = try #require(h.controlURL())
@@ -158,6 +159,8 @@ extension IntegrationTests {
             func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
             #expect(Harness.wait(timeout: 10) { (try? js("document.getElementById('title').textContent")) as? String == "Tutti" })
             #expect(Harness.wait(timeout: 5) { (try? js("!!document.querySelector('#room-Kitchen input')")) as? Bool == true })
+            #expect(Harness.wait(timeout: 5) { (try? js("document.getElementById('house').textContent")) as? String == "The Lake House" })
+            #expect((try? js("document.title")) as? String == "The Lake House · tutti")
             try browser.screenshot("remote")
 
             _ = try js("document.getElementById('toggle').click()")

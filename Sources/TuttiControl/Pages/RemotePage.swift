@@ -33,11 +33,13 @@ enum RemotePage {
   .away { color: var(--dim); font-style: italic; }
   ol { padding-left: 0; margin: 0; list-style: none; } li { display: flex; justify-content: space-between; align-items: center; padding: 8px 4px; border-bottom: 1px solid #232a34; cursor: pointer; }
   li.current { color: var(--accent); font-weight: 700; } li small { color: var(--dim); } li button { padding: 4px 10px; font-size: 14px; }
+  h1 { font-size: 16px; font-weight: 600; color: var(--dim); margin: 4px 4px 10px; }
   h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .08em; color: var(--dim); margin: 0 0 8px; }
   #message { color: var(--warn); min-height: 1.2em; font-size: 14px; }
   #tokenBox { display: none; } #tokenBox input { flex: 1; background: #2a313c; color: var(--fg); border: 0; border-radius: 8px; padding: 8px; }
 </style></head>
 <body><main>
+<h1 id="house"></h1>
 <div class="card">
   <div id="now"><div id="art"></div><div><div id="title">tutti</div><div id="artist"></div><div id="album"></div><div id="station"></div></div></div>
   <div id="lyric"></div>
@@ -185,6 +187,8 @@ function connect() {
 setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
   $("elapsed").textContent = clockText(t); $("progress").value = np.duration ? Math.round(t / np.duration * 1000) : 0; }, 250);
 if (!token) $("tokenBox").style.display = "flex";
+// The house's name, as it is announced on the network.
+fetch("/api/v1/status").then(r => r.json()).then(s => { if (s.house) { $("house").textContent = s.house; document.title = s.house + " · tutti"; } }).catch(() => {});
 connect();
 </script>
 </main></body></html>

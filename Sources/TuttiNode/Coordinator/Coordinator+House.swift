@@ -1,10 +1,12 @@
 import Foundation
+import Synchronization
 import Logging
 import ServiceLifecycle
 import TuttiAPI
 import TuttiCodecs
 import TuttiControl
 import TuttiCore
+import TuttiDiscovery
 import TuttiMetrics
 import TuttiNet
 import TuttiSecurity
@@ -40,7 +42,7 @@ extension Coordinator {
         case let .files(chain, key): try StateStore.readCertificate(certificate: chain, key: key)
         }
         let messenger = RoomMessenger(socket: clockSocket, clock: clock, key: houseKey.clockPort)
-        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", lyricsFolder: configuration.lyricsDirectory)
+        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName, lyricsFolder: configuration.lyricsDirectory)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
@@ -75,11 +77,14 @@ extension Coordinator {
         let scheme = certificate == nil ? "http" : "https"
         let log = self.log
         let shownHost = control.host == "0.0.0.0" ? "localhost" : control.host
+        let announcer = Announcer(coordinator: self)
+        defer { announcer.stop() }
         let api = try ControlServer(service: house, configuration: control).service { port in
             log.info("control API on \(scheme)://\(shownHost):\(port)/api/v1" + (certificate.map { " (TLS, certificate pin \($0.pin))" } ?? ""))
             // Never the token: logs are read by more people than the house's owner.
             log.info("web remote: \(scheme)://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: \(scheme)://\(shownHost):\(port)/lyrics")
             onControlPort(port)
+            announcer.start(port: port, tls: certificate != nil)
         }
 
         let server = clockServer
@@ -111,4 +116,35 @@ extension Coordinator {
         metrics.subscribers.set(Double(clockServer.subscribers.withLock { $0.active(now: clock.nanosecondsNow()).count }))
         metrics.sample(rooms: rooms, playing: playing)
     }
+}
+
+/// The coordinator's announcement on the network, made once the control API's port is
+/// known, withdrawn when the house stops.
+final class Announcer: Sendable {
+    private let publisher = Mutex<Discovery.Publisher?>(nil)
+    private let coordinator: Coordinator
+
+    init(coordinator: Coordinator) {
+        self.coordinator = coordinator
+    }
+
+    func start(port: Int, tls: Bool) {
+        let configuration = coordinator.configuration
+        guard configuration.announce else { return }
+        let records = [
+            "v": "1", "control": String(port), "tls": tls ? "1" : "0", "house-key": coordinator.houseKey.fingerprint,
+            "multicast": configuration.multicast?.description ?? "off", "sealed": configuration.sealStream ? "1" : "0",
+        ]
+        do {
+            let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort, records: records))
+            self.publisher.withLock { $0 = publisher }
+        } catch let .noDaemon(why) {
+            coordinator.log.warning("not announced on the network: avahi-daemon is not running (\(why)); followers, screens and "
+                                    + "`tutti ctl` elsewhere need this coordinator's address")
+        } catch {
+            coordinator.log.warning("not announced on the network: \(error)")
+        }
+    }
+
+    func stop() { publisher.withLock { $0?.stop(); $0 = nil } }
 }

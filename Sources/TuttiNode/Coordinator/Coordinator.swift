@@ -36,6 +36,10 @@ public final class Coordinator: @unchecked Sendable {
         public var sealStream = true
         /// HTTPS for the control API, and with what certificate.
         public var controlTLS = ControlTLS.off
+        /// The house's name: announced on the network (mDNS), shown by the web remote.
+        public var houseName = "tutti on " + (ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "this host")
+        /// Announce the coordinator on the network (DNS-SD over mDNS, through avahi-daemon).
+        public var announce = true
         public init() {}
     }
 

@@ -28,6 +28,8 @@ public actor House: ControlService {
     var player: Player?
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
+    /// The house's name, in its status (the web remote shows it).
+    nonisolated let name: String
 
     // Events.
     var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
@@ -54,12 +56,13 @@ public actor House: ControlService {
 
     /// Reads the saved house, and the tags and lyrics of its queue (before it serves anyone).
     /// `saving`: where the state is written (tests hold it up).
-    init(store: StateStore, messenger: RoomMessenger, version: String, lyricsFolder: String? = nil,
+    init(store: StateStore, messenger: RoomMessenger, version: String, name: String = "tutti", lyricsFolder: String? = nil,
          saving: DispatchQueue = DispatchQueue(label: "tutti.state")) throws {
         houseKey = try store.houseKey()
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
         self.version = version
+        self.name = name
         token = try store.token()
         let saved = store.load() ?? HouseState()
         transport = Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch)
@@ -95,7 +98,7 @@ public actor House: ControlService {
     // MARK: - Reading
 
     public func status() -> Status {
-        Status(nowPlaying: nowPlaying(at: now), rooms: roomViews(), version: version)
+        Status(nowPlaying: nowPlaying(at: now), rooms: roomViews(), version: version, house: name)
     }
 
     public func nowPlaying() -> NowPlaying { nowPlaying(at: now) }

@@ -27,8 +27,14 @@ struct CtlOptions: ParsableArguments {
 
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
-        let url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
         let folder = stateDir ?? StateStore.defaultDirectory()
+        // Where no address is given and this is not the coordinator's machine (no token in
+        // its state folder): the coordinator announced on the network.
+        var url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
+        if server == nil, environment["TUTTI_SERVER"] == nil, StateStore.readToken(directory: folder) == nil,
+           let found = try Discovered.coordinator(stateDirectory: folder), let announced = found.controlURL {
+            url = announced
+        }
         let http = try tls.client(url: url, stateDirectory: folder)
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
         return CtlClient(http: http, token: token, url: url)

@@ -1,0 +1,125 @@
+import CAvahi
+import TuttiNet
+
+/// How a coordinator is found on the house's network: DNS-SD over mDNS (RFC 6763, RFC
+/// 6762) through the system's avahi-daemon, as the service type `_tutti._udp` on the
+/// clock port, with TXT records saying the rest (docs/protocol.md). The only importer of
+/// libavahi-client.
+public enum Discovery {
+    public static let serviceType = "_tutti._udp"
+
+    /// What a coordinator says about itself in its TXT records.
+    public struct Announcement: Sendable, Equatable {
+        /// The house's name: the service's instance name.
+        public var name: String
+        /// The clock service's port: the service's port.
+        public var clockPort: UInt16
+        public var records: [String: String]
+
+        public init(name: String, clockPort: UInt16, records: [String: String]) {
+            self.name = name
+            self.clockPort = clockPort
+            self.records = records
+        }
+    }
+
+    /// A coordinator found on the network.
+    public struct Found: Sendable, Equatable, CustomStringConvertible {
+        public var name: String
+        /// Its IPv4 address, dotted.
+        public var host: String
+        public var clockPort: UInt16
+        public var records: [String: String]
+
+        /// HOST:PORT of its clock service.
+        public var clockAddress: String { "\(host):\(clockPort)" }
+
+        /// Its control API's address, from the `control` and `tls` records.
+        public var controlURL: String? {
+            guard let port = records["control"].flatMap(UInt16.init) else { return nil }
+            return "\(records["tls"] == "1" ? "https" : "http")://\(host):\(port)"
+        }
+
+        public var description: String {
+            "'\(name)' at \(clockAddress)" + (records["house-key"].map { " (house key \($0))" } ?? "")
+        }
+    }
+
+    public enum Failure: Error, CustomStringConvertible, Equatable {
+        /// No avahi-daemon (or no system bus) to ask.
+        case noDaemon(String)
+        case failed(String)
+
+        public var description: String {
+            switch self {
+            case let .noDaemon(why): "cannot look for a coordinator on the network: avahi-daemon is not running (\(why))"
+            case let .failed(why): "looking for a coordinator on the network failed: \(why)"
+            }
+        }
+    }
+
+    static func message(_ code: Int32) -> String { String(cString: avahi_strerror(code)) }
+
+    /// The TXT records as `key=value` strings, sorted.
+    static func strings(_ records: [String: String]) -> [String] {
+        records.keys.sorted().map { "\($0)=\(records[$0]!)" }
+    }
+
+    /// Records from TXT strings (`key=value`; a bare `key` is an empty value).
+    public static func records(_ strings: [String]) -> [String: String] {
+        var records: [String: String] = [:]
+        for string in strings {
+            let key = String(string.prefix { $0 != "=" }).lowercased()
+            guard !key.isEmpty, records[key] == nil else { continue }
+            records[key] = String(string.dropFirst(key.count + 1))
+        }
+        return records
+    }
+
+    /// Which coordinator to follow among those found: the only one; else the only one of
+    /// the house whose key fingerprint is `houseKey`; else an error that lists them.
+    public static func choose(_ found: [Found], houseKey: String?) -> Result<Found, Choice> {
+        if found.count == 1 { return .success(found[0]) }
+        if found.isEmpty { return .failure(.none) }
+        if let houseKey {
+            let ours = found.filter { $0.records["house-key"] == houseKey }
+            if ours.count == 1 { return .success(ours[0]) }
+        }
+        return .failure(.several(found))
+    }
+
+    public enum Choice: Error, CustomStringConvertible, Equatable {
+        case none
+        case several([Found])
+
+        public var description: String {
+            switch self {
+            case .none: return "no coordinator answered on the network (mDNS, \(Discovery.serviceType)): give its address with --coordinator"
+            case let .several(found):
+                return "\(found.count) coordinators on the network: "
+                    + found.map(\.description).joined(separator: "; ") + "; choose one with --coordinator HOST[:PORT]"
+            }
+        }
+    }
+}
+
+extension Discovery {
+    /// The coordinator to follow when none was named: browses, then `choose`s (preferring
+    /// the house whose key is `houseKey`'s fingerprint). The error says what to do.
+    public static func findCoordinator(houseKey: String?, timeout: Double = 3) throws(LookupError) -> Found {
+        let found: [Found]
+        do {
+            found = try browse(timeout: timeout)
+        } catch {
+            throw LookupError(description: "no --coordinator given, and \(error): give its address with --coordinator HOST[:PORT]")
+        }
+        switch choose(found, houseKey: houseKey) {
+        case let .success(one): return one
+        case let .failure(why): throw LookupError(description: why.description)
+        }
+    }
+
+    public struct LookupError: Error, CustomStringConvertible {
+        public let description: String
+    }
+}

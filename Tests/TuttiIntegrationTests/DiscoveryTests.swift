@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+import TuttiAPI
+import TuttiNode
+
+extension IntegrationTests {
+/// Discovery on a real network of two hosts: network namespaces joined by a veth pair,
+/// each with its own system bus (dbus-daemon) and avahi-daemon, started here. The
+/// coordinator announces itself on one; the follower, `tutti ctl` and `tutti lyrics` on
+/// the other find it by mDNS with no address given.
+@Suite("Discovery with avahi-daemon", .serialized, .timeLimit(.minutes(2)))
+struct DiscoveryTests {
+    /// Two hosts, `house` (10.79.0.1) and `room` (10.79.0.2), each with its daemons.
+    final class Network {
+        let id = "\(getpid() % 10_000)-\(UInt16.random(in: 0...UInt16.max))"
+        let h: Harness
+        var namespaces: [String] = []
+        var buses: [String: String] = [:]
+
+        init?(_ h: Harness) throws {
+            self.h = h
+            for tool in ["avahi-daemon", "dbus-daemon", "ip"] where ChildProcess.output(["sh", "-c", "command -v \(tool)"]) == nil {
+                print("DiscoveryTests skipped: \(tool) is not installed (deploy/setup.sh installs it)")
+                return nil
+            }
+            let house = "tutti-h-\(id)", room = "tutti-r-\(id)"
+            for ns in [house, room] {
+                guard ChildProcess.output(["ip", "netns", "add", ns]) != nil else {
+                    print("DiscoveryTests skipped: cannot create a network namespace (needs root)")
+                    return nil
+                }
+                namespaces.append(ns)
+            }
+            let veth = ("th\(id.prefix(4))\(namespaces.count)", "tr\(id.prefix(4))\(namespaces.count)")
+            _ = ChildProcess.output(["ip", "link", "add", veth.0, "type", "veth", "peer", "name", veth.1])
+            for (ns, link, address) in [(house, veth.0, "10.79.0.1/24"), (room, veth.1, "10.79.0.2/24")] {
+                _ = ChildProcess.output(["ip", "link", "set", link, "netns", ns])
+                _ = ChildProcess.output(["ip", "netns", "exec", ns, "ip", "addr", "add", address, "dev", link])
+                _ = ChildProcess.output(["ip", "netns", "exec", ns, "ip", "link", "set", link, "up"])
+                _ = ChildProcess.output(["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"])
+                let bus = h.path("bus-\(ns)")
+                try """
+                    <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-BUS Bus Configuration 1.0//EN" "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+                    <busconfig><type>system</type><listen>unix:path=\(bus)</listen><auth>EXTERNAL</auth>
+                    <policy context="default"><allow user="*"/><allow own="*"/><allow send_destination="*"/><allow receive_sender="*"/></policy></busconfig>
+                    """.write(toFile: h.path("\(ns).bus.conf"), atomically: true, encoding: .utf8)
+                try """
+                    [server]
+                    host-name=\(ns)
+                    use-ipv4=yes
+                    use-ipv6=no
+                    allow-interfaces=\(link)
+                    ratelimit-interval-usec=1000000
+                    ratelimit-burst=1000
+                    [publish]
+                    publish-hinfo=no
+                    publish-workstation=no
+                    """.write(toFile: h.path("\(ns).avahi.conf"), atomically: true, encoding: .utf8)
+                try h.start("dbus-\(ns)", ["ip", "netns", "exec", ns, "dbus-daemon", "--config-file=" + h.path("\(ns).bus.conf"), "--nofork", "--nopidfile"])
+                buses[ns] = "unix:path=\(bus)"
+                _ = Harness.wait(timeout: 3) { FileManager.default.fileExists(atPath: bus) }
+                // avahi-daemon keeps its pid file and socket in /run/avahi-daemon: a private
+                // one in the mount namespace `ip netns exec` makes, so a host's own daemon
+                // (or the other host's) is never in the way.
+                try FileManager.default.createDirectory(atPath: "/run/avahi-daemon", withIntermediateDirectories: true)
+                try h.start("avahi-\(ns)", ["ip", "netns", "exec", ns, "sh", "-c",
+                                            "mount -t tmpfs tmpfs /run/avahi-daemon && exec avahi-daemon --no-drop-root --no-chroot --no-rlimits -f "
+                                                + h.path("\(ns).avahi.conf")], with: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=\(bus)"])
+            }
+            guard Harness.wait(timeout: 10, { self.namespaces.allSatisfy { h.log("avahi-\($0)").contains("Server startup complete") } }) else {
+                print("DiscoveryTests skipped: avahi-daemon did not start: \(namespaces.map { h.log("avahi-\($0)") })")
+                return nil
+            }
+        }
+
+        deinit {
+            for ns in namespaces {
+                h.stop("avahi-\(ns)")
+                h.stop("dbus-\(ns)")
+                _ = ChildProcess.output(["ip", "netns", "del", ns])
+            }
+        }
+
+        var house: String { namespaces[0] }
+        var room: String { namespaces[1] }
+
+        /// Runs `args` on host `ns` with its system bus.
+        @discardableResult
+        func start(_ name: String, on ns: String, _ args: [String], environment: [String: String] = [:]) throws -> ChildProcess {
+            try h.start(name, ["ip", "netns", "exec", ns] + args, with: environment.merging(["DBUS_SYSTEM_BUS_ADDRESS": buses[ns]!]) { a, _ in a })
+        }
+
+        func run(_ name: String, on ns: String, _ args: [String], environment: [String: String] = [:]) throws -> (code: Int32?, out: String, err: String) {
+            let child = try start(name, on: ns, args, environment: environment)
+            let code = child.wait(timeout: 15)
+            return (code, (try? String(contentsOfFile: h.path(name + ".out"), encoding: .utf8)) ?? "", h.log(name))
+        }
+    }
+
+    @Test func aFollowerCtlAndALyricScreenFindTheCoordinatorByMDNS() throws {
+        let h = try Harness("discovery")
+        guard let net = try Network(h) else { return }
+        defer { withExtendedLifetime(net) {} }
+        try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", Harness.demoSong, "--loop", "--house-name", "Lake House",
+                                                    "--control-listen", "0.0.0.0:8485"])
+        #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("announced on the network as 'Lake House' (_tutti._udp, mDNS)") },
+                "\(h.log("coordinator"))")
+
+        // The follower: no address, the house's key.
+        try net.start("a", on: net.room, [Harness.followerBinary, "--output", "wav:" + h.path("a.wav"), "--name", "Kitchen"])
+        #expect(Harness.wait(timeout: 20) { h.log("a").contains("state: playing") }, "\(h.log("a"))")
+        #expect(h.log("a").contains("found the coordinator on the network: 'Lake House' at 10.79.0.1:5005"), "\(h.log("a"))")
+
+        // `tutti ctl` on the room's host, away from the coordinator's state folder.
+        let elsewhere = ["TUTTI_STATE_DIR": h.path("elsewhere")]
+        let status = try net.run("ctl", on: net.room, [Harness.binary, "ctl", "status", "--json"], environment: elsewhere)
+        #expect(status.code == 0, "\(status.err)")
+        let parsed = try? JSONDecoder().decode(Status.self, from: Data(status.out.utf8))
+        #expect(parsed?.house == "Lake House" && parsed?.rooms.map(\.name) == ["Kitchen"], "\(status.out)")
+
+        // A lyric screen, printing lines.
+        try net.start("lyrics", on: net.room, [Harness.binary, "lyrics", "--lines"])
+        #expect(Harness.wait(timeout: 15) { h.log("lyrics").contains("found the coordinator on the network: 'Lake House'") }, "\(h.log("lyrics"))")
+
+        // A second house on the network, of another key and the same name: it is renamed;
+        // `ctl` (no key) lists both and asks; the follower keeps to its own house.
+        try net.start("coordinator2", on: net.house, [Harness.binary, "coordinator", Harness.demoSong, "--house-name", "Lake House",
+                                                     "--clock-listen", "0.0.0.0:5105", "--control-listen", "0.0.0.0:8585"],
+                      environment: ["TUTTI_STATE_DIR": h.path("second")])
+        #expect(Harness.wait(timeout: 10) { h.log("coordinator2").contains("announced on the network as 'Lake House #2'") }, "\(h.log("coordinator2"))")
+        let several = try net.run("ctl2", on: net.room, [Harness.binary, "ctl", "status"], environment: elsewhere)
+        #expect(several.code != 0)
+        #expect(several.err.contains("2 coordinators on the network: 'Lake House' at 10.79.0.1:5005") && several.err.contains("'Lake House #2' at 10.79.0.1:5105")
+                && several.err.contains("choose one with --coordinator"), "\(several.err)")
+        try net.start("b", on: net.room, [Harness.followerBinary, "--output", "null", "--name", "Study"])
+        #expect(Harness.wait(timeout: 20) { h.log("b").contains("state: playing") }, "\(h.log("b"))")
+        #expect(h.log("b").contains("found the coordinator on the network: 'Lake House' at 10.79.0.1:5005"), "\(h.log("b"))")
+    }
+
+    @Test func withoutAvahiDaemonAnAddressStillWorksAndItSaysSoOnce() throws {
+        let h = try Harness("no-avahi")
+        let nobody = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + h.path("no-bus")]
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.start("coordinator", [Harness.binary, "coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock,
+                                    "--control-listen", "127.0.0.1:0"], with: nobody)
+        try h.start("a", [Harness.followerBinary, "--coordinator", clock, "--unicast", "--output", "null"], with: nobody)
+        #expect(Harness.wait(timeout: 10) { h.log("a").contains("state: playing") }, "\(h.log("a"))")
+        let log = h.log("coordinator")
+        #expect(log.components(separatedBy: "not announced on the network").count == 2, "\(log)")
+        let lost = try ChildProcess([Harness.followerBinary, "--output", "null"], stdoutPath: h.path("lost.out"), stderrPath: h.path("lost.log"),
+                                    environment: h.environment.merging(nobody) { _, given in given })
+        #expect(lost.wait(timeout: 10).map { $0 != 0 } == true)
+        #expect(h.log("lost").contains("no --coordinator given, and cannot look for a coordinator on the network: avahi-daemon is not running"),
+                "\(h.log("lost"))")
+    }
+}
+}
