@@ -48,6 +48,8 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // libdbus, for `tutti mpris` on the session bus.
+        .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
         .target(name: "COpusShim", dependencies: ["COpus"]),
 
@@ -104,6 +106,9 @@ let package = Package(
         // Finding the coordinator on the network: DNS-SD over mDNS through avahi-daemon;
         // libavahi-client's only importer.
         .target(name: "TuttiDiscovery", dependencies: ["TuttiNet", "CAvahi"]),
+        // `tutti mpris`: the house on the desktop's session bus as an MPRIS media player
+        // (media keys, now-playing widgets); libdbus's only importer.
+        .target(name: "TuttiMPRIS", dependencies: ["TuttiCore", "TuttiAPI", "TuttiNet", "CDBus"]),
         // Metrics in Prometheus's text format (swift-metrics' backend): swift-prometheus's only
         // importer. Both roles link it.
         .target(name: "TuttiMetrics", dependencies: [
@@ -126,7 +131,7 @@ let package = Package(
         .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], linkerSettings: leanLinking),
         .executableTarget(name: "tutti", dependencies: [
             "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust",
-            "TuttiFollower", "TuttiConfig",
+            "TuttiFollower", "TuttiConfig", "TuttiMPRIS", "TuttiDiscovery",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
@@ -134,6 +139,7 @@ let package = Package(
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
+        .testTarget(name: "TuttiMPRISTests", dependencies: ["TuttiMPRIS", "TuttiAPI", "TuttiCore"]),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"]),
         .testTarget(name: "TuttiConfigTests", dependencies: ["TuttiConfig", "TuttiFollower", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
