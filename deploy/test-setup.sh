@@ -21,3 +21,22 @@ if systemctl is-enabled snapserver >/dev/null 2>&1; then
   sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
   $sudo_ systemctl disable --now snapserver >/dev/null 2>&1 || true
 fi
+
+# A clean Debian root for the package test (Tests/.../PackageTests): debootstrap's
+# minimal system with systemd and the libraries tutti's packages depend on (the test has
+# no network to fetch them), made once and kept as a
+# tarball outside the repository; the test unpacks a copy and installs the .deb into it
+# with no network.
+root_cache=${TUTTI_TEST_ROOT:-/var/cache/tutti-test/bookworm-root-v2.tar.gz}
+if [ ! -s "$root_cache" ]; then
+  echo "test-setup: making a clean Debian root for the package test (debootstrap, once)"
+  sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+  tmp=$(mktemp -d)
+  $sudo_ debootstrap --variant=minbase \
+    --include=adduser,systemd,libmpg123-0,libopus0,libpulse0,libgcrypt20,libsamplerate0,libavahi-client3,libdbus-1-3,libstdc++6 \
+    bookworm "$tmp" http://deb.debian.org/debian >/dev/null
+  $sudo_ mkdir -p "$(dirname "$root_cache")"
+  $sudo_ tar -C "$tmp" -czf "$root_cache.part" . && $sudo_ mv "$root_cache.part" "$root_cache"
+  $sudo_ rm -rf "$tmp"
+fi
+
