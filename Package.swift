@@ -98,10 +98,11 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Configuration files (TOML, through TOMLKit, its only importer) and TUTTI_* variables
-        // completing a role's command line; `tutti config check`. The follower links it too.
+        // Configuration files (TOML, read by TuttiCore's TOMLReader: TOMLKit would bring the
+        // whole of Foundation into the lean follower) and TUTTI_* variables completing a role's
+        // command line; `tutti config check`. The follower links it too.
         .target(name: "TuttiConfig", dependencies: [
-            "TuttiNet", .product(name: "TOMLKit", package: "TOMLKit"), .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "TuttiNet", "TuttiCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Finding the coordinator on the network: DNS-SD over mDNS through avahi-daemon;
         // libavahi-client's only importer.
@@ -141,7 +142,11 @@ let package = Package(
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiMPRISTests", dependencies: ["TuttiMPRIS", "TuttiAPI", "TuttiCore"]),
         .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"]),
-        .testTarget(name: "TuttiConfigTests", dependencies: ["TuttiConfig", "TuttiFollower", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        // TOMLKit (toml++) here only: the reader is held to it on the same documents.
+        .testTarget(name: "TuttiConfigTests", dependencies: [
+            "TuttiConfig", "TuttiFollower", "TuttiCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "TOMLKit", package: "TOMLKit"),
+        ]),
         .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
         // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
         .testTarget(name: "TuttiSecurityTests", dependencies: [

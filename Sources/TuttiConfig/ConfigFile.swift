@@ -1,8 +1,8 @@
-import TOMLKit
+import TuttiCore
 
 /// A role's configuration file: TOML, one top-level key per option of the role's command
 /// line, named as the option without its dashes (`latency-ms = 150`, `unicast = true`,
-/// `inputs = ["/srv/music"]`). Read through TOMLKit (toml++), its only importer.
+/// `inputs = ["/srv/music"]`). Read by `TOMLReader` (TuttiCore).
 public struct ConfigFile: Sendable {
     public enum Value: Equatable, Sendable {
         case string(String), integer(Int), float(Double), bool(Bool), list([Value])
@@ -14,6 +14,16 @@ public struct ConfigFile: Sendable {
             case let .integer(i): String(i)
             case let .float(d): d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : "\(d)"
             case .bool, .list: nil
+            }
+        }
+
+        init(_ value: TOMLReader.Value) {
+            switch value {
+            case let .string(s): self = .string(s)
+            case let .integer(i): self = .integer(i)
+            case let .float(d): self = .float(d)
+            case let .bool(b): self = .bool(b)
+            case let .array(items): self = .list(items.map(Value.init))
             }
         }
 
@@ -43,67 +53,12 @@ public struct ConfigFile: Sendable {
     /// a value TOML has but an option cannot take (a table, a date) names its key's line.
     public init(text: String, path: String) throws(ConfigError) {
         self.path = path
-        let table: TOMLTable
         do {
-            table = try TOMLTable(string: text)
-        } catch let error as TOMLParseError {
-            throw ConfigError(path: path, line: error.source.begin.line,
-                              "not TOML: \(error.description) (column \(error.source.begin.column))")
+            entries = try TOMLReader.read(text).map { Entry(key: $0.key, value: Value($0.value), line: $0.line) }
         } catch {
-            throw ConfigError(path: path, line: nil, "not TOML: \(error)")
+            throw ConfigError(path: path, line: error.line,
+                              error.unsupported ? error.message : "not TOML: \(error.message) (column \(error.column))")
         }
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        var entries: [Entry] = []
-        var errors: [ConfigError] = []
-        for key in table.keys {
-            let line = Self.line(of: key, in: lines)
-            guard let node = table[key] else { continue }
-            do {
-                entries.append(Entry(key: key, value: try Self.value(node.tomlValue, key: key), line: line ?? 0))
-            } catch let message {
-                errors.append(ConfigError(path: path, line: line, message.text))
-            }
-        }
-        if let first = errors.first { throw errors.count == 1 ? first : ConfigError(path: path, several: errors) }
-        self.entries = entries.sorted { $0.line < $1.line }
-    }
-
-    struct Refusal: Error { let text: String }
-
-    private static func value(_ node: TOMLValue, key: String) throws(Refusal) -> Value {
-        switch node.type {
-        case .string: return .string(node.string ?? "")
-        case .int: return .integer(node.int ?? 0)
-        case .double: return .float(node.double ?? 0)
-        case .bool: return .bool(node.bool ?? false)
-        case .array:
-            var items: [Value] = []
-            for item in node.array ?? TOMLArray() {
-                let value = try value(item.tomlValue, key: key)
-                if case .list = value { throw Refusal(text: "\(key): a list inside a list is not an option's value") }
-                items.append(value)
-            }
-            return .list(items)
-        case .table:
-            throw Refusal(text: "[\(key)]: tables are not used: every option is a top-level key (write them before any [table])")
-        case .date, .time, .dateTime:
-            throw Refusal(text: "\(key): a date or time is not an option's value (quote it to pass it as text)")
-        }
-    }
-
-    /// The first line where `key` is assigned at the top level (TOML forbids a second).
-    static func line(of key: String, in lines: [String]) -> Int? {
-        let spellings = [key, "\"\(key)\"", "'\(key)'"]
-        for (index, raw) in lines.enumerated() {
-            let line = raw.drop { $0 == " " || $0 == "\t" }
-            for spelling in spellings where line.hasPrefix(spelling) {
-                let rest = line.dropFirst(spelling.count).drop { $0 == " " || $0 == "\t" }
-                if rest.first == "=" { return index + 1 }
-                if rest.first == "]", line.first == "[" { return index + 1 }
-            }
-            if line.hasPrefix("[\(key)]") { return index + 1 }
-        }
-        return nil
     }
 }
 

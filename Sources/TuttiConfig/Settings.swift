@@ -124,7 +124,7 @@ public struct Settings: Sendable {
             if token.hasPrefix("--") {
                 let body = token.dropFirst(2)
                 let name = String(body.prefix { $0 != "=" })
-                let inline = body.contains("=")
+                let inline = body.contains(where: { $0 == "=" })
                 if name == "config" {
                     config = inline ? String(body.drop { $0 != "=" }.dropFirst()) : (index < tokens.count ? tokens[index] : nil)
                     if !inline { index += 1 }
