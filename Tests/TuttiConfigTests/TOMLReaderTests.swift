@@ -192,3 +192,14 @@ import TuttiCore
         #expect(compared == 600)
     }
 }
+
+extension TOMLReaderTests {
+    /// Found by the toml fuzz target: a list opened across lines inside another was told at
+    /// a column before its line's start; and lists nested deep recursed as deep.
+    @Test func aNestedListIsToldWhereItIsAndReadNoDeeper() {
+        let failure = Self.failure("a = [\n\n  [1]]\n")
+        #expect(failure?.line == 3 && failure?.column == 3, "\(String(describing: failure))")
+        let deep = Self.failure("a = " + String(repeating: "[", count: 100_000))
+        #expect(deep?.line == 1 && deep?.column == 6)
+    }
+}

@@ -89,6 +89,10 @@ def main():
     title = b"StreamTitle='Alpha - One';StreamUrl='';"
     title += bytes(-len(title) % 16)
     save("icy", bytes([0, 15, 6]) + bytes(range(16)) + bytes([len(title) // 16]) + title + bytes(range(16)) + b"\0" + bytes(8))
+    # Configuration files.
+    save("toml", b'# a room\ncoordinator = "hall.local:5005"\nunicast = true\nlatency-ms = 150\n'
+                 b"unicast-to = ['a:1', \"b:2\",]\nratio = -1.5e3\nhex = 0xff\n")
+    save("toml", b'name = """\nK\\u00e9 \\\n  x"""\nraw = \'\'\'C:\\m\'\'\'\n[table]\nd = 1979-05-27\n')
     # API bodies: a selector byte, then JSON (bench/fuzz/Sources: api).
     for selector, body in [(0, {"position": 12.5}), (1, {"seconds": -10}), (2, {"paths": ["a.mp3"], "placement": "next"}),
                            (3, {"volume": 40, "muted": False}), (4, {"name": "Kitchen", "volume": 10, "outputDelayMs": 35}),

@@ -48,8 +48,17 @@ public enum TOMLReader {
         var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
         func peek(_ offset: Int) -> UInt8? { index + offset < bytes.count ? bytes[index + offset] : nil }
 
+        /// A failure at `position` (default: here), with its line and column.
         func fail(_ message: String, key: String? = nil, at position: Int? = nil) -> Failure {
-            Failure(line: line, column: (position ?? index) - lineStart + 1, message: message, key: key)
+            let position = min(position ?? index, bytes.count)
+            guard position < lineStart else { return Failure(line: line, column: position - lineStart + 1, message: message, key: key) }
+            // On an earlier line (a list's item after newlines): counted again.
+            var line = 1, start = 0
+            for i in 0..<position where bytes[i] == 10 {
+                line += 1
+                start = i + 1
+            }
+            return Failure(line: line, column: position - start + 1, message: message, key: key)
         }
 
         mutating func advance() {
@@ -156,9 +165,9 @@ public enum TOMLReader {
                 try skipBlank()
                 guard let c = peek else { throw fail("\(key): the list is not closed with ]", key: key) }
                 if c == UInt8(ascii: "]") { index += 1; return .array(items) }
-                let itemStart = index
+                // (Refused before it is read: a list nested a thousand deep reads no deeper than this.)
+                if c == UInt8(ascii: "[") { throw fail("\(key): a list inside a list is not an option's value", key: key) }
                 let item = try value(key: key)
-                if case .array = item { throw fail("\(key): a list inside a list is not an option's value", key: key, at: itemStart) }
                 items.append(item)
                 try skipBlank()
                 if peek == UInt8(ascii: ",") { index += 1; continue }

@@ -39,6 +39,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "lrc": lrc(bytes)
     case "playlist": playlist(bytes)
     case "icy": icy(bytes)
+    case "toml": toml(bytes)
     case "mp3": mp3(bytes)
     case "api": api(bytes)
     default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
@@ -154,4 +155,17 @@ func icy(_ bytes: [UInt8]) {
         index = end
     }
     precondition(audio.count <= bytes.count - 3, "more audio than bytes")
+}
+
+/// Configuration files: read, or refused at a place inside the document.
+func toml(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    do {
+        let entries = try TOMLReader.read(text)
+        let lines = text.utf8.filter { $0 == 10 }.count + 1
+        for entry in entries { precondition((1...lines).contains(entry.line), "an entry outside the document") }
+        precondition(Set(entries.map(\.key)).count == entries.count, "a key read twice")
+    } catch {
+        precondition(error.line >= 1 && error.column >= 1, "a failure at no place")
+    }
 }
