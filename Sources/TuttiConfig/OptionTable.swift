@@ -36,6 +36,13 @@ public struct OptionTable: Sendable {
         return (options + subcommands.keys.sorted().flatMap { subcommands[$0]!.everyOption }).filter { seen.insert($0.key).inserted }
     }
 
+    /// The table of `command`'s subcommand `name` alone, when it has one: a role's own help
+    /// dump (the whole tree's takes a debug build a quarter of a second).
+    public static func of(_ command: any ParsableCommand.Type, subcommand name: String) -> OptionTable? {
+        guard let sub = command.configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+        return OptionTable(options: [], subcommands: [name: of(sub)])
+    }
+
     /// The table of `command` (from ArgumentParser's JSON help dump).
     public static func of(_ command: any ParsableCommand.Type) -> OptionTable {
         let json = command._dumpHelp()

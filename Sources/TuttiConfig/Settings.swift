@@ -35,7 +35,9 @@ public struct Settings: Sendable {
     public static func resolve(root: any ParsableCommand.Type, role fixedRole: String? = nil, arguments: [String],
                                environment: (String) -> String? = System.environment,
                                read: (String) -> [UInt8]? = { Files.read($0) }) throws(ConfigError) -> Settings {
-        let table = OptionTable.of(root)
+        // A role's own options only (`tutti follower`: the follower's), unless the root is the role.
+        let first = arguments.first { !$0.hasPrefix("-") }
+        let table = fixedRole == nil ? first.flatMap { OptionTable.of(root, subcommand: $0) } ?? OptionTable.of(root) : OptionTable.of(root)
         var path: [String] = []
         var node = table
         for token in arguments {

@@ -138,8 +138,8 @@ final class Announcer: Sendable {
         do {
             let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort, records: records))
             self.publisher.withLock { $0 = publisher }
-        } catch let .noDaemon(why) {
-            coordinator.log.warning("not announced on the network: avahi-daemon is not running (\(why)); followers, screens and "
+        } catch .noDaemon {
+            coordinator.log.warning("not announced on the network: avahi-daemon is not running; followers, screens and "
                                     + "`tutti ctl` elsewhere need this coordinator's address")
         } catch {
             coordinator.log.warning("not announced on the network: \(error)")
