@@ -22,11 +22,7 @@ extension Discovery {
             let box = Unmanaged.passUnretained(self)
             self.box = box
             var error: Int32 = 0
-            let changed: AvahiClientCallback = { client, state, userdata in
-                guard let userdata, let client else { return }
-                Unmanaged<Publisher>.fromOpaque(userdata).takeUnretainedValue().changed(client, state)
-            }
-            client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, changed, box.toOpaque(), &error)
+            client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientChanged, box.toOpaque(), &error)
             // (deinit frees the poll: it runs for an init that throws here.)
             guard client != nil else {
                 throw error == AVAHI_ERR_NO_DAEMON || error == AVAHI_ERR_DBUS_ERROR ? .noDaemon(message(error)) : .failed(message(error))
@@ -45,6 +41,12 @@ extension Discovery {
         deinit {
             if client != nil { stop() }
             avahi_threaded_poll_free(poll)
+        }
+
+        /// The client's state changes, handed to the publisher they are for (on avahi's thread).
+        private static let clientChanged: AvahiClientCallback = { client, state, userdata in
+            guard let userdata, let client else { return }
+            Unmanaged<Publisher>.fromOpaque(userdata).takeUnretainedValue().changed(client, state)
         }
 
         /// On avahi's thread.
@@ -66,11 +68,7 @@ extension Discovery {
                 avahi_client_free(client)
                 self.client = nil
                 var error: Int32 = 0
-                let changed: AvahiClientCallback = { client, state, userdata in
-                    guard let userdata, let client else { return }
-                    Unmanaged<Publisher>.fromOpaque(userdata).takeUnretainedValue().changed(client, state)
-                }
-                self.client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, changed, box?.toOpaque(), &error)
+                self.client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, Self.clientChanged, box?.toOpaque(), &error)
             default:
                 break
             }
