@@ -9,7 +9,7 @@ struct ConfigCommand: ParsableCommand {
         abstract: "Configuration files: check one, print an example, show where a role's settings come from.",
         subcommands: [Check.self, Example.self, Show.self])
 
-    static let roles = ["coordinator", "follower", "lyrics", "ctl"]
+    static let roles = ["coordinator", "follower", "lyrics", "ctl", "mpris"]
 
     static func role(_ given: String?, file: String) throws -> String {
         if let given {
@@ -30,7 +30,7 @@ struct ConfigCommand: ParsableCommand {
             abstract: "Check a configuration file: every error, with its line. Exits 1 if there is one.")
         @Argument(help: "The file, e.g. /etc/tutti/coordinator.toml.")
         var file: String
-        @Option(help: "The role it is for (default: from the file's name: coordinator, follower, lyrics, ctl).")
+        @Option(help: "The role it is for (default: from the file's name: coordinator, follower, lyrics, ctl, mpris).")
         var role: String?
 
         func run() throws {
