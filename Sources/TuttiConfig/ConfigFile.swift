@@ -4,47 +4,7 @@ import TuttiCore
 /// line, named as the option without its dashes (`latency-ms = 150`, `unicast = true`,
 /// `inputs = ["/srv/music"]`). Read by `TOMLReader` (TuttiCore).
 public struct ConfigFile: Sendable {
-    public enum Value: Equatable, Sendable {
-        case string(String), integer(Int), float(Double), bool(Bool), list([Value])
-
-        /// As the command line would spell it.
-        var argument: String? {
-            switch self {
-            case let .string(s): s
-            case let .integer(i): String(i)
-            case let .float(d): d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : "\(d)"
-            case .bool, .list: nil
-            }
-        }
-
-        init(_ value: TOMLReader.Value) {
-            switch value {
-            case let .string(s): self = .string(s)
-            case let .integer(i): self = .integer(i)
-            case let .float(d): self = .float(d)
-            case let .bool(b): self = .bool(b)
-            case let .array(items): self = .list(items.map(Value.init))
-            }
-        }
-
-        /// As TOML spells it, for messages.
-        var toml: String {
-            switch self {
-            case let .string(s): "\"\(s)\""
-            case let .integer(i): String(i)
-            case let .float(d): "\(d)"
-            case let .bool(b): b ? "true" : "false"
-            case let .list(l): "[" + l.map(\.toml).joined(separator: ", ") + "]"
-            }
-        }
-    }
-
-    public struct Entry: Equatable, Sendable {
-        public let key: String
-        public let value: Value
-        /// Where the key is written (1-based).
-        public let line: Int
-    }
+    public typealias Entry = TOMLReader.Entry
 
     public let path: String
     public let entries: [Entry]
@@ -54,10 +14,33 @@ public struct ConfigFile: Sendable {
     public init(text: String, path: String) throws(ConfigError) {
         self.path = path
         do {
-            entries = try TOMLReader.read(text).map { Entry(key: $0.key, value: Value($0.value), line: $0.line) }
+            entries = try TOMLReader.read(text)
         } catch {
             throw ConfigError(path: path, line: error.line,
                               error.unsupported ? error.message : "not TOML: \(error.message) (column \(error.column))")
+        }
+    }
+}
+
+extension TOMLReader.Value {
+    /// As the command line would spell it.
+    var argument: String? {
+        switch self {
+        case let .string(s): s
+        case let .integer(i): String(i)
+        case let .float(d): d == d.rounded() && abs(d) < 1e15 ? String(Int(d)) : "\(d)"
+        case .bool, .array: nil
+        }
+    }
+
+    /// As TOML spells it, for messages.
+    var toml: String {
+        switch self {
+        case let .string(s): "\"\(s)\""
+        case let .integer(i): String(i)
+        case let .float(d): "\(d)"
+        case let .bool(b): b ? "true" : "false"
+        case let .array(items): "[" + items.map(\.toml).joined(separator: ", ") + "]"
         }
     }
 }

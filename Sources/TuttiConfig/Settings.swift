@@ -156,7 +156,7 @@ public struct Settings: Sendable {
             throw fail("a switch: write \(option.key) = true or false")
         case (_, .bool):
             throw fail("takes a value, not true or false\(option.kind == .option ? "" : " (a list of text)")")
-        case let (_, .list(items)):
+        case let (_, .array(items)):
             guard option.repeating else { throw fail("takes one value, not a list") }
             var tokens: [String] = []
             for item in items {

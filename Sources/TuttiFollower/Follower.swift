@@ -198,10 +198,14 @@ final class FollowerNetwork {
 
     /// Sends what the control channel is due to send; returns the latest time to turn again.
     func turn(lock: ClockLock) -> Int64 {
-        if multicastWatch?.check(now: clock.nanosecondsNow(), locked: lock.uncertainty != nil, heardStream: heardStream) == true {
-            switchToUnicast()
+        if multicastWatch != nil {
+            if multicastWatch!.check(now: clock.nanosecondsNow(), locked: lock.uncertainty != nil, heardStream: heardStream) {
+                switchToUnicast()
+            } else if multicastWatch!.settled {
+                multicastWatch = nil
+            }
+            heardStream = false
         }
-        heardStream = false
         return control.turn(lock: lock)
     }
 

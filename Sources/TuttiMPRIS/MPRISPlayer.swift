@@ -141,7 +141,9 @@ public enum MPRISPlayer {
             return .seek(Double(position) / 1e6)
         case "OpenUri":
             guard case let .string(uri)? = arguments.first ?? nil, !uri.isEmpty else { throw .badArguments("OpenUri takes a URI (s)") }
-            return .open(uri.hasPrefix("file://") ? String(uri.dropFirst(7)).removingPercentEncoding : uri)
+            guard uri.hasPrefix("file://") else { return .open(uri) }
+            let path = String(uri.dropFirst(7))
+            return .open(RemoteLocation.percentDecoded(path) ?? path)
         default:
             throw .unknownMethod("no method \(method) on \(playerInterface)")
         }
@@ -203,21 +205,4 @@ public enum MPRISPlayer {
          </interface>
         </node>
         """
-}
-
-extension String {
-    /// `%20` and the like decoded (a file:// URI's path); nil when malformed.
-    var removingPercentEncoding: String {
-        var bytes: [UInt8] = []
-        var iterator = utf8.makeIterator()
-        while let byte = iterator.next() {
-            if byte == UInt8(ascii: "%"), let high = iterator.next(), let low = iterator.next(),
-               let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) {
-                bytes.append(value)
-            } else {
-                bytes.append(byte)
-            }
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
 }

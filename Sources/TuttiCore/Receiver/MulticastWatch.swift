@@ -8,7 +8,8 @@
 public struct MulticastWatch: Sendable {
     public let silence: Int64
     private var lockedSince: Int64?
-    private var settled = false
+    /// It has said what it had to say (a packet came, or it asked for unicast): done.
+    public private(set) var settled = false
 
     public init(silence: Int64 = 3_000_000_000) {
         self.silence = silence

@@ -20,7 +20,8 @@ public enum RemoteLocation {
         return percentDecoded(name) ?? name
     }
 
-    static func percentDecoded(_ text: String) -> String? {
+    /// `%XX` escapes decoded (a URL's path); nil when one is malformed or the bytes are not UTF-8.
+    public static func percentDecoded(_ text: String) -> String? {
         var bytes: [UInt8] = []
         var iterator = Array(text.utf8).makeIterator()
         while let b = iterator.next() {
