@@ -28,7 +28,7 @@ extension Discovery {
                     if event == AVAHI_RESOLVER_FOUND, let address, let name {
                         var text = [CChar](repeating: 0, count: Int(AVAHI_ADDRESS_STR_MAX))
                         avahi_address_snprint(&text, text.count, address)
-                        search.found.append(Found(name: String(cString: name), host: String(cString: text), clockPort: port,
+                        search.found.append(Found(name: String(cString: name), host: System.string(filledBy: text), clockPort: port,
                                                   records: Discovery.records(Discovery.strings(of: txt))))
                     }
                     avahi_service_resolver_free(resolver)

@@ -95,7 +95,7 @@ public final class MPRISBridge: Sendable {
                 return perform(try MPRISPlayer.set(name, value, state: state))
             case (MPRISPlayer.rootInterface, "Raise"), (MPRISPlayer.rootInterface, "Quit"):
                 return .values([])
-            case (MPRISPlayer.playerInterface, let method), ("", let method) where call.interface.isEmpty || call.interface == MPRISPlayer.playerInterface:
+            case (MPRISPlayer.playerInterface, let method), ("", let method):
                 return perform(try MPRISPlayer.command(method: method, call.arguments, state: state))
             default:
                 throw .unknownMethod("no method \(call.member) on \(call.interface)")

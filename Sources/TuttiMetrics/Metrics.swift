@@ -21,6 +21,11 @@ public enum HouseMetrics {
     }
 
     public static let contentType = "text/plain; version=0.0.4; charset=utf-8"
+
+    /// A metric's name and help, whole (`tutti_rooms`, no namespace or unit split off).
+    static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
 }
 
 /// A Prometheus counter fed a running total kept elsewhere (the playout's statistics, an
@@ -30,8 +35,7 @@ public final class TotalCounter: Sendable {
     private let last = Mutex<Int>(0)
 
     public init(_ name: String, _ help: String, labels: [(String, String)] = []) {
-        counter = labels.isEmpty ? HouseMetrics.registry.makeCounter(name: name, help: help)
-            : HouseMetrics.registry.makeCounter(name: name, labels: labels, help: help)
+        counter = HouseMetrics.registry.makeCounter(descriptor: HouseMetrics.descriptor(name, help), labels: labels)
     }
 
     public func update(total: Int) {
@@ -50,8 +54,7 @@ public final class GaugeValue: Sendable {
     private let gauge: Prometheus.Gauge
 
     public init(_ name: String, _ help: String, labels: [(String, String)] = []) {
-        gauge = labels.isEmpty ? HouseMetrics.registry.makeGauge(name: name, help: help)
-            : HouseMetrics.registry.makeGauge(name: name, labels: labels, help: help)
+        gauge = HouseMetrics.registry.makeGauge(descriptor: HouseMetrics.descriptor(name, help), labels: labels)
     }
 
     public func set(_ value: Double) { gauge.set(value) }
@@ -62,8 +65,24 @@ public final class DurationValues: Sendable {
     private let histogram: Prometheus.DurationHistogram
 
     public init(_ name: String, _ help: String, buckets: [Duration]) {
-        histogram = HouseMetrics.registry.makeDurationHistogram(name: name, buckets: buckets, help: help)
+        histogram = HouseMetrics.registry.makeDurationHistogram(descriptor: HouseMetrics.descriptor(name, help), buckets: buckets)
     }
 
     public func record(nanoseconds: Int64) { histogram.record(.nanoseconds(nanoseconds)) }
+}
+
+/// A counter with one label whose values come as they happen (`tutti_commands_total` by
+/// command): the registry hands back the same counter for the same value.
+public struct LabelledCounter: Sendable {
+    let name: String, help: String, label: String
+
+    public init(_ name: String, _ help: String, label: String) {
+        self.name = name
+        self.help = help
+        self.label = label
+    }
+
+    public func increment(_ value: String) {
+        HouseMetrics.registry.makeCounter(descriptor: HouseMetrics.descriptor(name, help), labels: [(label, value)]).increment()
+    }
 }

@@ -45,7 +45,12 @@ public enum System {
     public static func hostName() -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
-        return String(cString: name)
+        return string(filledBy: name)
+    }
+
+    /// The text a C call wrote into `buffer`: up to its first NUL, UTF-8.
+    public static func string(filledBy buffer: [CChar]) -> String {
+        String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Sleeps the calling thread for `nanoseconds` (again after a signal, for what is left).

@@ -87,7 +87,7 @@ struct CodecTests {
         let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &random) }
         // Make sure no accidental MPEG sync word survives.
         let data = Data(bytes.map { $0 == 0xFF ? 0 : $0 })
-        FileManager.default.createFile(atPath: path, contents: data)
+        #expect(FileManager.default.createFile(atPath: path, contents: data))
         let error = #expect(throws: CodecError.self) {
             let d = try MP3Decoder(path: path)
             var pcm: [Float] = []

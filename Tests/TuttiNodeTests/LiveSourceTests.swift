@@ -50,7 +50,7 @@ struct LiveSourceTests {
             let v = Int16(sin(2 * Double.pi * 1000 * Double(i) / 44_100) * 16_000)
             pcm += [v, v]
         }
-        FileManager.default.createFile(atPath: file, contents: pcm.withUnsafeBytes { Data($0) })
+        #expect(FileManager.default.createFile(atPath: file, contents: pcm.withUnsafeBytes { Data($0) }))
         let reader = try PCMReader(LiveInput(path: file, rate: 44_100))
         #expect(reader.length == 48_000)
         var out: [Float] = []
@@ -73,9 +73,9 @@ struct LiveSourceTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/in.f32"
         let samples: [Float] = [0.25, -0.25, 0.5, -0.5, 2, .nan]
-        FileManager.default.createFile(atPath: file, contents: Data(samples.flatMap { v in
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(samples.flatMap { v in
             withUnsafeBytes(of: v.bitPattern.littleEndian) { Array($0) }
-        }))
+        })))
         let reader = try PCMReader(LiveInput(path: file, format: .f32le))
         #expect(!reader.isLive && reader.length == 3)
         var out: [Float] = []

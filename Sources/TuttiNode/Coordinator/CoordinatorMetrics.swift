@@ -24,13 +24,12 @@ final class CoordinatorMetrics: Sendable {
         .milliseconds(20),
     ])
 
+    private let commands = LabelledCounter("tutti_commands_total", "Commands taken from the control API, by command.", label: "command")
+
     private init() {}
 
     /// A command the house took (`play`, `queue-add`, `volume` ...).
-    func command(_ name: String) {
-        HouseMetrics.registry.makeCounter(name: "tutti_commands_total", labels: [("command", name)],
-                                          help: "Commands taken from the control API, by command.").increment()
-    }
+    func command(_ name: String) { commands.increment(name) }
 
     func sample(rooms views: [RoomView], playing isPlaying: Bool) {
         rooms.set(Double(views.count))
