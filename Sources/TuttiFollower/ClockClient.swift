@@ -48,10 +48,12 @@ public final class ClockClient {
     private var unauthenticated = 0
     private var reported = (0, 0)
     private var nextSummary: Int64 = 0
-    private let log = Log("follower")
+    private let log: Log
 
+    /// `role` names the program in its log lines (`follower`, `lyrics`).
     public init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, unicastPort: UInt16?, houseKey: HouseKey,
-                sealedStream: Bool = true, handlers: Handlers) {
+                sealedStream: Bool = true, role: String = "follower", handlers: Handlers) {
+        log = Log(role)
         self.socket = socket
         opener = sealedStream ? SRTPContext(houseKey.stream) : nil
         key = houseKey.clockPort

@@ -63,7 +63,7 @@ public final class LyricScreen: @unchecked Sendable {
         socket.enableReceiveTimestamps()
         startThread("tutti-clock") { [self] in
             let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock, unicastPort: nil,
-                                          houseKey: houseKey, handlers: ClockClient.Handlers(sample: { [self] sample in
+                                          houseKey: houseKey, role: "lyrics", handlers: ClockClient.Handlers(sample: { [self] sample in
                                               lock.withLock { estimator.add(sample) }
                                           }))
             clockClient.run(stop: stopFlag) { [self] in lock.withLock { ClockLock(estimator) } }
