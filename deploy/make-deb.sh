@@ -79,7 +79,7 @@ binary .build/release/tutti "$root/usr/bin/tutti"
 install -D -m 0644 deploy/systemd/tutti-coordinator.service "$root/usr/lib/systemd/system/tutti-coordinator.service"
 install -D -m 0644 deploy/systemd/tutti-mpris.service "$root/usr/lib/systemd/user/tutti-mpris.service"
 install -D -m 0644 deploy/config/coordinator.toml "$root/etc/tutti/coordinator.toml"
-for role in coordinator follower lyrics ctl; do
+for role in coordinator follower lyrics ctl mpris; do
   install -D -m 0644 "deploy/config/$role.toml" "$root/usr/share/doc/tutti/examples/$role.toml"
 done
 install -D -m 0644 README.md "$root/usr/share/doc/tutti/README.md"

@@ -11,11 +11,13 @@ public enum Configured {
     /// the program here (exit 64, EX_USAGE) with its path, line and what is wrong; a value
     /// ArgumentParser refuses is told with where it came from before ArgumentParser's own
     /// message.
-    public static func arguments(root: any ParsableCommand.Type, role: String? = nil,
+    /// `table`: the role's options made beforehand (a root that is its role), so that no help
+    /// dump is made at start.
+    public static func arguments(root: any ParsableCommand.Type, role: String? = nil, table: OptionTable? = nil,
                                  _ commandLine: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
         let settings: Settings
         do {
-            settings = try Settings.resolve(root: root, role: role, arguments: commandLine)
+            settings = try Settings.resolve(root: root, role: role, table: table, arguments: commandLine)
         } catch {
             OutputFile.standardError.write("Error: \(error)\n")
             exit(64)

@@ -32,12 +32,15 @@ public struct Settings: Sendable {
     public let file: String?
 
     /// Completes `arguments` for `root` (`tutti`, or `tutti-follower` with `role: "follower"`).
-    public static func resolve(root: any ParsableCommand.Type, role fixedRole: String? = nil, arguments: [String],
-                               environment: (String) -> String? = System.environment,
+    /// A root that is its role may bring its options' table made beforehand (`table`), else
+    /// it is read from ArgumentParser's help dump.
+    public static func resolve(root: any ParsableCommand.Type, role fixedRole: String? = nil, table precomputed: OptionTable? = nil,
+                               arguments: [String], environment: (String) -> String? = System.environment,
                                read: (String) -> [UInt8]? = { Files.read($0) }) throws(ConfigError) -> Settings {
         // A role's own options only (`tutti follower`: the follower's), unless the root is the role.
         let first = arguments.first { !$0.hasPrefix("-") }
-        let table = fixedRole == nil ? first.flatMap { OptionTable.of(root, subcommand: $0) } ?? OptionTable.of(root) : OptionTable.of(root)
+        let table = fixedRole == nil ? first.flatMap { OptionTable.of(root, subcommand: $0) } ?? OptionTable.of(root)
+            : precomputed ?? OptionTable.of(root)
         var path: [String] = []
         var node = table
         for token in arguments {

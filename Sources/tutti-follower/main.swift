@@ -14,4 +14,5 @@ struct TuttiFollowerMain: ParsableCommand {
     func run() throws { try options.run() }
 }
 
-TuttiFollowerMain.main(Configured.arguments(root: TuttiFollowerMain.self, role: "follower"))
+// The options' table made beforehand: a help dump at every start kept 1.2 MB of code resident.
+TuttiFollowerMain.main(Configured.arguments(root: TuttiFollowerMain.self, role: "follower", table: FollowerCommand.optionTable))

@@ -7,7 +7,7 @@ struct ConfigCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "config",
         abstract: "Configuration files: check one, print an example, show where a role's settings come from.",
-        subcommands: [Check.self, Example.self, Show.self])
+        subcommands: [Check.self, Example.self, Show.self, Table.self])
 
     static let roles = ["coordinator", "follower", "lyrics", "ctl", "mpris"]
 
@@ -48,7 +48,7 @@ struct ConfigCommand: ParsableCommand {
     struct Example: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print a configuration file for a role with every option, explained and commented out.")
-        @Argument(help: "coordinator, follower, lyrics or ctl.")
+        @Argument(help: "coordinator, follower, lyrics, ctl or mpris.")
         var role: String
 
         func run() throws {
@@ -71,6 +71,24 @@ struct ConfigCommand: ParsableCommand {
             print("file: \(settings.file ?? "none (looked for \(Settings.searchPath(role: commandLine.first ?? "ROLE").joined(separator: ", ")))")")
             for key in settings.origins.keys.sorted() { print("\(key): from \(settings.origins[key]!)") }
             print("runs as: tutti " + settings.arguments.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " "))
+        }
+    }
+
+    /// For the lean follower: its options' table as Swift, so that it reads its settings
+    /// without making ArgumentParser's help dump (deploy/make-config-examples.sh).
+    struct Table: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print a role's options as a Swift table (for building tutti-follower).", shouldDisplay: false)
+        @Argument(help: "The role (follower).")
+        var role: String
+        @Option(help: "The type the table extends.")
+        var type = "FollowerCommand"
+
+        func run() throws {
+            guard let table = OptionTable.of(Tutti.self).descend([try ConfigCommand.role(role, file: "")]), table.subcommands.isEmpty else {
+                throw ValidationError("no role '\(role)' with options of its own")
+            }
+            print(table.swiftSource(extending: type, generatedBy: "tutti config table \(role)"), terminator: "")
         }
     }
 }

@@ -184,6 +184,25 @@ struct House: ParsableCommand {
         #expect(result.errors.isEmpty, "\(result.errors)")
     }
 
+    /// tutti-follower reads its settings with a table made beforehand, not the help dump.
+    @Test func theFollowersOwnTableIsItsHelpDumps() throws {
+        #expect(FollowerCommand.optionTable == OptionTable.of(FollowerCommand.self),
+                "Sources/TuttiFollower/FollowerCommand+OptionTable.swift is stale: run deploy/make-config-examples.sh")
+        // The same settings from either table.
+        let environment = ["TUTTI_LATENCY_MS": "120", "TUTTI_VERBOSE": "yes"]
+        let file = Array("name = \"Study\"\nunicast = true\noutput = \"null\"\n".utf8)
+        let arguments = ["--output", "wav:/tmp/a.wav", "--port", "6000"]
+        let fromDump = try Settings.resolve(root: FollowerCommand.self, role: "follower", arguments: arguments,
+                                            environment: { environment[$0] }, read: { $0 == "/etc/tutti/follower.toml" ? file : nil })
+        let fromTable = try Settings.resolve(root: FollowerCommand.self, role: "follower", table: FollowerCommand.optionTable, arguments: arguments,
+                                             environment: { environment[$0] }, read: { $0 == "/etc/tutti/follower.toml" ? file : nil })
+        #expect(fromTable.arguments == fromDump.arguments && fromTable.origins == fromDump.origins)
+        #expect(fromTable.arguments == ["--name", "Study", "--unicast", "--latency-ms", "120", "--verbose", "--output", "wav:/tmp/a.wav", "--port", "6000"])
+        // Its Swift source says what it holds.
+        let source = FollowerCommand.optionTable.swiftSource(extending: "FollowerCommand", generatedBy: "tutti config table follower")
+        #expect(source.contains(#".init(key: "unicast", kind: .flag, abstract: "#) && source.contains(#"defaultValue: "239.255.77.77:5004""#))
+    }
+
     @Test func theMisspeltKeysNearestOptionIsHinted() {
         #expect(Settings.distance("latency", "latency-ms") == 3)
         #expect(Settings.distance("", "abc") == 3)

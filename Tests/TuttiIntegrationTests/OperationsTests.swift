@@ -122,7 +122,7 @@ struct OperationsTests {
         #expect(h.log("start").contains("latency-ms comes from \(h.path("follower.toml")) line 3"), "\(h.log("start"))")
 
         // Each role's example in deploy/ is `tutti config example ROLE`, and checks clean.
-        for role in ["coordinator", "follower", "lyrics", "ctl"] {
+        for role in ["coordinator", "follower", "lyrics", "ctl", "mpris"] {
             let example = try h.run("example-\(role)", [Harness.binary, "config", "example", role])
             #expect(example.code == 0)
             let committed = try String(contentsOfFile: Harness.packageRoot + "/deploy/config/\(role).toml", encoding: .utf8)
