@@ -104,18 +104,28 @@ public enum Discovery {
 }
 
 extension Discovery {
-    /// The coordinator to follow when none was named: browses, then `choose`s (preferring
-    /// the house whose key is `houseKey`'s fingerprint). The error says what to do.
-    public static func findCoordinator(houseKey: String?, timeout: Double = 3) throws(LookupError) -> Found {
-        let found: [Found]
-        do {
-            found = try browse(timeout: timeout)
-        } catch {
-            throw LookupError(description: "no --coordinator given, and \(error): give its address with --coordinator HOST[:PORT]")
-        }
-        switch choose(found, houseKey: houseKey) {
-        case let .success(one): return one
-        case let .failure(why): throw LookupError(description: why.description)
+    /// The coordinator to follow when none was named, waiting for one to be announced (a
+    /// room's machine may start before the coordinator, or before avahi-daemon): browses
+    /// (`lookup`) every `interval` seconds until one is found, telling `notice` once why it
+    /// waits; then `choose`s (preferring the house whose key is `houseKey`'s fingerprint).
+    /// Several houses with none of this key's is an error at once: the user must choose.
+    public static func awaitCoordinator(houseKey: String?, interval: Double = 5, notice: (String) -> Void,
+                                        lookup: () throws(Failure) -> [Found] = { () throws(Failure) in try browse(timeout: 3) },
+                                        pause: (Double) -> Void = { System.sleep(nanoseconds: Int64($0 * 1e9)) }) throws(LookupError) -> Found {
+        var told = false
+        while true {
+            let why: String
+            switch Result(catching: lookup).map({ choose($0, houseKey: houseKey) }) {
+            case let .success(.success(one)): return one
+            case .success(.failure(.none)): why = "no coordinator is announced on the network yet (mDNS, \(serviceType))"
+            case let .success(.failure(several)): throw LookupError(description: several.description)
+            case let .failure(failure): why = failure.description
+            }
+            if !told {
+                notice("\(why); looking again every \(Int(interval)) s (or give its address with --coordinator HOST[:PORT])")
+                told = true
+            }
+            pause(interval)
         }
     }
 

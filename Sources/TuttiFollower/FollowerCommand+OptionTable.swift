@@ -5,7 +5,7 @@ import TuttiConfig
 
 extension FollowerCommand {
     public static let optionTable = OptionTable(options: [
-        .init(key: "coordinator", kind: .option, abstract: "The coordinator's clock service, HOST[:PORT] (default: the coordinator announced on the network, found through avahi-daemon)."),
+        .init(key: "coordinator", kind: .option, abstract: "The coordinator's clock service, HOST[:PORT] (default: the coordinator announced on the network, found through avahi-daemon; it waits for one to be announced)."),
         .init(key: "name", kind: .option, abstract: "This room's name, as the house shows it (default: the host name)."),
         .init(key: "unicast", kind: .flag, abstract: "Ask the coordinator to send the stream by unicast (when multicast does not reach this host)."),
         .init(key: "port", kind: .option, abstract: "UDP port to receive the stream on with --unicast (0: any free port).", defaultValue: "0"),

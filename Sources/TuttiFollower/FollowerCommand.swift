@@ -11,7 +11,7 @@ public struct FollowerCommand: ParsableCommand {
         commandName: "follower",
         abstract: "Play the coordinator's stream in this room, in sync with every other room.")
 
-    @Option(help: "The coordinator's clock service, HOST[:PORT] (default: the coordinator announced on the network, found through avahi-daemon).")
+    @Option(help: "The coordinator's clock service, HOST[:PORT] (default: the coordinator announced on the network, found through avahi-daemon; it waits for one to be announced).")
     var coordinator: String?
 
     @Option(help: "This room's name, as the house shows it (default: the host name).")
@@ -97,7 +97,7 @@ public struct FollowerCommand: ParsableCommand {
         } else {
             let keyPath = key ?? config.houseKeyPath
             let fingerprint = (try? StateFolder.readHouseKey(path: keyPath))?.fingerprint
-            let found = try Discovery.findCoordinator(houseKey: fingerprint)
+            let found = try Discovery.awaitCoordinator(houseKey: fingerprint) { log.warning($0) }
             log.info("found the coordinator on the network: \(found)")
             config.coordinator = try SocketAddress(parsing: found.clockAddress, defaultPort: 5005)
         }

@@ -26,4 +26,32 @@ import Testing
         #expect(Discovery.Found(name: "x", host: "10.0.0.7", clockPort: 5005, records: ["control": "x"]).controlURL == nil)
         #expect(Discovery.strings(["v": "1", "control": "8485"]) == ["control=8485", "v=1"])
     }
+
+    /// A room's machine that starts before the coordinator (or before avahi-daemon) waits
+    /// for it, saying once why; several houses of other keys are an error at once.
+    @Test func aFollowerWithoutAnAddressWaitsForTheCoordinatorSayingSoOnce() throws {
+        let lake = Self.found("Lake House", 5005, key: "aa11"), city = Self.found("City Flat", 5105, key: "bb22")
+        var answers: [Result<[Discovery.Found], Discovery.Failure>] = [
+            .failure(.noDaemon("Daemon not running")), .success([]), .success([]), .success([lake]),
+        ]
+        var notices: [String] = [], pauses: [Double] = []
+        let chosen = try Discovery.awaitCoordinator(houseKey: nil, interval: 5, notice: { notices.append($0) },
+                                                    lookup: { () throws(Discovery.Failure) in try answers.removeFirst().get() },
+                                                    pause: { pauses.append($0) })
+        #expect(chosen == lake && answers.isEmpty)
+        #expect(pauses == [5, 5, 5])
+        #expect(notices == ["cannot look for a coordinator on the network: avahi-daemon is not running (Daemon not running); "
+                            + "looking again every 5 s (or give its address with --coordinator HOST[:PORT])"])
+
+        answers = [.success([]), .success([lake, city])]
+        notices = []
+        #expect(throws: Discovery.LookupError.self) {
+            try Discovery.awaitCoordinator(houseKey: "cc33", notice: { notices.append($0) },
+                                           lookup: { () throws(Discovery.Failure) in try answers.removeFirst().get() }, pause: { _ in })
+        }
+        #expect(notices.count == 1 && notices[0].hasPrefix("no coordinator is announced on the network yet (mDNS, _tutti._udp)"))
+        answers = [.success([lake, city])]
+        #expect(try Discovery.awaitCoordinator(houseKey: "bb22", notice: { _ in Issue.record("no notice") },
+                                               lookup: { () throws(Discovery.Failure) in try answers.removeFirst().get() }, pause: { _ in }) == city)
+    }
 }
