@@ -107,7 +107,7 @@ struct HouseTests {
         ["coordinator", Harness.demoSong, "--frame-ms", "7"],
         ["coordinator", Harness.demoSong, "--latency-ms", "-5"],
         ["coordinator", "/no/such/file.mp3", "--multicast", "off", "--clock-listen", "127.0.0.1:0"],
-        ["follower"],
+        ["follower", "--config", "/no/such/follower.toml"],
         ["follower", "--coordinator", "127.0.0.1", "--output", "speakers"],
         ["follower", "--coordinator", "host:port:extra", "--output", "null"],
         ["coordinator", Harness.demoSong, "--no-such-flag"],
