@@ -96,7 +96,7 @@ public struct OptionTable: Sendable, Equatable {
 
     /// The table as Swift source: `extension TYPE { public static let optionTable = ... }`, for
     /// a program that should not make ArgumentParser's help dump at every start (the dump
-    /// alone kept 1.2 MB of the lean follower's code resident). A leaf's table only.
+    /// kept about 1 MB of the lean follower's code resident). A leaf's table only.
     public func swiftSource(extending type: String, generatedBy command: String) -> String {
         func literal(_ text: String) -> String {
             "\"" + String(text.flatMap { $0 == "\n" ? ["\\", "n"] : $0 == "\\" || $0 == "\"" ? ["\\", $0] : [$0] }) + "\""

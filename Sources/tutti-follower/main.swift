@@ -14,5 +14,5 @@ struct TuttiFollowerMain: ParsableCommand {
     func run() throws { try options.run() }
 }
 
-// The options' table made beforehand: a help dump at every start kept 1.2 MB of code resident.
+// The options' table made beforehand: a help dump at every start kept about 1 MB of code resident.
 TuttiFollowerMain.main(Configured.arguments(root: TuttiFollowerMain.self, role: "follower", table: FollowerCommand.optionTable))
