@@ -92,12 +92,15 @@ public enum Discovery {
         case none
         case several([Found])
 
-        public var description: String {
+        public var description: String { description(naming: "--coordinator HOST[:PORT]") }
+
+        /// The message, naming the option that gives an address (`--server URL` for `ctl`).
+        public func description(naming option: String) -> String {
             switch self {
-            case .none: return "no coordinator answered on the network (mDNS, \(Discovery.serviceType)): give its address with --coordinator"
+            case .none: return "no coordinator answered on the network (mDNS, \(Discovery.serviceType)): give its address with \(option)"
             case let .several(found):
                 return "\(found.count) coordinators on the network: "
-                    + found.map(\.description).joined(separator: "; ") + "; choose one with --coordinator HOST[:PORT]"
+                    + found.map(\.description).joined(separator: "; ") + "; choose one with \(option)"
             }
         }
     }

@@ -43,7 +43,7 @@ struct LyricsCommand: ParsableCommand {
         var config = LyricScreen.Configuration()
         let folder = key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory()
         var clock = coordinator ?? "127.0.0.1", found: String?
-        if coordinator == nil, let announced = try Discovered.coordinator(houseKeyPath: key, stateDirectory: folder) {
+        if coordinator == nil, let announced = try Discovered.coordinator(houseKeyPath: key, stateDirectory: folder, option: "--coordinator HOST[:PORT]") {
             clock = announced.clockAddress
             found = announced.controlURL
             Log("lyrics").info("found the coordinator on the network: \(announced)")

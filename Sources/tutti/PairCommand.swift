@@ -18,7 +18,7 @@ struct PairCommand: ParsableCommand {
     @Argument(help: "The pairing code, e.g. 7KQ2M-9XD4R (case, dashes and spaces do not matter).")
     var code: String
 
-    @Option(help: "The coordinator's control API, http://HOST:PORT or https://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485). Over HTTPS without a pin any certificate is taken: the exchange proves itself with the code.")
+    @Option(help: "The coordinator's control API, http://HOST:PORT or https://HOST:PORT (default: $TUTTI_SERVER; else http://127.0.0.1:8485 on the coordinator's own machine; else the coordinator announced on the network). Over HTTPS without a pin any certificate is taken: the exchange proves itself with the code.")
     var server: String?
 
     @OptionGroup var tls: TLSOptions
@@ -39,7 +39,7 @@ struct PairCommand: ParsableCommand {
             throw CtlFailure(description: "there is a house key at \(path) already\(existing.map { " (fingerprint \($0.fingerprint))" } ?? ""): "
                                   + "add --replace to join another house")
         }
-        let url = server ?? ProcessInfo.processInfo.environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
+        let url = try Discovered.controlURL(server: server, stateDirectory: StateStore.defaultDirectory())
         // The answer is proved with the code (a coordinator that does not know it cannot make
         // one), so the certificate needs no checking here unless the user pinned one.
         let http = try tls.client(url: url, stateDirectory: StateStore.defaultDirectory(), fallback: .any)

@@ -15,6 +15,7 @@ import Testing
         #expect(Discovery.choose([], houseKey: "aa11") == .failure(.none))
         #expect(Discovery.Choice.several([lake, city]).description
             == "2 coordinators on the network: 'Lake House' at 10.0.0.1:5005 (house key aa11); 'City Flat' at 10.0.0.1:5105 (house key bb22); choose one with --coordinator HOST[:PORT]")
+        #expect(Discovery.Choice.none.description(naming: "--server http://HOST:PORT").hasSuffix("give its address with --server http://HOST:PORT"))
     }
 
     @Test func txtRecordsAreReadAsRFC6763SaysAndTheControlAddressMadeOfThem() {

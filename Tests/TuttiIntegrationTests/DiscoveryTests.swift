@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TuttiAPI
+import TuttiCore
 import TuttiNode
 
 extension IntegrationTests {
@@ -123,6 +124,15 @@ struct DiscoveryTests {
         let parsed = try? JSONDecoder().decode(Status.self, from: Data(status.out.utf8))
         #expect(parsed?.house == "Lake House" && parsed?.rooms.map(\.name) == ["Kitchen"], "\(status.out)")
 
+        // A new machine joins with nothing but the code the coordinator's machine shows.
+        let shown = try net.run("ctl-pair", on: net.house, [Harness.binary, "ctl", "pair", "--json"])
+        let code = try #require((try? JSONDecoder().decode(PairingCode.self, from: Data(shown.out.utf8)))?.code, "\(shown)")
+        let paired = try net.run("pair", on: net.room, [Harness.binary, "pair", code], environment: ["TUTTI_STATE_DIR": h.path("new-pi")])
+        #expect(paired.code == 0 && paired.out.contains("paired: this machine is a member of the house at http://10.79.0.1:8485"),
+                "\(paired.out) \(paired.err)")
+        #expect(try StateStore.readHouseKey(path: h.path("new-pi/house.key")).fingerprint
+                == StateStore.readHouseKey(path: h.path("state/house.key")).fingerprint)
+
         // A lyric screen, printing lines.
         try net.start("lyrics", on: net.room, [Harness.binary, "lyrics", "--lines"])
         #expect(Harness.wait(timeout: 15) { h.log("lyrics").contains("found the coordinator on the network: 'Lake House'") }, "\(h.log("lyrics"))")
@@ -136,7 +146,7 @@ struct DiscoveryTests {
         let several = try net.run("ctl2", on: net.room, [Harness.binary, "ctl", "status"], environment: elsewhere)
         #expect(several.code != 0)
         #expect(several.err.contains("2 coordinators on the network: 'Lake House' at 10.79.0.1:5005") && several.err.contains("'Lake House #2' at 10.79.0.1:5105")
-                && several.err.contains("choose one with --coordinator"), "\(several.err)")
+                && several.err.contains("choose one with --server http://HOST:PORT"), "\(several.err)")
         try net.start("b", on: net.room, [Harness.followerBinary, "--output", "null", "--name", "Study"])
         #expect(Harness.wait(timeout: 20) { h.log("b").contains("state: playing") }, "\(h.log("b"))")
         #expect(h.log("b").contains("found the coordinator on the network: 'Lake House' at 10.79.0.1:5005"), "\(h.log("b"))")

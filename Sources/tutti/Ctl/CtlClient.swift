@@ -9,7 +9,7 @@ import TuttiWeb
 
 /// Options every `tutti ctl` command shares: where the coordinator is, and its token.
 struct CtlOptions: ParsableArguments {
-    @Option(help: "The coordinator's control API, http://HOST:PORT or https://HOST:PORT (default: $TUTTI_SERVER, else http://127.0.0.1:8485).")
+    @Option(help: "The coordinator's control API, http://HOST:PORT or https://HOST:PORT (default: $TUTTI_SERVER; else http://127.0.0.1:8485 on the coordinator's own machine; else the coordinator announced on the network).")
     var server: String?
 
     @OptionGroup var tls: TLSOptions
@@ -28,13 +28,7 @@ struct CtlOptions: ParsableArguments {
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
         let folder = stateDir ?? StateStore.defaultDirectory()
-        // Where no address is given and this is not the coordinator's machine (no token in
-        // its state folder): the coordinator announced on the network.
-        var url = server ?? environment["TUTTI_SERVER"] ?? "http://127.0.0.1:8485"
-        if server == nil, environment["TUTTI_SERVER"] == nil, StateStore.readToken(directory: folder) == nil,
-           let found = try Discovered.coordinator(stateDirectory: folder), let announced = found.controlURL {
-            url = announced
-        }
+        let url = try Discovered.controlURL(server: server, stateDirectory: folder)
         let http = try tls.client(url: url, stateDirectory: folder)
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
         return CtlClient(http: http, token: token, url: url)
