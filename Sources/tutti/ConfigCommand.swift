@@ -78,17 +78,15 @@ struct ConfigCommand: ParsableCommand {
     /// without making ArgumentParser's help dump (deploy/make-config-examples.sh).
     struct Table: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Print a role's options as a Swift table (for building tutti-follower).", shouldDisplay: false)
-        @Argument(help: "The role (follower).")
+            abstract: "Print the follower's options as a Swift table (for building tutti-follower).", shouldDisplay: false)
+        @Argument(help: "follower (the only role built alone).")
         var role: String
-        @Option(help: "The type the table extends.")
-        var type = "FollowerCommand"
 
         func run() throws {
-            guard let table = OptionTable.of(Tutti.self).descend([try ConfigCommand.role(role, file: "")]), table.subcommands.isEmpty else {
-                throw ValidationError("no role '\(role)' with options of its own")
+            guard role == "follower", let table = OptionTable.of(Tutti.self).descend([role]) else {
+                throw ValidationError("only the follower is built alone: tutti config table follower")
             }
-            print(table.swiftSource(extending: type, generatedBy: "tutti config table \(role)"), terminator: "")
+            print(table.swiftSource(extending: "FollowerCommand", generatedBy: "tutti config table follower"), terminator: "")
         }
     }
 }
