@@ -48,6 +48,10 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
+        // format, and the sample-rate converter (the coordinator only).
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
         // libdbus, for `tutti mpris` on the session bus.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.
@@ -57,6 +61,9 @@ let package = Package(
         .target(name: "TuttiCore"),
         // The only importer of libmpg123 and libopus.
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
+        // The only importer of FFmpeg: decoding files and streams of every common format,
+        // sample-exact, with their tags and art; the house's sample-rate converter.
+        .target(name: "TuttiMedia", dependencies: ["TuttiCore", "CFFmpeg"]),
         // The only importer of libsamplerate: sample-rate conversion for live inputs.
         .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSampleRate"]),
         // The only importer of libpulse; WAV and null outputs.
@@ -138,6 +145,7 @@ let package = Package(
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"]),
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
+        .testTarget(name: "TuttiMediaTests", dependencies: ["TuttiMedia", "TuttiCore", "TuttiTesting"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiMPRISTests", dependencies: ["TuttiMPRIS", "TuttiAPI", "TuttiCore"]),

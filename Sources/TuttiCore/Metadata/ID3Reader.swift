@@ -86,7 +86,7 @@ public enum ID3Reader {
     /// ID3v2.2's three-letter names, as their v2.3 equivalents.
     static func canonical(_ id: String) -> String {
         let v22 = ["TT2": "TIT2", "TP1": "TPE1", "TP2": "TPE2", "TAL": "TALB", "TCO": "TCON", "TYE": "TYER",
-                   "TRK": "TRCK", "TPA": "TPOS", "PIC": "APIC", "ULT": "USLT", "SLT": "SYLT"]
+                   "TRK": "TRCK", "TPA": "TPOS", "PIC": "APIC", "ULT": "USLT", "SLT": "SYLT", "TXX": "TXXX"]
         return v22[id] ?? id
     }
 
@@ -103,6 +103,7 @@ public enum ID3Reader {
         case "APIC": if let p = picture(content, version: version) { tags.pictures.append(p) }
         case "USLT": if let l = lyrics(content) { tags.lyrics.append(l) }
         case "SYLT": if let s = synced(content) { tags.syncedLyrics.append(s) }
+        case "TXXX": userText(content, to: &tags)
         default: break
         }
     }
@@ -112,6 +113,17 @@ public enum ID3Reader {
         let value = TextDecoding.decode(Array(content.dropFirst()), id3Encoding: encoding)
             .split(separator: "\u{0}").first.map(String.init)?.trimmingSpaces()
         return value?.isEmpty == false ? value : nil
+    }
+
+    /// A user text frame (TXXX): ReplayGain's values are written as these.
+    static func userText(_ c: [UInt8], to tags: inout TrackTags) {
+        guard let encoding = c.first else { return }
+        let (description, next) = terminated(c, from: 1, encoding: encoding)
+        guard next <= c.count else { return }
+        let key = description.lowercased()
+        guard key.hasPrefix("replaygain_") || key.hasPrefix("r128_") else { return }
+        let value = TextDecoding.decode(Array(c[next...]), id3Encoding: encoding).split(separator: "\u{0}").first.map(String.init) ?? ""
+        ContainerTags.apply(key: description, value: value, to: &tags)
     }
 
     static func fraction(_ text: String?) -> (Int?, Int?) {

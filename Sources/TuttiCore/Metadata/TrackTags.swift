@@ -1,4 +1,5 @@
-/// What an audio file's tags say about it (ID3v2, with ID3v1 as a fallback).
+/// What an audio file's tags say about it: ID3v2 (ID3v1 as a fallback), Vorbis comments,
+/// MP4 atoms, whatever its container holds.
 public struct TrackTags: Equatable, Sendable {
     public var title: String?
     public var artist: String?
@@ -15,6 +16,8 @@ public struct TrackTags: Equatable, Sendable {
     public var lyrics: [Lyrics] = []
     /// Synchronised lyrics (SYLT): text with times in milliseconds.
     public var syncedLyrics: [SyncedLyrics] = []
+    /// ReplayGain (or R128) gains and peaks.
+    public var loudness = Loudness()
 
     public init() {}
 
@@ -24,12 +27,25 @@ public struct TrackTags: Equatable, Sendable {
         public var kind: UInt8
         public var description: String
         public var data: [UInt8]
+
+        public init(mimeType: String, kind: UInt8, description: String, data: [UInt8]) {
+            self.mimeType = mimeType
+            self.kind = kind
+            self.description = description
+            self.data = data
+        }
     }
 
     public struct Lyrics: Equatable, Sendable {
         public var language: String
         public var description: String
         public var text: String
+
+        public init(language: String, description: String, text: String) {
+            self.language = language
+            self.description = description
+            self.text = text
+        }
     }
 
     public struct SyncedLyrics: Equatable, Sendable {
@@ -52,8 +68,16 @@ public struct TrackTags: Equatable, Sendable {
         title = title ?? other.title
         artist = artist ?? other.artist
         album = album ?? other.album
+        albumArtist = albumArtist ?? other.albumArtist
         genre = genre ?? other.genre
         year = year ?? other.year
         trackNumber = trackNumber ?? other.trackNumber
+        trackCount = trackCount ?? other.trackCount
+        discNumber = discNumber ?? other.discNumber
+        discCount = discCount ?? other.discCount
+        if pictures.isEmpty { pictures = other.pictures }
+        if lyrics.isEmpty { lyrics = other.lyrics }
+        if syncedLyrics.isEmpty { syncedLyrics = other.syncedLyrics }
+        loudness.merge(other.loudness)
     }
 }

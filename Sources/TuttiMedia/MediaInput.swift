@@ -1,0 +1,143 @@
+import CFFmpeg
+import Glibc
+import TuttiCore
+
+/// Where a decoder's bytes come from: a file, or bytes arriving from the network. Read from
+/// the decoder's thread only.
+public protocol MediaInput: AnyObject {
+    /// Reads up to `buffer.count` bytes into `buffer`: how many (more than 0), 0 at the end
+    /// of the input, or nil when it failed (or was closed) and nothing more will come.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int?
+    /// Its whole size in bytes, when known.
+    var size: Int64? { get }
+    /// Whether `seek` can work.
+    var canSeek: Bool { get }
+    /// Moves the next read to `offset` bytes from the start; false when it cannot.
+    func seek(to offset: Int64) -> Bool
+    /// Why reading failed, once it has.
+    var failure: String? { get }
+}
+
+extension MediaInput {
+    public var failure: String? { nil }
+}
+
+/// A regular file, opened without ever blocking on it: a named pipe or a device named in
+/// the queue is refused, never read.
+public final class FileInput: MediaInput {
+    public let path: String
+    private let descriptor: Int32
+
+    public init(path: String) throws(MediaError) {
+        self.path = path
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { throw .cannotOpen(name: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+            close(fd)
+            throw .cannotOpen(name: path, reason: "not a regular file")
+        }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        descriptor = fd
+    }
+
+    deinit { close(descriptor) }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        while true {
+            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno != EINTR { return nil }
+        }
+    }
+
+    public var size: Int64? {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : nil
+    }
+
+    public var canSeek: Bool { true }
+
+    public func seek(to offset: Int64) -> Bool { lseek(descriptor, off_t(offset), SEEK_SET) >= 0 }
+
+    /// The first `count` bytes of the file (fewer when it is shorter), read where the next
+    /// read would be; the caller seeks back.
+    func head(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = bytes.withUnsafeMutableBytes { read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
+            if n <= 0 { break }
+            filled += n
+        }
+        return Array(bytes.prefix(filled))
+    }
+}
+
+/// FFmpeg's view of a `MediaInput`: an AVIOContext whose callbacks read it.
+final class InputBridge {
+    let input: MediaInput
+    private(set) var context: UnsafeMutablePointer<AVIOContext>?
+    /// Where the next read starts, for FFmpeg's relative seeks.
+    private var offset: Int64 = 0
+    /// The input failed: what FFmpeg took for an end was not one.
+    private(set) var failed = false
+    var failure: String? { input.failure }
+    static let bufferSize = 32 * 1024
+
+    init(_ input: MediaInput) throws(MediaError) {
+        self.input = input
+        guard let buffer = av_malloc(Self.bufferSize) else { throw .cannotOpen(name: "input", reason: "out of memory") }
+        let opaque = Unmanaged.passUnretained(self).toOpaque()
+        context = avio_alloc_context(
+            buffer.assumingMemoryBound(to: UInt8.self), Int32(Self.bufferSize), 0, opaque,
+            { opaque, bytes, size in
+                let bridge = Unmanaged<InputBridge>.fromOpaque(opaque!).takeUnretainedValue()
+                return bridge.read(bytes, Int(size))
+            },
+            nil,
+            input.canSeek ? { opaque, offset, whence in
+                let bridge = Unmanaged<InputBridge>.fromOpaque(opaque!).takeUnretainedValue()
+                return bridge.seek(offset, whence)
+            } : nil)
+        guard context != nil else {
+            av_free(buffer)
+            throw .cannotOpen(name: "input", reason: "out of memory")
+        }
+        if !input.canSeek { context!.pointee.seekable = 0 }
+    }
+
+    deinit {
+        if context != nil {
+            av_freep(&context!.pointee.buffer)
+            avio_context_free(&context)
+        }
+    }
+
+    private func read(_ bytes: UnsafeMutablePointer<UInt8>?, _ size: Int) -> Int32 {
+        guard let bytes, size > 0 else { return tutti_averror_eio() }
+        guard let n = input.read(into: UnsafeMutableRawBufferPointer(start: bytes, count: size)) else {
+            failed = true
+            return tutti_averror_eio()
+        }
+        if n == 0 { return tutti_averror_eof() }
+        offset += Int64(n)
+        return Int32(n)
+    }
+
+    private func seek(_ to: Int64, _ whence: Int32) -> Int64 {
+        if whence & tutti_avseek_size() != 0 { return input.size ?? -1 }
+        let target: Int64
+        switch whence & ~Int32(AVSEEK_FORCE) {
+        case SEEK_SET: target = to
+        case SEEK_CUR: target = offset + to
+        case SEEK_END:
+            guard let size = input.size else { return -1 }
+            target = size + to
+        default: return -1
+        }
+        guard target >= 0, input.seek(to: target) else { return -1 }
+        offset = target
+        return target
+    }
+}
