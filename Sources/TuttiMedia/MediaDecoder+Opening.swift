@@ -24,8 +24,9 @@ extension MediaDecoder {
         let rc = avformat_open_input(&opened, nil, hinted, &options)
         guard rc >= 0, let ready = opened else {
             // avformat_open_input frees the context when it fails.
+            if bridge.input.size == 0 { throw .notAudio(name: name, reason: "it is empty") }
             throw rc == tutti_averror_invaliddata() || rc == tutti_averror_eof()
-                ? .notAudio(name: name, reason: rc == tutti_averror_eof() ? "it is empty" : "its format is not one tutti knows")
+                ? .notAudio(name: name, reason: rc == tutti_averror_eof() ? "it ends before any audio (cut short?)" : "its format is not one tutti knows")
                 : .cannotOpen(name: name, reason: MediaError.words(rc))
         }
         context = ready

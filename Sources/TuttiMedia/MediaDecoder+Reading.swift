@@ -106,8 +106,9 @@ extension MediaDecoder {
         guard bridge.input.canSeek else { throw .cannotSeek(name: name, reason: "it is a stream") }
         guard target >= 0 else { throw .cannotSeek(name: name, reason: "position \(target) is before the start") }
         let base = stream.pointee.time_base
-        let from = max(0, target - preroll)
-        let timestamp = trimming.startTimestamp + av_rescale(from, Int64(base.den), Int64(base.num) * Int64(max(1, sampleRate)))
+        // Before the target by the pre-roll, into the encoder's priming if need be.
+        let back = av_rescale(target - preroll, Int64(base.den), Int64(base.num) * Int64(max(1, sampleRate)))
+        let timestamp = max(0, trimming.startTimestamp + back)
         var rc = av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         if rc < 0 {
             // No index to seek by: from the start, decoding forward.

@@ -69,6 +69,8 @@ final class SampleConverter {
         let rc = swr_alloc_set_opts2(&context, &output, AV_SAMPLE_FMT_FLT, rate, &input,
                                      AVSampleFormat(rawValue: frame.pointee.format), rate, 0, nil)
         guard rc >= 0, context != nil else { throw .decodeFailed(name: "audio", reason: "cannot convert samples: \(MediaError.words(rc))") }
+        // A mix-down never past full scale (its levels are scaled down to fit).
+        if !mono, frame.pointee.ch_layout.nb_channels > 2 { _ = av_opt_set_double(UnsafeMutableRawPointer(context), "rematrix_maxval", 1, 0) }
         let initialized = swr_init(context)
         guard initialized >= 0 else {
             throw .decodeFailed(name: "audio", reason: "cannot convert these samples: \(MediaError.words(initialized))")

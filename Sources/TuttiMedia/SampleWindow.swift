@@ -20,6 +20,7 @@ struct SampleWindow {
     /// placed by its timestamp (a seek lands before its target).
     mutating func seek(to position: Int64) {
         target = position
+        next = position
     }
 
     /// True once everything up to the end has been decoded.

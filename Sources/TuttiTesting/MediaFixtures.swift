@@ -144,3 +144,48 @@ public enum MediaFixtures {
         return (sum / Double(max(1, window.count))).squareRoot()
     }
 }
+
+extension MediaFixtures {
+    /// How far `signal` (mono) is from a pure tone of `hz`: the power left once the best-fitting
+    /// sine of `hz` (and any DC) is taken out, against the tone's, in dB (THD+N; everything that
+    /// is not the tone: harmonics, noise, aliases). Skips `margin` frames at both ends.
+    public static func residualDB(_ signal: [Float], hz: Double, rate: Int, margin: Int = 2_000) -> Double {
+        let range = margin..<(signal.count - margin)
+        // Least squares on [sin, cos, 1].
+        var s = [[Double]](repeating: [Double](repeating: 0, count: 3), count: 3)
+        var r = [Double](repeating: 0, count: 3)
+        for i in range {
+            let w = 2 * Double.pi * hz * Double(i) / Double(rate)
+            let basis = [sin(w), cos(w), 1.0]
+            for a in 0..<3 {
+                r[a] += basis[a] * Double(signal[i])
+                for b in 0..<3 { s[a][b] += basis[a] * basis[b] }
+            }
+        }
+        let c = solve3(s, r)
+        var tone = 0.0, rest = 0.0
+        for i in range {
+            let w = 2 * Double.pi * hz * Double(i) / Double(rate)
+            let fit = c[0] * sin(w) + c[1] * cos(w)
+            tone += fit * fit
+            let e = Double(signal[i]) - fit - c[2]
+            rest += e * e
+        }
+        return 10 * log10(max(rest, 1e-30) / max(tone, 1e-30))
+    }
+
+    static func solve3(_ m: [[Double]], _ v: [Double]) -> [Double] {
+        var a = m, b = v
+        for col in 0..<3 {
+            let pivot = (col..<3).max { abs(a[$0][col]) < abs(a[$1][col]) }!
+            a.swapAt(col, pivot)
+            b.swapAt(col, pivot)
+            for row in 0..<3 where row != col {
+                let f = a[row][col] / a[col][col]
+                for k in 0..<3 { a[row][k] -= f * a[col][k] }
+                b[row] -= f * b[col]
+            }
+        }
+        return (0..<3).map { b[$0] / a[$0][$0] }
+    }
+}
