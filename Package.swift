@@ -44,8 +44,6 @@ let package = Package(
         // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
         // libpulse already brings it into every follower (through libsystemd).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
-        // libsamplerate, for live inputs at 44.1 kHz (the coordinator only).
-        .systemLibrary(name: "CSampleRate", pkgConfig: "samplerate", providers: [.apt(["libsamplerate0-dev"])]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
@@ -59,13 +57,11 @@ let package = Package(
 
         // Pure logic: no I/O, no C imports, no reading of the clock.
         .target(name: "TuttiCore"),
-        // The only importer of libmpg123 and libopus.
+        // The only importer of libmpg123 (MP3 over the network, as it arrives) and libopus.
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "CFFmpeg"]),
-        // The only importer of libsamplerate: sample-rate conversion for live inputs.
-        .target(name: "TuttiResample", dependencies: ["TuttiCore", "CSampleRate"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
@@ -131,7 +127,7 @@ let package = Package(
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote", "TuttiResample", "TuttiMetrics", "TuttiDiscovery",
+            "TuttiRemote", "TuttiMedia", "TuttiMetrics", "TuttiDiscovery",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.

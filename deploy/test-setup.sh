@@ -9,7 +9,7 @@ install_packages \
   `# interoperability: GStreamer decodes tutti's stream (-bad has srtpdec)` \
   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad \
   `# audio tools for test material and analysis` \
-  sox lame espeak-ng python3 python3-numpy \
+  sox lame espeak-ng python3 python3-numpy ffmpeg \
   `# networks of test hosts (namespaces, veth, drops), the benchmarks' comparison, instruction counts` \
   iproute2 nftables snapserver snapclient valgrind \
   `# the lyric screens in a real terminal and a real headless browser` \

@@ -3,9 +3,9 @@ import Glibc
 import TuttiCore
 
 /// Decodes MP3 that arrives in pieces (from a network stream) with libmpg123's feed mode,
-/// into 48 kHz interleaved stereo float, whatever the stream's own rate and channels. It
-/// never waits: when the bytes fed so far are used up, `decode` says so and the caller
-/// feeds more when it has them.
+/// into interleaved stereo float at the stream's own rate (`sampleRate`; mono on both
+/// sides). It never waits: when the bytes fed so far are used up, `decode` says so and the
+/// caller feeds more when it has them.
 public final class MP3StreamDecoder {
     public enum Output: Equatable {
         /// Frames appended to the output.
@@ -20,6 +20,8 @@ public final class MP3StreamDecoder {
     private var scratch = [UInt8](repeating: 0, count: 32 * 1024)
     /// Frames decoded so far (from the start of the track, after a seek from there).
     public private(set) var framesDecoded: Int64 = 0
+    /// The rate of the frames decoded last (the stream's own: 32, 44.1 or 48 kHz, or less).
+    public private(set) var sampleRate = AudioFormat.sampleRate
     /// Bytes fed without a frame coming out: past a limit, the stream is not MP3.
     private var fedWithoutAudio = 0
     private var hasDecoded = false
@@ -27,9 +29,9 @@ public final class MP3StreamDecoder {
     public init(name: String) throws(CodecError) {
         self.name = name
         var err: Int32 = 0
-        guard let h = mpg123_new(nil, &err) else { throw .cannotOpen(path: name, reason: MP3Decoder.message(err)) }
+        guard let h = mpg123_new(nil, &err) else { throw .cannotOpen(path: name, reason: Self.message(err)) }
         handle = h
-        MP3Decoder.configure(h)
+        Self.configure(h)
         guard mpg123_open_feed(h) == MPG123_OK.rawValue else {
             let reason = String(cString: mpg123_strerror(h))
             mpg123_delete(h)
@@ -46,6 +48,23 @@ public final class MP3StreamDecoder {
     deinit {
         mpg123_close(handle)
         mpg123_delete(handle)
+    }
+
+    /// Asks `handle` for stereo float at the stream's own rate, and for quiet. Not gapless:
+    /// in feed mode libmpg123 then holds back a stream's last frames for good (it is never
+    /// told the bytes have ended).
+    static func configure(_ handle: OpaquePointer) {
+        let flags = Int(MPG123_FORCE_STEREO.rawValue | MPG123_FORCE_FLOAT.rawValue | MPG123_QUIET.rawValue)
+        _ = mpg123_param2(handle, Int32(MPG123_FLAGS.rawValue), flags, 0)
+        _ = mpg123_format_none(handle)
+        var list: UnsafePointer<Int>?
+        var count = 0
+        mpg123_rates(&list, &count)
+        for i in 0..<count { _ = mpg123_format(handle, list![i], Int32(MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue)) }
+    }
+
+    static func message(_ code: Int32) -> String {
+        String(cString: mpg123_plain_strerror(code))
     }
 
     /// Hands the decoder the stream's next bytes (copied).
@@ -70,7 +89,11 @@ public final class MP3StreamDecoder {
                 return .frames(frames)
             }
             switch rc {
-            case MPG123_OK.rawValue, MPG123_NEW_FORMAT.rawValue:
+            case MPG123_NEW_FORMAT.rawValue:
+                var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+                if mpg123_getformat(handle, &rate, &channels, &encoding) == MPG123_OK.rawValue, rate > 0 { sampleRate = rate }
+                continue
+            case MPG123_OK.rawValue:
                 continue
             case MPG123_NEED_MORE.rawValue, MPG123_DONE.rawValue:
                 // 1 MB without a single frame: whatever this is, it is not MP3 audio.

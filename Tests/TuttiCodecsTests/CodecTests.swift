@@ -3,7 +3,7 @@ import Testing
 import TuttiCore
 @testable import TuttiCodecs
 
-@Suite("Codecs: libmpg123 and libopus")
+@Suite("Codecs: libmpg123 (MP3 as it arrives) and libopus")
 struct CodecTests {
     /// The suite's files, made once per test process and removed when it exits.
     static let scratch: String = {
@@ -33,7 +33,7 @@ struct CodecTests {
     }
 
     /// Frequency from the upward zero crossings of the left channel, between the first and last.
-    static func frequency(_ interleaved: [Float]) -> Double {
+    static func frequency(_ interleaved: [Float], rate: Int) -> Double {
         var crossings: [Int] = []
         var previous: Float = 0
         for i in stride(from: 0, to: interleaved.count, by: 2) {
@@ -42,76 +42,36 @@ struct CodecTests {
             previous = v
         }
         guard let first = crossings.first, let last = crossings.last, last > first else { return 0 }
-        return Double(crossings.count - 1) / (Double(last - first) / 48_000)
+        return Double(crossings.count - 1) / (Double(last - first) / Double(rate))
     }
 
-    @Test(arguments: [(44_100, 1), (48_000, 2), (22_050, 2), (32_000, 1)])
-    func decodesAnyRateAndLayoutTo48kStereo(rate: Int, channels: Int) throws {
-        let path = try Self.makeMP3(hz: 1000, rate: rate, channels: channels, seconds: 1)
-        let decoder = try MP3Decoder(path: path)
+    /// The whole file fed to a stream decoder in pieces of `piece` bytes.
+    static func streamDecode(_ path: String, piece: Int = 4_096) throws -> (pcm: [Float], rate: Int) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let decoder = try MP3StreamDecoder(name: path)
+        decoder.setSize(Int64(bytes.count))
         var pcm: [Float] = []
-        while try decoder.read(into: &pcm) > 0 {}
-        let frames = pcm.count / 2
-        #expect(abs(frames - 48_000) < 4_000, "\(frames) frames")
-        #expect(abs(Self.frequency(pcm) - 1000) < 5, "\(Self.frequency(pcm)) Hz")
-        // Both channels carry the tone.
+        var at = 0
+        while at < bytes.count {
+            let end = min(bytes.count, at + piece)
+            try bytes[at..<end].withUnsafeBytes { try decoder.feed($0) }
+            at = end
+            while case .frames = try decoder.decode(into: &pcm) {}
+        }
+        return (pcm, decoder.sampleRate)
+    }
+
+    /// MP3 over the network comes out at the stream's own rate (the player's chain brings
+    /// it to 48 kHz), stereo whatever its channels.
+    @Test(arguments: [(44_100, 1), (48_000, 2), (22_050, 2), (32_000, 1)])
+    func streamDecoderGivesTheStreamsOwnRate(rate: Int, channels: Int) throws {
+        let path = try Self.makeMP3(hz: 1000, rate: rate, channels: channels, seconds: 1)
+        let (pcm, decodedRate) = try Self.streamDecode(path)
+        #expect(decodedRate == rate)
+        #expect(abs(pcm.count / 2 - rate) < rate / 10, "\(pcm.count / 2) frames")
+        #expect(abs(Self.frequency(pcm, rate: rate) - 1000) < 5, "\(Self.frequency(pcm, rate: rate)) Hz")
         let right = stride(from: 1, to: pcm.count, by: 2).map { abs(pcm[$0]) }.max() ?? 0
         #expect(right > 0.3)
-    }
-
-    /// Seeking lands on the very sample a straight decode reaches there; the length is the file's.
-    @Test(arguments: [48_000, 44_100])
-    func seeksToTheSampleAndKnowsItsLength(rate: Int) throws {
-        let base = "\(Self.scratch)/noise-\(rate)"
-        try Self.run(["sox", "-n", "-r", "\(rate)", "-c", "2", "-b", "16", base + ".wav", "synth", "3", "pinknoise", "gain", "-6"])
-        try Self.run(["lame", "--quiet", "-b", "192", base + ".wav", base + ".mp3"])
-        let whole = try MP3Decoder(path: base + ".mp3")
-        var all: [Float] = []
-        while try whole.read(into: &all) > 0 {}
-        let length = try #require(whole.length)
-        #expect(abs(length - Int64(all.count / 2)) <= 1, "length \(length), decoded \(all.count / 2)")
-        for target in [Int64(1), 47_999, 100_003] {
-            let seeker = try MP3Decoder(path: base + ".mp3")
-            try seeker.seek(toFrame: target)
-            var part: [Float] = []
-            while part.count < 2_000, try seeker.read(into: &part) > 0 {}
-            let expected = Array(all[Int(target) * 2..<Int(target) * 2 + 1_000])
-            let worst = zip(part.prefix(1_000), expected).map { abs($0 - $1) }.max() ?? 1
-            #expect(worst < (rate == 48_000 ? 1e-6 : 0.02), "seek to \(target): off by \(worst)")
-        }
-    }
-
-    @Test func corruptFileIsAClearErrorNamingIt() throws {
-        let path = "\(Self.scratch)/garbage.mp3"
-        var random = SystemRandomNumberGenerator()
-        let bytes = (0..<20_000).map { _ in UInt8.random(in: 0...255, using: &random) }
-        // Make sure no accidental MPEG sync word survives.
-        let data = Data(bytes.map { $0 == 0xFF ? 0 : $0 })
-        #expect(FileManager.default.createFile(atPath: path, contents: data))
-        let error = #expect(throws: CodecError.self) {
-            let d = try MP3Decoder(path: path)
-            var pcm: [Float] = []
-            while try d.read(into: &pcm) > 0 {}
-        }
-        #expect(error?.description.contains("garbage.mp3") == true)
-    }
-
-    /// A named pipe (or a device) is never opened for reading: that would block until a
-    /// writer came (and /dev/zero would stream for ever).
-    @Test func onlyRegularFilesAreOpenedAndNeverBlock() throws {
-        let pipe = "\(Self.scratch)/pipe-\(UInt32.random(in: 0...UInt32.max)).mp3"
-        #expect(mkfifo(pipe, 0o600) == 0)
-        defer { unlink(pipe) }
-        for path in [pipe, "/dev/zero", Self.scratch] {
-            let error = #expect(throws: CodecError.self) { try MP3Decoder(path: path) }
-            #expect(error?.description.contains("not a regular file") == true || error?.description.contains("Is a directory") == true,
-                    "\(path): \(error?.description ?? "opened")")
-        }
-    }
-
-    @Test func missingFileIsAClearError() {
-        let error = #expect(throws: CodecError.self) { try MP3Decoder(path: "/nonexistent/song.mp3") }
-        #expect(error?.description.contains("/nonexistent/song.mp3") == true)
     }
 
     static func sine(frames: Int, hz: Double) -> [Float] {

@@ -98,9 +98,7 @@ extension Harness {
 /// A track's audio, decoded (both channels averaged), for finding positions in recordings.
 enum TrackAudio {
     static func mono(_ path: String) throws -> [Float] {
-        let decoder = try MP3Decoder(path: path)
-        var pcm: [Float] = []
-        while try decoder.read(into: &pcm) > 0 {}
+        let pcm = try TrackReader.decode([path])
         return stride(from: 0, to: pcm.count - 1, by: 2).map { (pcm[$0] + pcm[$0 + 1]) / 2 }
     }
 }

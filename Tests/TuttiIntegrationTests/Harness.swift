@@ -28,11 +28,9 @@ final class Harness {
     }
     static let demoSong = packageRoot + "/assets/demo/tutti-demo.mp3"
 
-    /// The demo song's left channel, decoded (its first six seconds).
+    /// The demo song's left channel as the coordinator plays it (its first six seconds).
     static func demoSongLeft() throws -> [Float] {
-        let decoder = try MP3Decoder(path: demoSong)
-        var pcm: [Float] = []
-        while try decoder.read(into: &pcm) > 0, pcm.count < 48_000 * 2 * 6 {}
+        let pcm = try TrackReader.decode([demoSong], maximumFrames: 48_000 * 6)
         return stride(from: 0, to: pcm.count, by: 2).map { pcm[$0] }
     }
 

@@ -7,8 +7,12 @@ public struct GainStage: Sendable {
     public var target: Float = 1
     public let rampPerFrame: Float
 
-    public init(rampFrames: Int = 2_400) {
+    /// `rampFrames`: frames to glide across full scale; `gain`: where it starts (and stays
+    /// until told otherwise).
+    public init(rampFrames: Int = 2_400, gain: Float = 1) {
         rampPerFrame = 1 / Float(max(1, rampFrames))
+        self.gain = gain
+        target = gain
     }
 
     /// Scales interleaved stereo frames in place, from sample index `from` on.

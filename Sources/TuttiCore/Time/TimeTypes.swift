@@ -43,6 +43,13 @@ public enum AudioFormat {
     @inlinable public static func frames(forNanoseconds ns: Int64) -> Int64 {
         ns * Int64(sampleRate) / 1_000_000_000
     }
+    /// `frames` at `rate` as frames at `other` (48 kHz unless said), rounded down: a media
+    /// position of a track at its own rate as the house's, or back.
+    @inlinable public static func frames(_ frames: Int64, at rate: Int, to other: Int = sampleRate) -> Int64 {
+        guard rate != other, rate > 0 else { return frames }
+        let (whole, part) = frames.quotientAndRemainder(dividingBy: Int64(rate))
+        return whole * Int64(other) + part * Int64(other) / Int64(rate)
+    }
     /// Frames as a real number, for sub-sample precision.
     @inlinable public static func exactFrames(forNanoseconds ns: Int64) -> Double {
         Double(ns) * Double(sampleRate) / 1e9

@@ -1,24 +1,28 @@
 import Glibc
-import TuttiCodecs
 import TuttiCore
-import TuttiResample
+import TuttiMedia
 
-/// What the player streams: 48 kHz interleaved stereo float, from an MP3 file or a live
-/// input.
+/// What the player streams: interleaved stereo float at the source's own rate (the player's
+/// `SourceChain` brings it to 48 kHz), from a file of any format, a remote source or a
+/// live input. Positions and lengths are media positions: frames at 48 kHz.
 protocol FrameSource: AnyObject {
     /// What the log calls it.
     var name: String { get }
     /// True when the source makes audio in real time by itself (a pipe): the player stamps
     /// its frames on arrival instead of pacing them.
     var isLive: Bool { get }
-    /// Frames read so far.
+    /// Frames read so far (at its own rate).
     var framesRead: Int64 { get }
-    /// The length in frames, when known.
+    /// The rate of the frames the last `read` gave (a stream may change it).
+    var sampleRate: Int { get }
+    /// The length in frames at 48 kHz, when known.
     var length: Int64? { get }
-    /// Appends frames to `output`; returns how many, 0 at the end, nil when a live source
-    /// had nothing within a short wait (its writer paused).
+    /// What its tags say of its loudness (ReplayGain).
+    var loudness: Loudness { get }
+    /// Appends frames to `output` at `sampleRate`; returns how many, 0 at the end, nil when
+    /// a live source had nothing within a short wait (its writer paused).
     func read(into output: inout [Float]) throws -> Int?
-    /// Moves to `frame`, so that the next `read` starts there.
+    /// Moves to media position `frame` (48 kHz), so that the next `read` starts there.
     func seek(toFrame frame: Int64) throws
     /// How a remote source is doing (nil for the others).
     var status: StreamStatus? { get }
@@ -30,27 +34,42 @@ protocol FrameSource: AnyObject {
 }
 
 extension FrameSource {
+    var sampleRate: Int { AudioFormat.sampleRate }
+    var loudness: Loudness { Loudness() }
     var status: StreamStatus? { nil }
     var seeksInPlace: Bool { false }
     var closesWhenIdle: Bool { false }
 }
 
-/// Opens what a queue entry names: a live input (`pcm:`), a URL or an MP3 file.
+/// Opens what a queue entry names: a live input (`pcm:`), a URL or a file of any format.
 func openFrameSource(_ entry: String) throws -> any FrameSource {
     if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry)) }
     if RemoteLocation.isRemote(entry) { return try RemoteSource(url: entry) }
-    return try MP3Decoder(path: entry)
+    return try FileSource(path: entry)
 }
 
-extension MP3Decoder: FrameSource {
-    var name: String { path }
+/// A local file of any format FFmpeg decodes, at its own rate, sample-exact.
+final class FileSource: FrameSource {
+    let decoder: MediaDecoder
+
+    init(path: String) throws {
+        decoder = try MediaDecoder(path: path)
+    }
+
+    var name: String { decoder.name }
     var isLive: Bool { false }
-    var framesRead: Int64 { framesDecoded }
-    func read(into output: inout [Float]) throws -> Int? { try read(into: &output) as Int }
+    var framesRead: Int64 { decoder.framesDecoded }
+    var sampleRate: Int { decoder.sampleRate }
+    var length: Int64? { decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
+    var loudness: Loudness { decoder.tags.loudness }
+    func read(into output: inout [Float]) throws -> Int? { try decoder.read(into: &output) }
+    func seek(toFrame frame: Int64) throws {
+        try decoder.seek(toFrame: AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: decoder.sampleRate))
+    }
 }
 
-/// Reads raw PCM (`s16le` or `f32le`, stereo, 48 or 44.1 kHz: converted to 48 kHz) from a
-/// named pipe, standard input or a file. A pipe is live and never ends by itself: it is opened for reading and writing,
+/// Reads raw PCM (`s16le` or `f32le`, stereo, 48 or 44.1 kHz: the chain converts it to
+/// 48 kHz) from a named pipe, standard input or a file. A pipe is live and never ends by itself: it is opened for reading and writing,
 /// so that its writer may close it and come back (the rooms fall quiet meanwhile). A
 /// regular file is not live: it is paced like a track, and can seek.
 final class PCMReader: FrameSource {
@@ -62,22 +81,17 @@ final class PCMReader: FrameSource {
     private var chunk = [UInt8](repeating: 0, count: 32_768)
     /// Bytes of a frame split across two reads.
     private var carry: [UInt8] = []
-    /// Converts a 44.1 kHz input to 48 kHz (nil at 48 kHz), and the input's frames on the way.
-    private let resampler: Resampler?
-    private var unconverted: [Float] = []
     /// How long a read waits for a live input's next bytes (milliseconds).
     static let wait: Int32 = 20
 
     var name: String { input.title }
+    var sampleRate: Int { input.rate }
     var length: Int64? {
         guard !isLive else { return nil }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        return outputFrames(Int64(info.st_size) / Int64(input.bytesPerFrame))
+        return AudioFormat.frames(Int64(info.st_size) / Int64(input.bytesPerFrame), at: input.rate)
     }
-
-    /// Frames at 48 kHz for `frames` of the input.
-    private func outputFrames(_ frames: Int64) -> Int64 { frames * Int64(AudioFormat.sampleRate) / Int64(input.rate) }
 
     init(_ input: LiveInput) throws {
         self.input = input
@@ -100,7 +114,6 @@ final class PCMReader: FrameSource {
         }
         var info = stat()
         isLive = !(fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
-        resampler = input.rate == AudioFormat.sampleRate ? nil : try Resampler(from: input.rate)
     }
 
     deinit {
@@ -121,19 +134,10 @@ final class PCMReader: FrameSource {
         if n == 0 { return 0 }
         carry += chunk[0..<n]
         let frames = carry.count / input.bytesPerFrame
-        let samples = frames * 2
-        guard let resampler else {
-            convert(samples, into: &output)
-            carry.removeFirst(frames * input.bytesPerFrame)
-            framesRead += Int64(frames)
-            return frames
-        }
-        unconverted.removeAll(keepingCapacity: true)
-        convert(samples, into: &unconverted)
+        convert(frames * 2, into: &output)
         carry.removeFirst(frames * input.bytesPerFrame)
-        let made = try resampler.process(unconverted[...], into: &output)
-        framesRead += Int64(made)
-        return made
+        framesRead += Int64(frames)
+        return frames
     }
 
     /// The first `samples` samples of `carry` as floats, appended to `output`.
@@ -156,12 +160,11 @@ final class PCMReader: FrameSource {
 
     func seek(toFrame frame: Int64) throws {
         guard !isLive else { throw SourceError.cannotSeek(input.title) }
-        let inputFrame = frame * Int64(input.rate) / Int64(AudioFormat.sampleRate)
+        let inputFrame = AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: input.rate)
         guard lseek(descriptor, off_t(inputFrame) * off_t(input.bytesPerFrame), SEEK_SET) >= 0 else {
             throw SourceError.unreadable("\(input.title): cannot seek: \(String(cString: strerror(errno)))")
         }
         carry.removeAll()
-        resampler?.reset()
-        framesRead = frame
+        framesRead = inputFrame
     }
 }

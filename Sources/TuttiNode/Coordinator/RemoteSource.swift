@@ -39,7 +39,8 @@ final class RemoteSource: FrameSource {
     /// Paced like a file, from its buffer: not stamped on arrival.
     var isLive: Bool { false }
     var framesRead: Int64 { decoder.framesDecoded }
-    var length: Int64? { stream.facts?.isLive == true ? nil : decoder.length }
+    var sampleRate: Int { decoder.sampleRate }
+    var length: Int64? { stream.facts?.isLive == true ? nil : decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
     var seeksInPlace: Bool { stream.facts?.isLive == false }
     var closesWhenIdle: Bool { stream.facts?.isLive == true }
 
@@ -143,15 +144,16 @@ final class RemoteSource: FrameSource {
         }
     }
 
-    /// Moves to `frame`: by a range request (exact once decoded that far, else as the file's
+    /// Moves to media position `frame` (48 kHz): by a range request (exact once decoded that far, else as the file's
     /// seek table places it), or, on a server without ranges, by decoding forward (from the
     /// start when the frame lies behind). A live stream ignores it: it plays from now.
-    func seek(toFrame frame: Int64) throws {
+    func seek(toFrame position: Int64) throws {
         guard stream.facts?.isLive != true else { return }
         guard decoder.isReady else {
-            pendingSeek = frame
+            pendingSeek = position
             return
         }
+        let frame = AudioFormat.frames(position, at: AudioFormat.sampleRate, to: decoder.sampleRate)
         skipTo = nil
         playing = false
         if stream.facts?.canSeek == true {

@@ -60,6 +60,8 @@ final class Player: @unchecked Sendable {
     // Streaming state (the player's thread only).
     private var packetizer: StreamPacketizer
     private var source: (any FrameSource)?
+    /// Loudness, then the house's rate, between the source and the encoder.
+    let chain = SourceChain()
     private let live: LiveTimeline
     /// True once the epoch's first frame of a live source has placed the timeline.
     private var anchored = false
@@ -211,6 +213,7 @@ final class Player: @unchecked Sendable {
         if !goesOn {
             pcm.removeAll(keepingCapacity: true)
             offset = 0
+            chain.reset()
         }
         epochStart = segment.at
         epochPosition = segment.position
@@ -325,12 +328,16 @@ final class Player: @unchecked Sendable {
                 offset = 0
             }
             guard let source, let id = itemID else {
-                guard schedule.cut != nil, pcm.count > 0 else { return nil }  // the end: pad the last frame
-                pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count)
+                // The end (no track follows): the converter's last frames, then the last
+                // frame padded.
+                guard schedule.cut != nil else { return nil }
+                try? chain.finish(into: &pcm)
+                guard pcm.count > 0 else { return nil }
+                if pcm.count < frameSize * 2 { pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count) }
                 break
             }
             do {
-                let n = try source.read(into: &pcm)
+                let n = try chain.read(source, into: &pcm)
                 report(source, id)
                 guard let n else {  // a live input paused, or a remote source ran dry
                     // Once its next packet is due, the rooms hear where its audio ends.

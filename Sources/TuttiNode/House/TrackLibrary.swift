@@ -1,10 +1,10 @@
 import Foundation
 import Synchronization
-import TuttiCodecs
 import TuttiCore
+import TuttiMedia
 
-/// What the house knows about its tracks: their tags (read from the files' ID3 tags),
-/// their lengths and artwork. Tags are read once per file and kept, without their pictures;
+/// What the house knows about its tracks: their tags (read from the files' containers:
+/// ID3, MP4 atoms, Vorbis comments), their lengths and artwork. Tags are read once per file and kept, without their pictures;
 /// artwork is read again when asked for, and the last few are kept.
 public final class TrackLibrary: Sendable {
     public struct Info: Sendable {
@@ -20,8 +20,6 @@ public final class TrackLibrary: Sendable {
     /// have none.
     private let suggested = Mutex<[String: String]>([:])
     private let pictures = Mutex<[(path: String, picture: TrackTags.Picture)]>([])
-    /// The largest tag read (pictures included); beyond it, only the start is read.
-    private let maximumTag = 16 * 1024 * 1024
 
     public init() {}
 
@@ -94,31 +92,18 @@ public final class TrackLibrary: Sendable {
             tags.title = suggested.withLock { $0[path] } ?? RemoteLocation.displayName(path)
             return Info(tags: tags, length: nil, hasArtwork: false)
         }
-        var tags = tags(path)
+        var (tags, length) = probe(path)
         if tags.title == nil { tags.title = suggested.withLock { $0[path] } }
         let hasArtwork = !tags.pictures.isEmpty
         tags.pictures = []
-        let length = (try? MP3Decoder(path: path))?.length
         return Info(tags: tags, length: length, hasArtwork: hasArtwork)
     }
 
-    private func tags(_ path: String) -> TrackTags {
-        var tags = TrackTags()
-        // Only a regular file, never blocking (a named pipe in the saved queue would stall).
-        if let fd = try? MP3Decoder.openRegularFile(path) {
-            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
-            defer { try? handle.close() }
-            let header = [UInt8](handle.readData(ofLength: 10))
-            let length = ID3Reader.tagLength(header: header)
-            if length > 0 {
-                try? handle.seek(toOffset: 0)
-                tags = ID3Reader.read([UInt8](handle.readData(ofLength: min(length, maximumTag))))
-            }
-            if tags.title == nil, let end = try? handle.seekToEnd(), end >= 128 {
-                try? handle.seek(toOffset: end - 128)
-                tags.merge(ID3Reader.readV1([UInt8](handle.readData(ofLength: 128))))
-            }
-        }
-        return tags
+    /// A file's tags (with their pictures) and length; nothing for what cannot be read
+    /// (it fails when it plays, with its reason).
+    private func probe(_ path: String) -> (TrackTags, Int64?) {
+        (try? MediaDecoder.probe(path: path)) ?? (TrackTags(), nil)
     }
+
+    private func tags(_ path: String) -> TrackTags { probe(path).0 }
 }
