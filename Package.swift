@@ -151,7 +151,9 @@ let package = Package(
             "TuttiConfig", "TuttiFollower", "TuttiCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
-        .testTarget(name: "TuttiNodeTests", dependencies: ["TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiNet", "TuttiSecurity"]),
+        .testTarget(name: "TuttiNodeTests", dependencies: [
+            "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity",
+        ]),
         // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
         .testTarget(name: "TuttiSecurityTests", dependencies: [
             "TuttiSecurity", "TuttiTrust", "TuttiCore", .product(name: "Crypto", package: "swift-crypto"),

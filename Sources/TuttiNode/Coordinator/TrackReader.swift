@@ -31,8 +31,8 @@ public final class TrackReader {
         var all: [Float] = []
         try TrackReader(replayGain: replayGain).read(paths) { piece in
             all += piece
-            return all.count < maximumFrames * 2
+            return all.count / 2 < maximumFrames
         }
-        return maximumFrames < .max ? Array(all.prefix(maximumFrames * 2)) : all
+        return all.count / 2 > maximumFrames ? Array(all.prefix(maximumFrames * 2)) : all
     }
 }
