@@ -23,6 +23,9 @@ public protocol ControlService: Sendable {
     func move(itemID: Int, to index: Int) async throws(ControlError)
     func clearQueue() async throws(ControlError)
     func setLoopMode(_ mode: LoopMode) async throws(ControlError)
+    /// How the house evens out loudness (ReplayGain), and a change of it.
+    func replayGain() async -> ReplayGain
+    func setReplayGain(_ update: ReplayGainUpdate) async throws(ControlError) -> ReplayGain
     /// Group volume (0 to 1) and mute; either may be nil.
     func setGroup(volume: Double?, muted: Bool?) async throws(ControlError)
     func updateRoom(_ name: String, _ update: RoomUpdate) async throws(ControlError) -> RoomView

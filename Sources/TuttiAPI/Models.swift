@@ -53,6 +53,8 @@ public struct NowPlaying: Codable, Equatable, Sendable {
     public var streamTitle: String?
     /// How much of a remote source is loaded, for a buffering bar.
     public var buffer: BufferView?
+    /// How the house evens out loudness.
+    public var replayGain: ReplayGain?
 
     public init(state: PlaybackState, elapsed: Double, rate: Double, queueCount: Int, loopMode: LoopMode,
                 volume: Double, muted: Bool, at: Int64, epoch: UInt32) {
@@ -334,6 +336,33 @@ public struct MoveRequest: Codable, Sendable {
     public var index: Int
     public init(index: Int) { self.index = index }
 }
+/// A change of the house's ReplayGain setting: any of its parts.
+public struct ReplayGainUpdate: Codable, Sendable, Equatable {
+    public var mode: ReplayGain.Mode?
+    public var preampDb: Double?
+    public var untaggedDb: Double?
+    public init(mode: ReplayGain.Mode? = nil, preampDb: Double? = nil, untaggedDb: Double? = nil) {
+        self.mode = mode
+        self.preampDb = preampDb
+        self.untaggedDb = untaggedDb
+    }
+
+    /// `setting` with this change made; refused when a gain is not a number of decibels
+    /// within ±24.
+    public func applied(to setting: ReplayGain) throws(ControlError) -> ReplayGain {
+        var changed = setting
+        if let mode { changed.mode = mode }
+        for (name, value) in [("preampDb", preampDb), ("untaggedDb", untaggedDb)] {
+            guard let value else { continue }
+            guard ReplayGain.accepts(value) else {
+                throw .badRequest("\(name) must be a gain in dB between -\(Int(ReplayGain.limitDB)) and \(Int(ReplayGain.limitDB))")
+            }
+            if name == "preampDb" { changed.preampDB = value } else { changed.untaggedDB = value }
+        }
+        return changed
+    }
+}
+
 public struct LoopRequest: Codable, Sendable {
     public var mode: LoopMode
     public init(mode: LoopMode) { self.mode = mode }

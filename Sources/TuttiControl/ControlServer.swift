@@ -125,6 +125,7 @@ public final class ControlServer: Sendable {
         api.get("queue") { request, context in gate.shown(await service.queue(), request, context) }
         api.get("rooms") { _, _ in await service.rooms() }
         api.get("feedback") { request, context in gate.shown(await service.feedback(), request, context) }
+        api.get("replaygain") { _, _ in await service.replayGain() }
         api.get("lyrics") { request, context -> TrackLyrics in
             guard let lyrics = await service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
             return gate.shown(lyrics, request, context)

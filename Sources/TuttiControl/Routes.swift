@@ -13,6 +13,7 @@ extension FeedbackEntry: ResponseEncodable {}
 extension TrackLyrics: ResponseEncodable {}
 extension PairingCode: ResponseEncodable {}
 extension PairingAnswer: ResponseEncodable {}
+extension ReplayGain: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {
@@ -163,6 +164,10 @@ enum MutationRoutes {
             try gate.authorize(request, context)
             try await service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
             return await service.nowPlaying()
+        }
+        api.put("replaygain") { request, context -> ReplayGain in
+            try gate.authorize(request, context)
+            return try await service.setReplayGain(try await body(ReplayGainUpdate.self, request, context))
         }
         api.put("volume") { request, context -> NowPlaying in
             try gate.authorize(request, context)

@@ -51,6 +51,11 @@ extension MediaDecoder {
         var theirs = decoder.tags
         theirs.pictures = decoder.pictures
         tags.merge(theirs)
+        // A picture is what its bytes are, whatever its tag declares (a "picture" that is an
+        // HTML page is not one).
+        tags.pictures = tags.pictures.compactMap { picture in
+            PictureKind.mimeType(of: picture.data).map { TrackTags.Picture(mimeType: $0, kind: picture.kind, description: picture.description, data: picture.data) }
+        }
         let length = decoder.length.map { av_rescale($0, Int64(AudioFormat.sampleRate), Int64(max(1, decoder.sampleRate))) }
         return (tags, length)
     }

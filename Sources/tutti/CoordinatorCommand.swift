@@ -10,7 +10,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         commandName: "coordinator",
         abstract: "Play music to the house: decode, encode Opus, stamp presentation times, send over UDP.")
 
-    @Argument(help: "MP3 files, folders (played sorted, recursively), playlists (M3U, M3U8, PLS; files or URLs), URLs (MP3 files or internet radio over http:// or https://) or live inputs (pcm:PATH[?format=s16le|f32le&rate=48000|44100]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
+    @Argument(help: "Audio files (FLAC, ALAC, AAC, Ogg Vorbis, Opus, WAV, AIFF, MP3, ...), folders (played sorted, recursively, gaplessly), playlists (M3U, M3U8, PLS; files or URLs), URLs (audio files, internet radio or HLS streams over http:// or https://) or live inputs (pcm:PATH[?format=s16le|f32le&rate=48000|44100]): they replace the queue and play. Without them the saved queue waits, paused where it was.")
     var inputs: [String] = []
 
     @Option(name: .customLong("pcm"), help: "Play raw PCM (stereo, 48 or 44.1 kHz) from PATH (a named pipe or a file), or - for standard input: the queue becomes this one live input (pcm:PATH).")
@@ -76,6 +76,15 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Flag(help: "Do not announce the coordinator on the network (mDNS, through avahi-daemon): followers then need --coordinator.")
     var noAnnounce = false
 
+    @Option(help: "Even loudness (ReplayGain, from the tracks' tags): off, track or album. Given, it wins over the house's saved setting (`tutti ctl replaygain`); else the saved one holds (at first: album).")
+    var replaygain: ReplayGain.Mode?
+
+    @Option(help: "ReplayGain: decibels added to every tagged track's gain (-24 to 24; default 0).")
+    var replaygainPreampDb: Double?
+
+    @Option(help: "ReplayGain: the gain in decibels of a track without loudness tags (-24 to 24; default 0).")
+    var replaygainUntaggedDb: Double?
+
     @OptionGroup var configFile: ConfigFileOption
 
     /// HOST:PORT for a listener; port 0 takes any free port.
@@ -96,6 +105,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        for (name, value) in [("--replaygain-preamp-db", replaygainPreampDb), ("--replaygain-untagged-db", replaygainUntaggedDb)] {
+            if let value, !ReplayGain.accepts(value) { throw ValidationError("\(name) must be between -24 and 24 (dB)") }
+        }
         if let houseName, houseName.isEmpty || houseName.utf8.count > 63 || houseName.contains(where: { $0.isNewline }) {
             throw ValidationError("--house-name must be 1 to 63 bytes on one line (a DNS-SD instance name)")
         }
@@ -135,6 +147,10 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let houseName { config.houseName = houseName }
         config.announce = !noAnnounce
         config.lyricsDirectory = lyricsDir
+        if replaygain != nil || replaygainPreampDb != nil || replaygainUntaggedDb != nil {
+            config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,
+                                           untaggedDB: replaygainUntaggedDb ?? 0)
+        }
         let coordinator = try Coordinator(configuration: config)
         var tracks: [String]?
         var entries: [PlaylistParser.Entry] = []
@@ -143,7 +159,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         } else if !inputs.isEmpty {
             entries = try await TrackSource.expand(inputs)
             tracks = entries.map(\.location)
-            guard !entries.isEmpty else { throw ValidationError("no MP3 files found in \(inputs.joined(separator: ", "))") }
+            guard !entries.isEmpty else { throw ValidationError("no audio files found in \(inputs.joined(separator: ", "))") }
         }
         // SIGTERM and SIGINT shut the house's services down in order (`runHouse`).
         try await coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once), titles: entries))

@@ -179,6 +179,29 @@ struct RouterTests {
         }
     }
 
+    /// ReplayGain: read without the token, changed with it; a gain that is not a sane number
+    /// of decibels is refused by name (never a crash converting it).
+    @Test func replayGainIsReadAndChanged() async throws {
+        try await withRouter { house, client in
+            let read = try await client.execute(uri: "/api/v1/replaygain", method: .get)
+            #expect(read.status == .ok)
+            #expect(try json(ReplayGain.self, read) == .standard)
+            let unauthorized = try await client.execute(uri: "/api/v1/replaygain", method: .put,
+                                                        body: ByteBuffer(string: #"{"mode": "off"}"#))
+            #expect(unauthorized.status == .unauthorized)
+            let set = try await client.execute(uri: "/api/v1/replaygain", method: .put, headers: Self.auth,
+                                               body: ByteBuffer(string: #"{"mode": "track", "untaggedDb": -6}"#))
+            #expect(set.status == .ok)
+            #expect(try json(ReplayGain.self, set) == ReplayGain(mode: .track, preampDB: 0, untaggedDB: -6))
+            for bad in [#"{"preampDb": 1e300}"#, #"{"untaggedDb": -25}"#, #"{"mode": "loud"}"#, #"{"preampDb": "x"}"#] {
+                let refused = try await client.execute(uri: "/api/v1/replaygain", method: .put, headers: Self.auth,
+                                                       body: ByteBuffer(string: bad))
+                #expect(refused.status == .badRequest, "\(bad)")
+            }
+            #expect(house.commands == ["replaygain track 0.0 -6.0"])
+        }
+    }
+
     @Test func lyricsAndArtworkAreServed() async throws {
         try await withRouter { _, client in
             let lyrics = try await client.execute(uri: "/api/v1/lyrics", method: .get)
@@ -237,6 +260,12 @@ final class FakeHouse: ControlService {
     func move(itemID: Int, to index: Int) throws(ControlError) { record("move \(itemID) to \(index)") }
     func clearQueue() { record("clear") }
     func setLoopMode(_ mode: LoopMode) { record("loop \(mode.rawValue)") }
+    func replayGain() -> ReplayGain { .standard }
+    func setReplayGain(_ update: ReplayGainUpdate) throws(ControlError) -> ReplayGain {
+        let setting = try update.applied(to: .standard)
+        record("replaygain \(setting.mode.rawValue) \(setting.preampDB) \(setting.untaggedDB)")
+        return setting
+    }
     func setGroup(volume: Double?, muted: Bool?) throws(ControlError) {
         record("volume \(volume.map { "\($0)" } ?? "nil") \(muted.map { "\($0)" } ?? "nil")")
     }

@@ -1,5 +1,6 @@
 /// Everything the coordinator saves, so that a restart (or a crash) loses nothing: the
-/// queue and loop mode, where the current track was, the rooms' settings, the feedback.
+/// queue and loop mode, where the current track was, the rooms' settings, the feedback,
+/// the ReplayGain setting.
 public struct HouseState: Codable, Equatable, Sendable {
     public static let currentVersion = 1
     public var version = HouseState.currentVersion
@@ -9,13 +10,16 @@ public struct HouseState: Codable, Equatable, Sendable {
     public var epoch: UInt32
     public var rooms: [String: RoomSettings]
     public var feedback: FeedbackLog
+    /// How the house evens out loudness, once it was set (absent in states saved before).
+    public var replayGain: ReplayGain?
 
     public init(queue: PlayQueue = PlayQueue(), position: Int64 = 0, epoch: UInt32 = 0,
-                rooms: [String: RoomSettings] = [:], feedback: FeedbackLog = FeedbackLog()) {
+                rooms: [String: RoomSettings] = [:], feedback: FeedbackLog = FeedbackLog(), replayGain: ReplayGain? = nil) {
         self.queue = queue
         self.position = position
         self.epoch = epoch
         self.rooms = rooms
         self.feedback = feedback
+        self.replayGain = replayGain
     }
 }

@@ -55,7 +55,7 @@ public struct MP4Timing: Equatable, Sendable {
             } else if size == 0 {
                 size = range.upperBound - offset
             }
-            guard size >= header, offset + size <= range.upperBound else { break }
+            guard size >= header, size <= range.upperBound - offset else { break }
             boxes.append(Box(type: type, body: offset + header..<offset + size))
             offset += size
         }
@@ -93,7 +93,9 @@ public struct MP4Timing: Equatable, Sendable {
         timing.priming = edits[0].time
         // An edit of length 0 runs to the end of the media.
         if edits[0].duration > 0 {
-            timing.editLength = edits[0].duration * mediaScale / movieScale
+            let (scaled, overflow) = edits[0].duration.multipliedReportingOverflow(by: mediaScale)
+            guard !overflow else { return timing }
+            timing.editLength = scaled / movieScale
             timing.editRounding = (mediaScale + movieScale - 1) / movieScale
         }
         return timing

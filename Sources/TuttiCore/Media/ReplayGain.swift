@@ -23,13 +23,27 @@ public struct ReplayGain: Equatable, Sendable, Codable {
         self.untaggedDB = untaggedDB
     }
 
+    /// The house's setting until it is told otherwise: each album at the reference
+    /// loudness, a track without tags as it is.
+    public static let standard = ReplayGain(mode: .album)
+
+    enum CodingKeys: String, CodingKey {
+        case mode
+        case preampDB = "preampDb"
+        case untaggedDB = "untaggedDb"
+    }
+
     /// The decibels past which a setting is refused (the guard below keeps peaks in, but a
     /// gain this large is a mistake).
     public static let limitDB = 24.0
 
-    /// The linear gain for a track with this loudness: 1 when off.
-    public func gain(for loudness: Loudness) -> Float {
-        guard mode != .off else { return 1 }
+    /// Whether `decibels` may be set as a pre-amplification or an untagged gain.
+    public static func accepts(_ decibels: Double) -> Bool { decibels.isFinite && abs(decibels) <= limitDB }
+
+    /// The linear gain for a track with this loudness: 1 when off, or for a source that has
+    /// no loudness to speak of (`nil`: a live input, which plays as it comes).
+    public func gain(for loudness: Loudness?) -> Float {
+        guard mode != .off, let loudness else { return 1 }
         let (gain, peak): (Double?, Double?) = switch mode {
         case .album: (loudness.albumGain ?? loudness.trackGain, loudness.albumGain != nil ? loudness.albumPeak : loudness.trackPeak)
         default: (loudness.trackGain ?? loudness.albumGain, loudness.trackGain != nil ? loudness.trackPeak : loudness.albumPeak)

@@ -42,7 +42,8 @@ extension Coordinator {
         case let .files(chain, key): try StateStore.readCertificate(certificate: chain, key: key)
         }
         let messenger = RoomMessenger(socket: clockSocket, clock: clock, key: houseKey.clockPort)
-        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName, lyricsFolder: configuration.lyricsDirectory)
+        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
+                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000

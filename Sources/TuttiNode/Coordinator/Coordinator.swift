@@ -40,6 +40,9 @@ public final class Coordinator: @unchecked Sendable {
         public var houseName = "tutti on " + (ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "this host")
         /// Announce the coordinator on the network (DNS-SD over mDNS, through avahi-daemon).
         public var announce = true
+        /// How loudness is evened out, when the coordinator is told (it wins over the saved
+        /// setting); nil: the house's saved setting.
+        public var replayGain: ReplayGain?
         public init() {}
     }
 

@@ -17,8 +17,9 @@ protocol FrameSource: AnyObject {
     var sampleRate: Int { get }
     /// The length in frames at 48 kHz, when known.
     var length: Int64? { get }
-    /// What its tags say of its loudness (ReplayGain).
-    var loudness: Loudness { get }
+    /// What its tags say of its loudness (ReplayGain); nil for a live input, which plays
+    /// as it comes.
+    var loudness: Loudness? { get }
     /// Appends frames to `output` at `sampleRate`; returns how many, 0 at the end, nil when
     /// a live source had nothing within a short wait (its writer paused).
     func read(into output: inout [Float]) throws -> Int?
@@ -35,7 +36,7 @@ protocol FrameSource: AnyObject {
 
 extension FrameSource {
     var sampleRate: Int { AudioFormat.sampleRate }
-    var loudness: Loudness { Loudness() }
+    var loudness: Loudness? { Loudness() }
     var status: StreamStatus? { nil }
     var seeksInPlace: Bool { false }
     var closesWhenIdle: Bool { false }
@@ -61,7 +62,7 @@ final class FileSource: FrameSource {
     var framesRead: Int64 { decoder.framesDecoded }
     var sampleRate: Int { decoder.sampleRate }
     var length: Int64? { decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
-    var loudness: Loudness { decoder.tags.loudness }
+    var loudness: Loudness? { decoder.tags.loudness }
     func read(into output: inout [Float]) throws -> Int? { try decoder.read(into: &output) }
     func seek(toFrame frame: Int64) throws {
         try decoder.seek(toFrame: AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: decoder.sampleRate))
@@ -86,6 +87,7 @@ final class PCMReader: FrameSource {
 
     var name: String { input.title }
     var sampleRate: Int { input.rate }
+    var loudness: Loudness? { nil }
     var length: Int64? {
         guard !isLive else { return nil }
         var info = stat()

@@ -40,6 +40,7 @@ final class RemoteSource: FrameSource {
     var isLive: Bool { false }
     var framesRead: Int64 { decoder.framesDecoded }
     var sampleRate: Int { decoder.sampleRate }
+    var loudness: Loudness? { tags?.loudness ?? Loudness() }
     var length: Int64? { stream.facts?.isLive == true ? nil : decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
     var seeksInPlace: Bool { stream.facts?.isLive == false }
     var closesWhenIdle: Bool { stream.facts?.isLive == true }

@@ -3,13 +3,11 @@ import Glibc
 import TuttiCore
 import TuttiRemote
 
-/// Expands what the user named (MP3 files, folders, M3U, M3U8 and PLS playlists, local or
+/// Expands what the user named (audio files of any format, folders, M3U, M3U8 and PLS playlists, local or
 /// remote, URLs, live inputs) into the ordered list of entries to play, with the titles
 /// playlists give them. Folders are walked recursively and sorted.
 public enum TrackSource {
-    public static let audioExtensions: Set<String> = ["mp3", "mp2", "mpga"]
-
-    static func isAudio(_ path: String) -> Bool { audioExtensions.contains((path as NSString).pathExtension.lowercased()) }
+    static func isAudio(_ path: String) -> Bool { AudioFiles.isAudio(path) }
 
     /// What a path names, without following it into a read (a FIFO would block one).
     enum Kind { case missing, folder, file, other(String) }
@@ -151,7 +149,7 @@ public enum SourceError: Error, CustomStringConvertible {
         case let .missing(p): "no such file or folder: \(p)"
         case let .unreadable(p): "cannot read playlist \(p)"
         case let .notAFile(p, what): "\(p) is \(what), not a file: only regular files can be played"
-        case let .notAudio(p): "\(p) is not an audio file tutti plays (.mp3, .mp2, .mpga) nor a playlist (.m3u, .m3u8, .pls)"
+        case let .notAudio(p): "\(p) is not an audio file tutti plays (\(AudioFiles.described)) nor a playlist (.m3u, .m3u8, .pls)"
         case .nothingPlayable: "none of the tracks could be played"
         case let .cannotSeek(what): "\(what) is live: it cannot seek"
         case let .badLiveInput(error): error.description

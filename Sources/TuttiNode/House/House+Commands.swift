@@ -30,7 +30,7 @@ extension House {
         } catch {
             throw .badRequest("\(error)")
         }
-        guard !entries.isEmpty else { throw .badRequest("no MP3 files in \(paths.joined(separator: ", "))") }
+        guard !entries.isEmpty else { throw .badRequest("no audio files in \(paths.joined(separator: ", "))") }
         library.suggest(entries)
         let tracks = entries.map(\.location)
         await warm(tracks)
@@ -77,6 +77,17 @@ extension House {
         transport.setLoopMode(mode)
         publishQueue()
         try await commit()
+    }
+
+    public func replayGain() -> ReplayGain { loudnessSetting }
+
+    public func setReplayGain(_ update: ReplayGainUpdate) async throws(ControlError) -> ReplayGain {
+        CoordinatorMetrics.shared.command("replaygain")
+        loudnessSetting = try update.applied(to: loudnessSetting)
+        player?.setReplayGain(loudnessSetting)
+        publish(force: true)
+        try await commit()
+        return loudnessSetting
     }
 
     public func setGroup(volume: Double?, muted: Bool?) async throws(ControlError) {

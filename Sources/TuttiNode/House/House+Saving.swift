@@ -37,7 +37,8 @@ extension House {
     func stateToSave() -> (state: HouseState, version: Int) {
         let snapshot = transport.snapshot(at: now)
         let state = HouseState(queue: transport.queue, position: snapshot.state == .stopped ? 0 : snapshot.position,
-                               epoch: transport.epoch, rooms: registry.savedSettings, feedback: feedbackLog)
+                               epoch: transport.epoch, rooms: registry.savedSettings, feedback: feedbackLog,
+                               replayGain: loudnessSetting)
         saveVersion += 1
         lastSaved = Date()
         return (state, saveVersion)

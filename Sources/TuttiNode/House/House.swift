@@ -18,6 +18,8 @@ public actor House: ControlService {
     var transport: Transport
     var registry: RoomRegistry
     var feedbackLog: FeedbackLog
+    /// How loudness is evened out (ReplayGain): the player applies it before encoding.
+    var loudnessSetting: ReplayGain
     nonisolated let library = TrackLibrary()
     nonisolated let lyricsLibrary: LyricsLibrary
     nonisolated let token: String
@@ -55,9 +57,11 @@ public actor House: ControlService {
     private nonisolated let noticeInbox: AsyncStream<Notice>.Continuation
 
     /// Reads the saved house, and the tags and lyrics of its queue (before it serves anyone).
-    /// `saving`: where the state is written (tests hold it up).
+    /// `saving`: where the state is written (tests hold it up). `replayGain`: the setting
+    /// the coordinator was started with, which wins over the saved one (else the saved one,
+    /// else `ReplayGain.standard`).
     init(store: StateStore, messenger: RoomMessenger, version: String, name: String = "tutti", lyricsFolder: String? = nil,
-         saving: DispatchQueue = DispatchQueue(label: "tutti.state")) throws {
+         replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state")) throws {
         houseKey = try store.houseKey()
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
@@ -68,6 +72,7 @@ public actor House: ControlService {
         transport = Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch)
         registry = RoomRegistry(saved: saved.rooms)
         feedbackLog = saved.feedback
+        loudnessSetting = replayGain ?? saved.replayGain ?? .standard
         saver = StateSaver(store: store, queue: saving)
         (notices, noticeInbox) = AsyncStream<Notice>.makeStream(bufferingPolicy: .bufferingNewest(4096))
         library.suggest(saved.queue.items.map { PlaylistParser.Entry(location: $0.path, title: $0.title) })
@@ -77,6 +82,7 @@ public actor House: ControlService {
     /// The player that carries out the transport's actions.
     func attach(_ player: Player) {
         self.player = player
+        player.setReplayGain(loudnessSetting)
     }
 
     /// Reads the tags, length and lyrics of `paths`, so that the house finds them known.
@@ -135,6 +141,7 @@ public actor House: ControlService {
                             queueCount: transport.queue.items.count, loopMode: transport.queue.loopMode,
                             volume: (registry.groupVolume * 1000).rounded() / 10, muted: registry.groupMuted,
                             at: time.nanoseconds, epoch: s.epoch)
+        np.replayGain = loudnessSetting
         if let item = s.item {
             let info = library.known(item.path)
             np.itemID = item.id

@@ -4,10 +4,12 @@ import TuttiCodecs
 import TuttiCore
 import TuttiNet
 
-/// Finds a track's lyrics: an `.lrc` file beside it with the same name, then a file in the
-/// lyrics folder matching its artist and title (`Artist - Title.lrc`, `Title.lrc`,
-/// `Artist/Title.lrc`, in any case and punctuation), then lyrics in its ID3 tag (SYLT as
-/// timed lines, USLT as plain text). Found once per track and kept.
+/// Finds a track's lyrics: an `.lrc` file beside it with the same name (whatever the
+/// track's format), then a file in the lyrics folder matching its artist and title
+/// (`Artist - Title.lrc`, `Title.lrc`, `Artist/Title.lrc`, in any case and punctuation),
+/// then lyrics in its tags: ID3's SYLT as timed lines; ID3's USLT, Vorbis comments'
+/// `LYRICS`/`UNSYNCEDLYRICS` and MP4's `©lyr` as LRC when they carry time tags, else as
+/// plain text. Found once per track and kept.
 public final class LyricsLibrary: Sendable {
     private let folder: String?
     private let cache = Mutex<[String: Lyrics?]>([:])
@@ -50,9 +52,12 @@ public final class LyricsLibrary: Sendable {
             return Lyrics(lines: synced.lines.map { LyricLine(time: $0.milliseconds, text: $0.text.trimmingWhitespace()) }
                 .sorted { $0.time < $1.time }, source: "ID3 SYLT")
         }
-        if let plain = tags.lyrics.first(where: { !$0.text.isEmpty }) {
+        if let plain = tags.lyrics.first(where: { !$0.text.trimmingWhitespace().isEmpty }) {
+            let source = "embedded lyrics (\(plain.description.isEmpty ? "USLT" : plain.description))"
+            let timed = LRCParser.parse(plain.text, source: source)
+            if timed.isSynced { return timed }
             return Lyrics(plain: plain.text.components(separatedBy: .newlines).map { $0.trimmingSpaces() }
-                .filter { !$0.isEmpty }, source: "ID3 USLT")
+                .filter { !$0.isEmpty }, source: source)
         }
         return nil
     }

@@ -101,6 +101,11 @@ final class Player: @unchecked Sendable {
         pcm.reserveCapacity(encoder.settings.frameSize * 8)
     }
 
+    /// How loudness is evened out from now on (the next frames read).
+    func setReplayGain(_ setting: ReplayGain) {
+        chain.replayGain.withLock { $0 = setting }
+    }
+
     /// Queues actions for the player's thread, with the paths of the items they name.
     /// `answering`: they answer a realignment (which the player waits for).
     func perform(_ actions: [TransportAction], paths: [Int: String] = [:], answering: Bool = false) {

@@ -11,7 +11,7 @@ struct CtlCommand: ParsableCommand {
         discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder).",
         subcommands: [
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
-            Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self,
+            Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
             QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self,
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self,
         ])
@@ -143,6 +143,33 @@ struct LoopCommand: NowPlayingCommand {
     @OptionGroup var options: CtlOptions
     @Argument(help: "once (to the end, then stop), one (repeat the track), all (wrap around) or shuffle.") var mode: LoopMode
     func call(_ c: CtlClient) throws -> NowPlaying { try c.send("PUT", "/loop", body: LoopRequest(mode: mode), as: NowPlaying.self) }
+}
+
+/// `tutti ctl replaygain`: shows, or changes, how the house evens out loudness.
+struct ReplayGainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replaygain", abstract: "Even loudness (ReplayGain): show the setting, or change it.",
+        discussion: "tutti ctl replaygain album; tutti ctl replaygain --untagged -6; tutti ctl replaygain off")
+    @OptionGroup var options: CtlOptions
+    @Argument(help: "off, track (each track at the reference loudness) or album (each album, its tracks as they are to each other).")
+    var mode: ReplayGain.Mode?
+    @Option(name: .customLong("preamp"), help: "Decibels added to every tagged track's gain (-24 to 24).")
+    var preampDb: Double?
+    @Option(name: .customLong("untagged"), help: "The gain in decibels of a track without loudness tags (-24 to 24).")
+    var untaggedDb: Double?
+
+    func run() throws {
+        let client = try options.client()
+        let setting: ReplayGain
+        if mode == nil, preampDb == nil, untaggedDb == nil {
+            setting = try client.get("/replaygain", as: ReplayGain.self)
+        } else {
+            let update = ReplayGainUpdate(mode: mode, preampDb: preampDb, untaggedDb: untaggedDb)
+            setting = try client.send("PUT", "/replaygain", body: update, as: ReplayGain.self)
+        }
+        if options.json { return try printJSON(setting) }
+        print(CtlFormat.replayGain(setting))
+    }
 }
 
 /// `tutti ctl pair`: shows a one-time code for a new member (`tutti pair CODE` on it).

@@ -37,6 +37,16 @@ enum CtlFormat {
         return lines.joined(separator: "\n")
     }
 
+    /// The ReplayGain setting in a line.
+    static func replayGain(_ r: ReplayGain) -> String {
+        func db(_ x: Double) -> String { (x > 0 ? "+" : "") + String(format: "%.1f", x) + " dB" }
+        switch r.mode {
+        case .off: return "replaygain: off (tracks play as they are)"
+        case .track, .album:
+            return "replaygain: \(r.mode.rawValue)   preamp \(db(r.preampDB))   untagged tracks \(db(r.untaggedDB))"
+        }
+    }
+
     /// A remote source's buffer: a bar of what is loaded (a file) and the seconds ahead.
     static func bufferText(_ buffer: BufferView) -> String {
         var text = "buffer: \(buffer.phase.rawValue), \(String(format: "%.1f", buffer.seconds)) s ahead"

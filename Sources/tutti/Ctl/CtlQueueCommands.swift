@@ -19,7 +19,7 @@ struct QueueCommand: ParsableCommand {
     }
 
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add files, folders, playlists (on the coordinator's machine), URLs (http:// or https://: MP3 files, internet radio, playlists) or live inputs (pcm:PATH).")
+        static let configuration = CommandConfiguration(abstract: "Add files, folders, playlists (on the coordinator's machine), URLs (http:// or https://: audio files, internet radio, HLS streams, playlists) or live inputs (pcm:PATH).")
         @OptionGroup var options: CtlOptions
         @Flag(help: "Right after the current track, instead of at the end.") var next = false
         @Argument(help: "Files, folders, playlists (M3U, M3U8, PLS), URLs, or live inputs: pcm:PATH[?format=s16le|f32le&rate=48000|44100] (raw stereo PCM from a named pipe, a file or -).") var paths: [String]
