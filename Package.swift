@@ -38,7 +38,6 @@ let package = Package(
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
-        .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
@@ -57,8 +56,8 @@ let package = Package(
 
         // Pure logic: no I/O, no C imports, no reading of the clock.
         .target(name: "TuttiCore"),
-        // The only importer of libmpg123 (MP3 over the network, as it arrives) and libopus.
-        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "CMpg123", "COpus", "COpusShim"]),
+        // The only importer of libopus: the house's stream, encoded and decoded.
+        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim"]),
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "CFFmpeg"]),

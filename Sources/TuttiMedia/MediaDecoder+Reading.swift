@@ -101,14 +101,19 @@ extension MediaDecoder {
     }
 
     /// Moves to track position `target` (frames of `sampleRate`), so that the next `read`
-    /// starts there exactly: to a packet a little before it, then decoding forward.
-    public func seek(toFrame target: Int64) throws(MediaError) {
+    /// starts there exactly: to a packet a little before it, then decoding forward. `fast`:
+    /// a jump where the file's table of contents (or its bit rate) places the target, when
+    /// finding it exactly would mean reading up to it (a remote MP3 far beyond what is loaded):
+    /// within a fraction of a second of it.
+    public func seek(toFrame target: Int64, fast: Bool = false) throws(MediaError) {
         guard bridge.input.canSeek else { throw .cannotSeek(name: name, reason: "it is a stream") }
         guard target >= 0 else { throw .cannotSeek(name: name, reason: "position \(target) is before the start") }
         let base = stream.pointee.time_base
         // Before the target by the pre-roll, into the encoder's priming if need be.
         let back = av_rescale(target - preroll, Int64(base.den), Int64(base.num) * Int64(max(1, sampleRate)))
         let timestamp = max(0, trimming.startTimestamp + back)
+        if fast { format?.pointee.flags |= AVFMT_FLAG_FAST_SEEK }
+        defer { format?.pointee.flags &= ~AVFMT_FLAG_FAST_SEEK }
         var rc = av_seek_frame(format, streamIndex, timestamp, AVSEEK_FLAG_BACKWARD)
         if rc < 0 {
             // No index to seek by: from the start, decoding forward.

@@ -31,6 +31,20 @@ extension MediaDecoder {
         return max(Int64(parameters.seek_preroll), 4_608)
     }
 
+    /// Whether the input starts as an MP4 does (an `ftyp` box); it is read again from its start.
+    static func looksLikeMP4(_ input: MediaInput) -> Bool {
+        guard input.seek(to: 0) else { return false }
+        var head = [UInt8](repeating: 0, count: 8)
+        var filled = 0
+        while filled < 8 {
+            let n = head.withUnsafeMutableBytes { input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
+            if n <= 0 { break }
+            filled += n
+        }
+        _ = input.seek(to: 0)
+        return filled == 8 && String(decoding: head[4..<8], as: UTF8.self) == "ftyp"
+    }
+
     /// An MP4's own timing (its edit list, read from its boxes) when the decoder should trim
     /// by it rather than by FFmpeg's reading of it: the input is seekable and the file is an
     /// MP4 with at most one edit of its audio.

@@ -64,15 +64,21 @@ public final class MediaDecoder {
     }
 
     /// Opens `input`; `formatHint` names its FFmpeg demuxer when the caller knows it (a
-    /// stream's content type), else its bytes say.
-    public init(input: MediaInput, name: String, formatHint: String? = nil, readPictures: Bool = false) throws(MediaError) {
+    /// stream's content type), else its bytes say. `seekingToOpen` false: the input is read
+    /// from its start only until it is open (a remote file, where a seek to its end for a
+    /// tag or a length would cost a request), except an MP4, whose index may be at its end.
+    public init(input: MediaInput, name: String, formatHint: String? = nil, readPictures: Bool = false,
+                seekingToOpen: Bool = true) throws(MediaError) {
         MediaLibrary.quieten()
         self.name = name
-        let mp4 = Self.mp4Timing(input)
-        bridge = try InputBridge(input)
+        var seeking = seekingToOpen
+        if !seeking, input.canSeek { seeking = Self.looksLikeMP4(input) }
+        let mp4 = seeking ? Self.mp4Timing(input) : nil
+        bridge = try InputBridge(input, seeking: seeking)
         let (context, streamIndex) = try Self.open(bridge, name: name, formatHint: formatHint, live: !input.canSeek,
                                                    ignoringEditList: mp4 != nil)
         format = context
+        bridge.allowSeeking()
         self.streamIndex = streamIndex
         stream = context.pointee.streams[Int(streamIndex)]!
         let parameters = stream.pointee.codecpar!

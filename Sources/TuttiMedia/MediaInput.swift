@@ -85,7 +85,9 @@ final class InputBridge {
     var failure: String? { input.failure }
     static let bufferSize = 32 * 1024
 
-    init(_ input: MediaInput) throws(MediaError) {
+    /// `seeking`: FFmpeg may seek while it opens the input (else only once it is open: a
+    /// remote file is not asked for its end to read a tag or a length).
+    init(_ input: MediaInput, seeking: Bool = true) throws(MediaError) {
         self.input = input
         guard let buffer = av_malloc(Self.bufferSize) else { throw .cannotOpen(name: "input", reason: "out of memory") }
         let opaque = Unmanaged.passUnretained(self).toOpaque()
@@ -104,7 +106,12 @@ final class InputBridge {
             av_free(buffer)
             throw .cannotOpen(name: "input", reason: "out of memory")
         }
-        if !input.canSeek { context!.pointee.seekable = 0 }
+        if !input.canSeek || !seeking { context!.pointee.seekable = 0 }
+    }
+
+    /// From now on FFmpeg may seek (when the input can).
+    func allowSeeking() {
+        if input.canSeek { context?.pointee.seekable = AVIO_SEEKABLE_NORMAL }
     }
 
     deinit {

@@ -54,7 +54,7 @@ public final class RemoteFetcher: Sendable {
     public func get(_ url: String, from offset: Int64? = nil, icy: Bool = false) async throws(RemoteError) -> Answer {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "User-Agent", value: "tutti")
-        request.headers.add(name: "Accept", value: "audio/mpeg, audio/*;q=0.9, */*;q=0.5")
+        request.headers.add(name: "Accept", value: "audio/*, application/ogg;q=0.9, */*;q=0.5")
         if icy { request.headers.add(name: "Icy-MetaData", value: "1") }
         if let offset, offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
         let response: HTTPClientResponse
@@ -115,7 +115,7 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unreachable(url, reason): "\(url): cannot connect: \(reason)"
         case let .tls(url, reason): "\(url): TLS failed: \(reason)"
         case let .timedOut(url): "\(url): the server did not answer in time"
-        case let .notAudio(url, type): "\(url) is \(type), not audio tutti plays (MP3) nor a playlist"
+        case let .notAudio(url, type): "\(url) is \(type), not audio tutti plays nor a playlist"
         case let .playlistAsTrack(url, type):
             "\(url) is a playlist (\(type)): tutti expands playlists whose URL ends in .m3u, .m3u8 or .pls"
         case let .tooLarge(url, limit): "\(url) is larger than \(limit / 1024) kB: not a playlist tutti reads"

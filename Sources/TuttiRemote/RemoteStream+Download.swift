@@ -157,21 +157,15 @@ extension RemoteStream {
         }
     }
 
-    /// Content types under which servers send MP3.
-    static let mp3Types: Set<String> = [
-        "audio/mpeg", "audio/mp3", "audio/mpeg3", "audio/x-mpeg", "audio/x-mp3", "audio/x-mpeg3", "audio/mpa", "audio/mpga",
-        "application/octet-stream", "binary/octet-stream", "application/x-octet-stream",
-    ]
-
     /// What an answer says the stream is; throws when it says it is not audio.
     static func facts(of answer: RemoteFetcher.Answer, url: String, offset: Int64, known: Facts?) throws(RemoteError) -> Facts {
         let type = answer.contentType?.split(separator: ";").first.map { $0.trimmingSpaces().lowercased() }
         if let type, PlaylistParser.Format(contentType: type) != nil {
             throw .playlistAsTrack(url: url, contentType: type)
         }
-        // MP3 (under its many names) or bytes of no stated kind; AAC, Ogg and the rest are
-        // refused here rather than after a megabyte the decoder cannot read.
-        if let type, !Self.mp3Types.contains(type) { throw .notAudio(url: url, contentType: type) }
+        // Audio of a kind FFmpeg reads, or bytes of no stated kind; a web page, an image
+        // and the like are refused here rather than after a megabyte the decoder cannot read.
+        if let type, !RemoteFormats.mayBeAudio(contentType: type) { throw .notAudio(url: url, contentType: type) }
         let icy = answer.header("icy-metaint") != nil || answer.header("icy-name") != nil || answer.header("icy-br") != nil
         // The whole size: from Content-Range for a range, else the length.
         var size = answer.contentLength.map { $0 + offset }

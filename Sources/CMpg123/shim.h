@@ -1,1 +1,0 @@
-#include <mpg123.h>
