@@ -161,7 +161,9 @@ let package = Package(
             "TuttiAPI", "TuttiControl", "TuttiCore", "TuttiNet",
             .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
         ]),
-        .testTarget(name: "TuttiIntegrationTests", dependencies: ["TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI"]),
+        .testTarget(name: "TuttiIntegrationTests", dependencies: [
+            "TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI", "TuttiTesting",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -108,6 +108,8 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case badURL(String)
     /// The connection kept dropping: given up after so many tries.
     case gaveUp(url: String, attempts: Int, last: String)
+    /// A stream of a kind tutti does not play (encrypted HLS, an HLS playlist with nothing in it).
+    case unsupported(url: String, reason: String)
 
     public var description: String {
         switch self {
@@ -121,6 +123,7 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .tooLarge(url, limit): "\(url) is larger than \(limit / 1024) kB: not a playlist tutti reads"
         case let .badURL(url): "\(url) is not a URL tutti can ask for (http:// or https://)"
         case let .gaveUp(url, attempts, last): "\(url): lost the connection and could not get it back in \(attempts) tries (\(last))"
+        case let .unsupported(url, reason): "\(url) cannot be played: \(reason)"
         }
     }
 
@@ -130,7 +133,7 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .timedOut, .gaveUp: true
         case let .status(_, code, _): code >= 500 || code == 408 || code == 429
-        case .tls, .notAudio, .playlistAsTrack, .tooLarge, .badURL: false
+        case .tls, .notAudio, .playlistAsTrack, .tooLarge, .badURL, .unsupported: false
         }
     }
 

@@ -70,6 +70,11 @@ extension RemoteStream {
         if ranged && answer.status != 206 {
             throw .status(url: url, code: answer.status, reason: "the server did not serve the range asked for")
         }
+        // An HLS stream (a live radio in segments): its own loop.
+        if let playlist = try await Self.hlsPlaylist(answer, url: url) {
+            try await hls(generation: g, playlist: playlist.text, base: playlist.base)
+            return false
+        }
         let facts = try Self.facts(of: answer, url: url, offset: ranged ? offset : 0, known: known)
         var skip = !live && !ranged ? offset : 0
         var demuxer = answer.header("icy-metaint").flatMap { Int($0.trimmingSpaces()) }.flatMap(IcyDemuxer.init(interval:))

@@ -93,6 +93,11 @@ public enum TrackSource {
         var kind = format
         if remote {
             let answer = try await fetcher.text(location)
+            // An HLS playlist is a stream (a station's segments), not a list of tracks.
+            if HLSPlaylist.isHLS(answer.text[...]) {
+                entries.append(.init(location: location))
+                return
+            }
             text = answer.text
             base = answer.url
             if let sniffed = PlaylistParser.Format(sniffing: text[...]) { kind = sniffed }

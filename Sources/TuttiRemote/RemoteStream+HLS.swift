@@ -1,0 +1,139 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import TuttiCore
+
+/// HTTP Live Streaming (RFC 8216): a station served as a playlist of short segments. The
+/// download follows the playlist (down from a multivariant playlist to one variant, the
+/// best of audio only), appends each segment's bytes to the buffer in order (an
+/// initialization section before the first, and again after a discontinuity, where the
+/// decoder starts afresh), reloads a live playlist every target duration, and ends a
+/// recording with its last segment.
+extension RemoteStream {
+    /// The answer's playlist text, when the answer is an HLS playlist; nil when it is not one
+    /// (a playlist of tracks is refused as a track, as before).
+    static func hlsPlaylist(_ answer: RemoteFetcher.Answer, url: String) async throws(RemoteError) -> (text: String, base: String)? {
+        let type = answer.contentType
+        let path = url.prefix { $0 != "?" && $0 != "#" }.lowercased()
+        guard PlaylistParser.Format(contentType: type ?? "") == .m3u || (path.hasSuffix(".m3u8") && RemoteFormats.demuxer(forContentType: type) == nil)
+        else { return nil }
+        let text: String
+        do {
+            let body = try await answer.body.collect(upTo: 1 << 20)
+            text = String(decoding: body.readableBytesView, as: UTF8.self)
+        } catch {
+            throw .tooLarge(url: url, limit: 1 << 20)
+        }
+        guard HLSPlaylist.isHLS(text[...]) else {
+            throw .playlistAsTrack(url: url, contentType: type ?? "an M3U playlist")
+        }
+        return (text, answer.url)
+    }
+
+    /// The content type the segment at `url` has, by its extension.
+    static func segmentType(_ url: String) -> String {
+        let path = url.prefix { $0 != "?" && $0 != "#" }.lowercased()
+        if path.hasSuffix(".aac") || path.hasSuffix(".adts") { return "audio/aac" }
+        if path.hasSuffix(".mp3") { return "audio/mpeg" }
+        if path.hasSuffix(".m4s") || path.hasSuffix(".mp4") || path.hasSuffix(".m4a") || path.hasSuffix(".cmfa") { return "audio/mp4" }
+        return "video/mp2t"
+    }
+
+    func hls(generation g: Int, playlist first: String, base firstBase: String) async throws(RemoteError) {
+        var text = first, base = firstBase
+        var media: HLSPlaylist.Media?
+        for _ in 0..<4 {
+            switch HLSPlaylist.parse(text, base: base) {
+            case let .multivariant(variants)?:
+                guard let next = HLSPlaylist.choose(variants) else { throw .unsupported(url: url, reason: "its HLS playlist names no stream") }
+                (text, _, base) = try await fetcher.text(next)
+            case let .media(found)?:
+                media = found
+            case nil:
+                throw .unsupported(url: url, reason: "its HLS playlist cannot be read")
+            }
+            if media != nil { break }
+        }
+        guard var playlist = media, let firstSegment = playlist.segments.first else {
+            throw .unsupported(url: url, reason: "its HLS playlist names no segments")
+        }
+        if let method = playlist.encryption { throw .unsupported(url: url, reason: "its HLS segments are encrypted (\(method))") }
+        let mediaURL = base
+        guard condition.withLock({ () -> Bool in
+            guard g == generation else { return false }
+            facts_ = Facts(size: nil, isLive: !playlist.ended, canSeek: false, station: nil, genre: nil,
+                           contentType: Self.segmentType(firstSegment.url), announcedBitRate: nil)
+            phase_ = .buffering
+            return true
+        }) else { return }
+        var next = playlist.segments[playlist.startIndex].sequence
+        var mapSent: String?
+        while current(g), !Task.isCancelled {
+            var fresh = false
+            for segment in playlist.segments where segment.sequence >= next {
+                guard current(g) else { return }
+                let restart = segment.discontinuity || (segment.sequence > next && next > 0)
+                if restart {
+                    // The decoder starts afresh here (with the initialization section again).
+                    condition.withLock { if !buffer.isEmpty || start > 0 { junctions.append(start + Int64(buffer.count)) } }
+                    mapSent = nil
+                }
+                if let map = segment.map, map != mapSent {
+                    try await fetchSegment(map, generation: g)
+                    mapSent = map
+                }
+                do {
+                    try await fetchSegment(segment.url, generation: g)
+                } catch where !error.isTransient {
+                    // A segment the server lost: the next one goes on.
+                    if case .status = error {} else { throw error }
+                }
+                if let title = segment.title {
+                    condition.withLock { if g == generation { title_ = title } }
+                }
+                next = segment.sequence + 1
+                fresh = true
+            }
+            if playlist.ended {
+                condition.withLock {
+                    if g == generation {
+                        complete_ = true
+                        phase_ = .loaded
+                        condition.broadcast()
+                    }
+                }
+                return
+            }
+            // A live playlist is asked for again after a target duration; half of one when
+            // it brought nothing new (RFC 8216 §6.3.4).
+            let wait = max(0.5, playlist.targetDuration * (fresh ? 1 : 0.5))
+            try? await Task.sleep(for: .seconds(wait))
+            guard current(g) else { return }
+            let (reloaded, _, reloadedBase) = try await fetcher.text(mediaURL)
+            guard case let .media(found)? = HLSPlaylist.parse(reloaded, base: reloadedBase) else {
+                throw .unsupported(url: url, reason: "its HLS playlist cannot be read")
+            }
+            playlist = found
+            // Fallen behind the window (or the stream started over): from its live edge.
+            if let oldest = playlist.segments.first?.sequence, next < oldest || next > (playlist.segments.last?.sequence ?? 0) + 1 {
+                next = playlist.segments[playlist.startIndex].sequence
+                condition.withLock { junctions.append(start + Int64(buffer.count)) }
+                mapSent = nil
+            }
+        }
+    }
+
+    /// Appends a segment's bytes to the buffer as they come.
+    private func fetchSegment(_ segment: String, generation g: Int) async throws(RemoteError) {
+        let answer = try await fetcher.get(segment)
+        do {
+            for try await chunk in answer.body {
+                guard append(Array(chunk.readableBytesView), metadata: [], generation: g) else { return }
+                await waitForSpace(g)
+            }
+        } catch {
+            if Task.isCancelled || !current(g) { return }
+            throw RemoteError(error, url: segment)
+        }
+    }
+}
