@@ -3,6 +3,7 @@ import Testing
 import TuttiAPI
 import TuttiCore
 import TuttiNet
+import TuttiTesting
 
 /// `bench/lib/media_server.py` on loopback, serving a folder of this test's files the ways
 /// real servers do (ranges or not, slow, dropping, internet radio with ICY titles, 404).
@@ -247,6 +248,108 @@ extension IntegrationTests {
             let late = room.lag(against: source, at: first + 7_000_000_000, sourceFrame: 7 * 48_000, search: 2_400)
             #expect(early != nil && late != nil && abs(late! - early!) < 8,
                     "the dropped file is \(String(describing: early)) samples off at 1 s, \(String(describing: late)) at 7 s")
+        }
+
+        /// Radio in every common codec: an AAC station with ICY titles, a chained Ogg Vorbis
+        /// station whose titles come in its own bytes, an Ogg Opus station, and an HLS
+        /// station (found through its multivariant playlist, titles in its segments' EXTINF)
+        /// each play in the room with their live titles.
+        @Test func radioInEveryCodecAndHLSPlaysWithLiveTitles() throws {
+            let h = try Harness("codecs-radio")
+            let noise = h.path("noise.wav")
+            _ = try h.run("sox-noise", ["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", noise, "synth", "8", "pinknoise", "gain", "-10"])
+            func encode(_ out: String, _ arguments: [String]) throws {
+                try MediaFixtures.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", noise] + arguments + [h.path(out)])
+            }
+            try encode("station.aac", ["-c:a", "aac", "-b:a", "128k", "-f", "adts"])
+            try encode("gamma.ogg", ["-t", "1.5", "-c:a", "libvorbis", "-q:a", "4", "-metadata", "TITLE=Three", "-metadata", "ARTIST=Gamma"])
+            try encode("delta.ogg", ["-ss", "2", "-t", "1.5", "-c:a", "libvorbis", "-q:a", "4", "-metadata", "TITLE=Four", "-metadata", "ARTIST=Delta"])
+            try encode("station.opus", ["-c:a", "libopus", "-b:a", "96k"])
+            try encode("seg%d.ts", ["-c:a", "aac", "-b:a", "128k", "-f", "segment", "-segment_time", "2", "-segment_format", "mpegts"])
+            let server = try MediaServer(h, folder: h.directory)
+            let clock = try control.coordinator(h, [])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 10) { (try? api.rooms.first?.connected) == true })
+            let stations = [
+                ("AAC", server.url("/radio/station.aac?bps=16000&metaint=4000&every=1&titles=Alpha%20-%20One%7CBeta%20-%20Two"), "Alpha/One"),
+                ("Vorbis", server.url("/radio/gamma.ogg?chain=delta.ogg&bps=12000&metaint=0"), "Delta/Four"),
+                ("Opus", server.url("/radio/station.opus?bps=12000&metaint=0"), nil),
+                ("HLS", server.url("/hlsmaster/seg.m3u8?seconds=2&window=4&titles=Epsilon%20-%20Five"), "Epsilon/Five"),
+            ]
+            let path = #"{"paths": [\#(stations.map { "\"\($0.1)\"" }.joined(separator: ", "))]}"#
+            try api.change("POST", "/queue", path)
+            try api.change("POST", "/transport/play")
+            for (index, station) in stations.enumerated() {
+                if index > 0 { try api.change("POST", "/transport/next") }
+                var titles: Set<String> = []
+                let playing = Harness.wait(timeout: 10) {
+                    guard let np = try? api.nowPlaying, np.queueIndex == index else { return false }
+                    if let title = np.title, let artist = np.artist { titles.insert(artist + "/" + title) }
+                    return np.state == .playing && np.isLiveStream == true && (station.2 == nil || titles.contains(station.2!))
+                }
+                #expect(playing, "\(station.0): \(String(describing: try? api.nowPlaying)), titles \(titles)")
+                let room = Harness.wait(timeout: 5) { (try? api.rooms.first?.report?.state) == .playing }
+                #expect(room, "\(station.0): the room is not playing")
+                Thread.sleep(forTimeInterval: 1.5)
+            }
+            h.stop("a")
+            #expect(server.requests.contains { $0.hasPrefix("GET /hls/seg") && $0.contains(".ts 200") }, "\(server.requests.suffix(10))")
+            #expect(!server.requests.contains { $0.contains("missing-video") }, "the video variant was chosen")
+            let a = try control.wav(h.path("a.wav"))
+            // Sound from every station: no second of the last 16 is silent but the switches.
+            let seconds = a.samples.count / 48_000
+            let loud = (max(0, seconds - 12)..<seconds - 1).filter { Analysis.rms(a.samples[($0 * 48_000)..<(($0 + 1) * 48_000)]) > 0.01 }
+            #expect(loud.count >= 8, "\(loud.count) of the last 11 seconds had sound")
+            let log = h.log("coordinator")
+            #expect(!log.contains("error"), "\(log.suffix(2000))")
+        }
+
+        /// Remote files of other formats play and seek like a remote MP3: FLAC (with its
+        /// length from its header), and an M4A whose index is at its end (asked for by range).
+        @Test func remoteFLACAndM4APlayAndSeek() throws {
+            let h = try Harness("remote-formats")
+            let noise = try h.noiseSong(seconds: 30)
+            try MediaFixtures.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", noise, "-c:a", "flac", "-metadata", "title=Flac Noise", h.path("noise.flac")])
+            try MediaFixtures.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", noise, "-c:a", "aac", "-b:a", "160k",
+                                   "-metadata", "title=M4A Noise", h.path("noise.m4a")])
+            let source = try TrackAudio.mono(h.path("noise.flac"))
+            let server = try MediaServer(h, folder: h.directory)
+            let clock = try control.coordinator(h, [])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 10) { (try? api.rooms.first?.connected) == true })
+            // The M4A from a slow server (twice real time): its index, at its end, by a range.
+            try api.change("POST", "/queue", #"{"paths": ["\#(server.url("/files/noise.flac"))", "\#(server.url("/slow/noise.m4a?bps=40000"))"]}"#)
+            try api.change("PUT", "/loop", #"{"mode": "once"}"#)
+            try api.change("POST", "/transport/play")
+            for (index, title) in ["Flac Noise", "M4A Noise"].enumerated() {
+                if index > 0 { try api.change("POST", "/transport/next") }
+                #expect(Harness.wait(timeout: 10) {
+                    (try? api.nowPlaying).map { $0.state == .playing && $0.queueIndex == index && $0.title == title } == true
+                }, "\(String(describing: try? api.nowPlaying))")
+                let np = try api.nowPlaying
+                #expect(np.isLiveStream == false && np.duration.map { abs($0 - 30) < 0.5 } == true, "\(np)")
+                Thread.sleep(forTimeInterval: 1)
+                try api.change("POST", "/transport/seek", #"{"position": 20}"#)
+                Thread.sleep(forTimeInterval: 2)
+                // Where position 0 is heard now (a seek beyond what is loaded goes on once
+                // its range is: the timeline realigns).
+                let after = try api.nowPlaying
+                #expect(after.state == .playing && abs(after.elapsed - 21.5) < 1.5, "\(title): \(after)")
+                if index == 0 {
+                    h.stop("a")
+                    let room = try control.wav(h.path("a.wav"))
+                    let origin = try #require(after.trackOrigin)
+                    let probe = origin + 20_800_000_000
+                    let lag = room.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000), search: 2_400)
+                    #expect(lag.map { abs($0) < 8 } == true, "after the seek the FLAC is \(String(describing: lag)) samples off")
+                    try control.follower(h, "a2", clock: clock, output: "null")
+                }
+            }
+            #expect(server.requests.contains { $0.contains("/slow/noise.m4a") && $0.contains(" 206 from ") }, "\(server.requests)")
+            let log = h.log("coordinator")
+            #expect(!log.contains("error"), "\(log.suffix(2000))")
         }
     }
 }

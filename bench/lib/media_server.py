@@ -6,10 +6,19 @@ Serves the files of one folder in the ways real servers behave:
   /norange/NAME             a file, always whole (200), no ranges
   /slow/NAME?bps=N          a file at N bytes a second (ranges served)
   /drop/NAME?after=N        a file whose connection drops after N bytes (each request)
-  /radio/NAME?bps=N&metaint=M&titles=A|B&every=S&name=X&drop=T
-                            an endless ICY stream of NAME looped, paced at N bytes/s after a
-                            one-second burst, with StreamTitle every M bytes, the title
+  /radio/NAME?bps=N&metaint=M&titles=A|B&every=S&name=X&drop=T&chain=B|C
+                            an endless ICY stream of NAME looped (then B, C, ... in turn: a
+                            chained Ogg stream), paced at N bytes/s after a one-second burst,
+                            with StreamTitle every M bytes (none when M is 0), the title
                             changing every S seconds; `drop` closes each connection after T s
+  /hls/NAME.m3u8?seconds=D&window=W&titles=A|B&end=1
+                            an HLS media playlist of the segments NAME0.ts, NAME1.ts, ... (each
+                            D seconds): a live window of W segments sliding in real time and
+                            looping over them (a discontinuity where it wraps), or all of them
+                            and the end with end=1; EXTINF titles in turn
+  /hls/FILE                 a segment
+  /hlsmaster/NAME.m3u8?...  a multivariant playlist: a video variant (which is not there) and
+                            an audio-only one (/hls/NAME.m3u8 with the same query)
   /redirect/PATH            302 to /PATH
   /page                     an HTML page (not audio)
 anything else               404
@@ -23,8 +32,10 @@ import time
 import urllib.parse
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else "."
-TYPES = {".mp3": "audio/mpeg", ".m3u": "audio/x-mpegurl", ".m3u8": "audio/x-mpegurl", ".pls": "audio/x-scpls",
-         ".html": "text/html", ".txt": "text/plain"}
+TYPES = {".mp3": "audio/mpeg", ".m3u": "audio/x-mpegurl", ".m3u8": "application/vnd.apple.mpegurl", ".pls": "audio/x-scpls",
+         ".html": "text/html", ".txt": "text/plain", ".aac": "audio/aac", ".ogg": "audio/ogg", ".opus": "audio/ogg",
+         ".flac": "audio/flac", ".m4a": "audio/mp4", ".wav": "audio/wav", ".ts": "video/mp2t"}
+STARTED = time.monotonic()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -58,8 +69,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(body)
                 self.note(200)
                 return
+            if kind in ("hls", "hlsmaster") and name.endswith(".m3u8"):
+                self.hls(name[:-5], query, kind == "hlsmaster", url.query)
+                return
             path = os.path.join(ROOT, os.path.basename(name))
-            if kind not in ("files", "norange", "slow", "drop", "radio") or not name or not os.path.isfile(path):
+            if kind not in ("files", "norange", "slow", "drop", "radio", "hls") or not name or not os.path.isfile(path):
                 self.send_error(404, "Not Found")
                 self.note(404)
                 return
@@ -109,16 +123,58 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         self.wfile.write(body)
 
+    def text(self, body, kind="application/vnd.apple.mpegurl"):
+        data = body.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.note(200)
+
+    def hls(self, name, query, master, raw_query):
+        if master:
+            self.text("#EXTM3U\n"
+                      '#EXT-X-STREAM-INF:BANDWIDTH=2500000,CODECS="avc1.4d401f,mp4a.40.2"\n/hls/missing-video.m3u8\n'
+                      '#EXT-X-STREAM-INF:BANDWIDTH=140000,CODECS="mp4a.40.2"\n/hls/%s.m3u8?%s\n' % (name, raw_query))
+            return
+        segments = sorted((f for f in os.listdir(ROOT) if f.startswith(name) and f.endswith(".ts") and f[len(name):-3].isdigit()),
+                          key=lambda f: int(f[len(name):-3]))
+        if not segments:
+            self.send_error(404, "Not Found")
+            self.note(404)
+            return
+        seconds = float(query.get("seconds", "2"))
+        titles = [t for t in query.get("titles", "").split("|") if t]
+        lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:%d" % int(seconds + 0.999)]
+        if query.get("end") == "1":
+            first, count = 0, len(segments)
+        else:
+            first, count = int((time.monotonic() - STARTED) / seconds), int(query.get("window", "4"))
+        lines.append("#EXT-X-MEDIA-SEQUENCE:%d" % first)
+        for sequence in range(first, first + count):
+            index = sequence % len(segments)
+            if index == 0 and sequence > 0:
+                lines.append("#EXT-X-DISCONTINUITY")
+            title = titles[sequence % len(titles)] if titles else ""
+            lines.append("#EXTINF:%.3f,%s" % (seconds, title))
+            lines.append(segments[index])
+        if query.get("end") == "1":
+            lines.append("#EXT-X-ENDLIST")
+        self.text("\n".join(lines) + "\n")
+
     def radio(self, path, query):
         data = open(path, "rb").read()
+        for other in [c for c in query.get("chain", "").split("|") if c]:
+            data += open(os.path.join(ROOT, os.path.basename(other)), "rb").read()
         bps = int(query.get("bps", "16000"))
         metaint = int(query.get("metaint", "8000"))
         titles = query.get("titles", "Artist - Song").split("|")
         every = float(query.get("every", "3"))
         drop = float(query.get("drop", "0"))
-        icy = self.headers.get("Icy-MetaData") == "1"
+        icy = self.headers.get("Icy-MetaData") == "1" and metaint > 0
         self.send_response(200)
-        self.send_header("Content-Type", "audio/mpeg")
+        self.send_header("Content-Type", TYPES.get(os.path.splitext(path)[1], "audio/mpeg"))
         self.send_header("icy-name", query.get("name", "Test Radio"))
         self.send_header("icy-br", str(bps * 8 // 1000))
         if icy:
