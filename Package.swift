@@ -172,6 +172,6 @@ let package = Package(
 // -sanitize=fuzzer); not part of the product.
 if ProcessInfo.processInfo.environment["TUTTI_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
-        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiAPI", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
+        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiMedia", "TuttiAPI", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

@@ -148,3 +148,31 @@ final class InputBridge {
         return target
     }
 }
+
+/// Bytes held in memory as an input (fuzzing, tests, a small download).
+public final class MemoryInput: MediaInput {
+    private let bytes: [UInt8]
+    private var offset = 0
+    public let canSeek: Bool
+
+    public init(_ bytes: [UInt8], canSeek: Bool = true) {
+        self.bytes = bytes
+        self.canSeek = canSeek
+    }
+
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+        let n = min(buffer.count, bytes.count - offset)
+        guard n > 0 else { return 0 }
+        bytes.withUnsafeBytes { buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }
+        offset += n
+        return n
+    }
+
+    public var size: Int64? { Int64(bytes.count) }
+
+    public func seek(to offset: Int64) -> Bool {
+        guard canSeek, offset >= 0, offset <= Int64(bytes.count) else { return false }
+        self.offset = Int(offset)
+        return true
+    }
+}

@@ -6,6 +6,8 @@ import hashlib
 import json
 import os
 import struct
+import subprocess
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -60,11 +62,36 @@ def main():
     # MP3 and its tags: the demo song's head, with and without its ID3 tag, and a small tag.
     song = open(os.path.join(ROOT, "assets", "demo", "tutti-demo.mp3"), "rb").read()
     head = song[:16384]
-    save("mp3", head)
+    # Media: a selector byte (bit 0: the input cannot seek; bit 1: no seeking while it opens),
+    # then a file. The demo song's head, and a tenth of a second of every format ffmpeg makes.
+    save("media", b"\x00" + head)
+    save("media", b"\x01" + head)
     save("id3", song[:4096])
     if song[:3] == b"ID3":
         size = (song[6] << 21) | (song[7] << 14) | (song[8] << 7) | song[9]
-        save("mp3", song[10 + size: 10 + size + 8192])
+        save("media", b"\x00" + song[10 + size: 10 + size + 8192])
+    with tempfile.TemporaryDirectory() as tmp:
+        source = os.path.join(tmp, "s.wav")
+        subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i", "sine=f=440:d=0.1:r=44100", "-ac", "2",
+                        "-metadata", "title=T", "-metadata", "REPLAYGAIN_TRACK_GAIN=-3 dB", source], check=True)
+        for ext, args in [("mp3", ["-c:a", "libmp3lame"]), ("m4a", ["-c:a", "aac"]), ("m4a", ["-c:a", "alac"]),
+                          ("flac", ["-c:a", "flac"]), ("ogg", ["-c:a", "libvorbis"]), ("opus", ["-c:a", "libopus"]),
+                          ("wav", ["-c:a", "pcm_s16le"]), ("aiff", ["-c:a", "pcm_s16be"]), ("aac", ["-c:a", "aac", "-f", "adts"]),
+                          ("ts", ["-c:a", "aac", "-f", "mpegts"]), ("mka", ["-c:a", "libopus"]), ("wv", ["-c:a", "wavpack"])]:
+            out = os.path.join(tmp, "x." + ext)
+            subprocess.run(["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", source] + args + [out], check=True)
+            data = open(out, "rb").read()[:65000]
+            save("media", b"\x00" + data)
+            save("media", b"\x03" + data)
+            if ext == "m4a":
+                save("mp4", data)
+    # HLS playlists.
+    save("hls", b"#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=2500000,CODECS=\"avc1.4d401f,mp4a.40.2\",AUDIO=\"a\"\nv.m3u8\n"
+                b"#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"x, y\",DEFAULT=YES,URI=\"audio/a.m3u8\"\n"
+                b"#EXT-X-STREAM-INF:BANDWIDTH=128000,CODECS=\"mp4a.40.2\"\n/radio/128.m3u8\n")
+    save("hls", b"#EXTM3U\n#EXT-X-VERSION:6\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:1200\n#EXT-X-MAP:URI=\"init.mp4\"\n"
+                b"#EXTINF:6.0,Artist - Title\nseg1200.m4s\n#EXT-X-DISCONTINUITY\n#EXTINF:5.5,\nseg1201.m4s\n"
+                b"#EXT-X-KEY:METHOD=NONE\n#EXTINF:6,\nhttps://cdn.example/seg1202.aac\n#EXT-X-ENDLIST\n")
 
     def frame(fid, body):
         return fid.encode() + struct.pack(">I", len(body)) + b"\x00\x00" + body

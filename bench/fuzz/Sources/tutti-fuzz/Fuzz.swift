@@ -3,6 +3,7 @@ import TuttiAPI
 import TuttiCodecs
 import TuttiControl
 import TuttiCore
+import TuttiMedia
 import TuttiSecurity
 
 /// libFuzzer's entry point for every parser of outside input (bench/fuzz/run builds it with
@@ -11,7 +12,6 @@ import TuttiSecurity
 /// the same bytes; a message that decodes encodes back to itself.
 let target = ProcessInfo.processInfo.environment["TUTTI_FUZZ_TARGET"] ?? "rtp"
 let master = HouseKey(bytes: Array(repeating: 7, count: 32))!.stream
-let scratch = NSTemporaryDirectory() + "tutti-fuzz-\(getpid()).mp3"
 
 /// libFuzzer's driver, called from the entry point SwiftPM gives an executable target (it
 /// renames `main` to `tutti_fuzz_main`), so that libFuzzer's own `main` is not needed.
@@ -40,7 +40,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "playlist": playlist(bytes)
     case "icy": icy(bytes)
     case "toml": toml(bytes)
-    case "mp3": mp3(bytes)
+    case "media": media(bytes)
+    case "hls": hls(bytes)
+    case "mp4": mp4(bytes)
     case "api": api(bytes)
     default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
     }
@@ -97,16 +99,44 @@ func lrc(_ bytes: [UInt8]) {
     for t in stride(from: -1_000, through: 600_000, by: 7_000) { _ = cursor.position(atMilliseconds: t) }
 }
 
-func mp3(_ bytes: [UInt8]) {
-    guard FileManager.default.createFile(atPath: scratch, contents: Data(bytes)) else { return }
-    defer { unlink(scratch) }
-    guard let decoder = try? MP3Decoder(path: scratch) else { return }
+/// A file of any format through FFmpeg's demuxers and decoders and the decoder's own
+/// trimming: the first byte says whether the input can seek (a file) or not (a stream).
+func media(_ bytes: [UInt8]) {
+    guard let first = bytes.first else { return }
+    let input = MemoryInput(Array(bytes.dropFirst()), canSeek: first & 1 == 0)
+    guard let decoder = try? MediaDecoder(input: input, name: "fuzz", readPictures: true, seekingToOpen: first & 2 == 0) else { return }
     var pcm: [Float] = []
     for _ in 0..<64 {
         pcm.removeAll(keepingCapacity: true)
         guard let n = try? decoder.read(into: &pcm), n > 0 else { break }
+        precondition(pcm.count == n * 2, "a read gave \(pcm.count) samples for \(n) frames")
     }
-    _ = try? decoder.seek(toFrame: 4_800)
+    if input.canSeek {
+        _ = try? decoder.seek(toFrame: 4_800)
+        pcm.removeAll(keepingCapacity: true)
+        _ = try? decoder.read(into: &pcm)
+    }
+    _ = decoder.takeChangedTags()
+}
+
+/// HLS playlists, multivariant and media, against a URL.
+func hls(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    guard let playlist = HLSPlaylist.parse(text, base: "https://radio.example/live/index.m3u8?token=1") else { return }
+    switch playlist {
+    case let .multivariant(variants): _ = HLSPlaylist.choose(variants)
+    case let .media(media):
+        let start = media.startIndex
+        precondition(start >= 0 && start <= media.segments.count, "a start outside the playlist")
+    }
+}
+
+/// MP4 box trees, for their edit list.
+func mp4(_ bytes: [UInt8]) {
+    _ = MP4Timing.read(size: Int64(bytes.count)) { offset, count in
+        guard offset >= 0, offset < Int64(bytes.count), count >= 0 else { return nil }
+        return Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+    }
 }
 
 func api(_ bytes: [UInt8]) {
@@ -119,7 +149,9 @@ func api(_ bytes: [UInt8]) {
     case 3: _ = try? RequestBody.decode(VolumeRequest.self, body)
     case 4: _ = try? RequestBody.decode(RoomUpdate.self, body)
     case 5: _ = try? RequestBody.decode(PairingRequest.self, body)
-    case 6: _ = try? RequestBody.decode(LoopRequest.self, body)
+    case 6:
+        _ = try? RequestBody.decode(LoopRequest.self, body)
+        _ = try? RequestBody.decode(ReplayGainUpdate.self, body).applied(to: .standard)
     default:
         // A WebSocket message, as the event stream reads it.
         let text = String(decoding: body, as: UTF8.self)
