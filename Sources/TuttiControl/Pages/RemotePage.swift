@@ -1,5 +1,5 @@
 /// The web remote (`/`): for a phone. Now playing (artwork, title, artist, a progress bar to
-/// drag), play/pause/next/previous, the loop mode, the queue, and a volume slider per room and
+/// drag), play/pause/next/previous, the loop mode, even loudness (ReplayGain), the queue, and a volume slider per room and
 /// for the group, kept live by the event stream. Changes need the house token: the page takes
 /// it from its address (`/#token=...`, as the coordinator prints it) and remembers it.
 enum RemotePage {
@@ -49,8 +49,9 @@ enum RemotePage {
   <div class="controls">
     <button id="previous" title="previous"></button><button id="toggle" class="big" title="play / pause"></button><button id="next" title="next"></button>
   </div>
-  <div class="row" style="justify-content:center">
+  <div class="row" style="justify-content:center;flex-wrap:wrap">
     <select id="loop"><option value="once">once</option><option value="one">repeat one</option><option value="all">repeat all</option><option value="shuffle">shuffle</option></select>
+    <select id="replaygain" title="even loudness (ReplayGain)"><option value="off">loudness: as is</option><option value="track">loudness: by track</option><option value="album">loudness: by album</option></select>
     <button id="like" title="like"></button><button id="bookmark" title="bookmark"></button>
   </div>
   <div id="message"></div>
@@ -97,6 +98,7 @@ $("next").onclick = () => call("POST", "/transport/next");
 $("like").onclick = () => call("POST", "/feedback", { kind: "like" });
 $("bookmark").onclick = () => call("POST", "/feedback", { kind: "bookmark" });
 $("loop").onchange = e => call("PUT", "/loop", { mode: e.target.value });
+$("replaygain").onchange = e => call("PUT", "/replaygain", { mode: e.target.value });
 $("pair").onclick = async () => {
   const shown = await call("POST", "/pairing");
   if (shown) $("pairCode").textContent = shown.code + " — on the new machine: tutti pair " + shown.code + " --server " + location.origin + " (" + Math.round(shown.expiresInSeconds / 60) + " min, one machine)";
@@ -121,6 +123,7 @@ function render() {
   $("state").textContent = np.state + (np.queueIndex != null ? " · " + (np.queueIndex + 1) + " of " + np.queueCount : "");
   $("duration").textContent = clockText(np.duration);
   $("loop").value = np.loopMode;
+  if (np.replayGain) $("replaygain").value = np.replayGain.mode;
   $("like").style.color = np.rating === "like" ? "var(--warn)" : "";
   $("lyric").textContent = np.lyricLine || "";
   $("station").textContent = np.station ? "📻 " + np.station + (np.isLiveStream ? " · live" : "") : (np.isLiveStream ? "live stream" : "");
