@@ -199,6 +199,12 @@ final class StreamDecoding: @unchecked Sendable {
                     decoder = nil
                     continue
                 }
+                if input.reachedJunction {
+                    // A new connection before this one gave any audio: afresh on it.
+                    decoder = nil
+                    input.beginAgain()
+                    continue
+                }
                 fail(stream.failure ?? error)
                 return
             }
