@@ -41,10 +41,9 @@ extension MediaDecoder {
     public static func probe(path: String) throws(MediaError) -> (tags: TrackTags, length: Int64?) {
         let input = try FileInput(path: path)
         var tags = TrackTags()
-        let header = input.head(10)
-        let tagLength = ID3Reader.tagLength(header: header)
+        let tagLength = ID3Reader.tagLength(header: input.readBytes(10))
         if tagLength > 0, input.seek(to: 0) {
-            tags = ID3Reader.read(input.head(min(tagLength, 16 << 20)))
+            tags = ID3Reader.read(input.readBytes(min(tagLength, 16 << 20)))
         }
         guard input.seek(to: 0) else { throw .cannotOpen(name: path, reason: "cannot read it from its start") }
         let decoder = try MediaDecoder(input: input, name: path, readPictures: true)

@@ -34,36 +34,20 @@ extension MediaDecoder {
     /// Whether the input starts as an MP4 does (an `ftyp` box); it is read again from its start.
     static func looksLikeMP4(_ input: MediaInput) -> Bool {
         guard input.seek(to: 0) else { return false }
-        var head = [UInt8](repeating: 0, count: 8)
-        var filled = 0
-        while filled < 8 {
-            let n = head.withUnsafeMutableBytes { input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
-            if n <= 0 { break }
-            filled += n
-        }
+        let head = input.readBytes(8)
         _ = input.seek(to: 0)
-        return filled == 8 && String(decoding: head[4..<8], as: UTF8.self) == "ftyp"
+        return head.count == 8 && String(decoding: head[4..<8], as: UTF8.self) == "ftyp"
     }
 
     /// An MP4's own timing (its edit list, read from its boxes) when the decoder should trim
     /// by it rather than by FFmpeg's reading of it: the input is seekable and the file is an
     /// MP4 with at most one edit of its audio.
     static func mp4Timing(_ input: MediaInput) -> MP4Timing? {
-        guard input.canSeek, let size = input.size, size > 16, input.seek(to: 0) else { return nil }
-        var head = [UInt8](repeating: 0, count: 12)
-        let n = head.withUnsafeMutableBytes { input.read(into: $0) } ?? 0
+        guard input.canSeek, let size = input.size, size > 16, looksLikeMP4(input) else { return nil }
         defer { _ = input.seek(to: 0) }
-        guard n >= 8, String(decoding: head[4..<8], as: UTF8.self) == "ftyp" else { return nil }
         return MP4Timing.read(size: size) { offset, count in
             guard input.seek(to: offset) else { return nil }
-            var bytes = [UInt8](repeating: 0, count: count)
-            var filled = 0
-            while filled < count {
-                let got = bytes.withUnsafeMutableBytes { input.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
-                if got <= 0 { break }
-                filled += got
-            }
-            return Array(bytes.prefix(filled))
+            return input.readBytes(count)
         }
     }
 

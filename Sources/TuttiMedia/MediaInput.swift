@@ -20,6 +20,18 @@ public protocol MediaInput: AnyObject {
 
 extension MediaInput {
     public var failure: String? { nil }
+
+    /// The next `count` bytes (fewer at the end, or when a read fails).
+    func readBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let n = bytes.withUnsafeMutableBytes { read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
+            if n <= 0 { break }
+            filled += n
+        }
+        return Array(bytes.prefix(filled))
+    }
 }
 
 /// A regular file, opened without ever blocking on it: a named pipe or a device named in
@@ -59,19 +71,6 @@ public final class FileInput: MediaInput {
     public var canSeek: Bool { true }
 
     public func seek(to offset: Int64) -> Bool { lseek(descriptor, off_t(offset), SEEK_SET) >= 0 }
-
-    /// The first `count` bytes of the file (fewer when it is shorter), read where the next
-    /// read would be; the caller seeks back.
-    func head(_ count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var filled = 0
-        while filled < count {
-            let n = bytes.withUnsafeMutableBytes { read(into: UnsafeMutableRawBufferPointer(rebasing: $0[filled...])) } ?? 0
-            if n <= 0 { break }
-            filled += n
-        }
-        return Array(bytes.prefix(filled))
-    }
 }
 
 /// FFmpeg's view of a `MediaInput`: an AVIOContext whose callbacks read it.
