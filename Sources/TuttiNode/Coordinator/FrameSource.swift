@@ -1,6 +1,5 @@
 import Glibc
 import TuttiCore
-import TuttiMedia
 
 /// What the player streams: interleaved stereo float at the source's own rate (the player's
 /// `SourceChain` brings it to 48 kHz), from a file of any format, a remote source or a
@@ -47,26 +46,6 @@ func openFrameSource(_ entry: String) throws -> any FrameSource {
     if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry)) }
     if RemoteLocation.isRemote(entry) { return try RemoteSource(url: entry) }
     return try FileSource(path: entry)
-}
-
-/// A local file of any format FFmpeg decodes, at its own rate, sample-exact.
-final class FileSource: FrameSource {
-    let decoder: MediaDecoder
-
-    init(path: String) throws {
-        decoder = try MediaDecoder(path: path)
-    }
-
-    var name: String { decoder.name }
-    var isLive: Bool { false }
-    var framesRead: Int64 { decoder.framesDecoded }
-    var sampleRate: Int { decoder.sampleRate }
-    var length: Int64? { decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
-    var loudness: Loudness? { decoder.tags.loudness }
-    func read(into output: inout [Float]) throws -> Int? { try decoder.read(into: &output) }
-    func seek(toFrame frame: Int64) throws {
-        try decoder.seek(toFrame: AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: decoder.sampleRate))
-    }
 }
 
 /// Reads raw PCM (`s16le` or `f32le`, stereo, 48 or 44.1 kHz: the chain converts it to
