@@ -229,6 +229,18 @@ struct TransportTests {
         #expect(tr.snapshot(at: Self.t(4)).state == .stopped)
     }
 
+    /// A failure in the middle of the queue is news until the track after it has played to
+    /// its end: the queue that then ends has stopped, not failed.
+    @Test func aFailureIsForgottenOnceTheNextTrackHasPlayed() throws {
+        var tr = Self.make(3)
+        let start = try #require(Self.startSegment(try tr.handle(.play, now: Self.t(0))))
+        #expect(tr.trackEnded(itemID: start.itemID, at: Self.t(1000)) == [.continueWith(itemID: tr.queue.items[1].id)])
+        _ = tr.trackFailed(itemID: tr.queue.items[1].id, reason: "not audio", now: Self.t(900))
+        #expect(tr.lastFailure == "not audio")
+        _ = tr.trackEnded(itemID: tr.queue.items[2].id, at: Self.t(2000))
+        #expect(tr.lastFailure == nil)
+    }
+
     // MARK: - Queue edits while playing
 
     @Test func removingTheTrackBeingHeardMovesOn() throws {

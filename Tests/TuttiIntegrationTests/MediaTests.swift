@@ -14,7 +14,8 @@ extension IntegrationTests {
 
         /// A 441 Hz tone cut at odd frame counts into one track of each format (48 kHz: Opus
         /// is), tagged; art in three of them, an .lrc beside the FLAC, timed lyrics inside
-        /// the Vorbis. The rooms play one unbroken tone: a fit of one sine over the whole run
+        /// the Vorbis; and among them a text file named `.flac`, which fails with what it is
+        /// while the queue moves on without a seam. The rooms play one unbroken tone: a fit of one sine over the whole run
         /// leaves nothing in any 10 ms window at the joins (a frame too many or too few shifts
         /// the phase of all that follows; a click or a gap shows in its window).
         @Test func aFolderOfEveryFormatPlaysInOrderGaplesslyWithItsTagsArtAndLyrics() throws {
@@ -49,6 +50,7 @@ extension IntegrationTests {
                 }
                 files.append(path)
             }
+            try "not music\n".write(toFile: "\(album)/04b text.flac", atomically: true, encoding: .utf8)
 
             let clock = try control.coordinator(h, [])
             try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
@@ -56,18 +58,22 @@ extension IntegrationTests {
             let api = try ControlAPI(h)
             #expect(Harness.wait(timeout: 10) { (try? api.rooms.filter(\.connected).count) == 2 })
             try api.change("POST", "/queue", #"{"paths": ["\#(album)"]}"#)
-            // In order, each by its own tags.
-            let queue = try api.queue
-            #expect(queue.items.map(\.title) == (1...8).map { "Part \($0)" }, "\(queue.items.map(\.title))")
+            // In order, each by its own tags (the text file has none).
+            let all = try api.queue
+            #expect(all.items.map(\.title) == (1...4).map { "Part \($0)" } + [nil] + (5...8).map { "Part \($0)" },
+                    "\(all.items.map(\.title))")
+            let queue = QueueView(items: all.items.filter { $0.title != nil }, currentIndex: nil, loopMode: .once)
             #expect(queue.items.allSatisfy { $0.artist == "The Testers" && $0.album == "Continuous" })
             try api.change("PUT", "/loop", #"{"mode": "once"}"#)
             let started = SystemClock().nanosecondsNow()
             try api.change("POST", "/transport/play")
             var seen: [String] = []
+            var failure: String?
             #expect(Harness.wait(timeout: 15) {
                 guard let np = try? api.nowPlaying else { return false }
-                if let title = np.title, np.state == .playing, seen.last != title { seen.append(title) }
-                return np.state == .stopped && !seen.isEmpty
+                if let title = np.title, np.state == .playing, seen.last != title, title.hasPrefix("Part") { seen.append(title) }
+                failure = failure ?? np.failure
+                return (np.state == .stopped || np.state == .failed) && !seen.isEmpty
             })
             #expect(seen == (1...8).map { "Part \($0)" }, "now playing went \(seen)")
             // Art where the files have it; lyrics beside one, inside another.
@@ -81,7 +87,9 @@ extension IntegrationTests {
             #expect(vorbisLyrics.lyrics?.lines.map(\.text) == ["Five", "Five again"], "\(String(describing: vorbisLyrics.lyrics))")
             for name in ["a", "b"] { h.stop(name) }
             let log = h.log("coordinator")
-            #expect(!log.contains("error"), "\(log.suffix(1500))")
+            #expect(log.contains("04b text.flac is not audio tutti plays"), "\(log.suffix(1500))")
+            #expect(log.components(separatedBy: "error").count == 2, "one error, the text file's: \(log.suffix(1500))")
+            #expect(failure?.contains("04b text.flac is not audio tutti plays") == true, "now playing said \(String(describing: failure))")
 
             // One unbroken tone in each room.
             let a = try control.wav(h.path("a.wav")), b = try control.wav(h.path("b.wav"))

@@ -5,6 +5,9 @@ extension Transport {
     public mutating func trackEnded(itemID: Int, at end: CoordinatorTime) -> [TransportAction] {
         guard case .running(var segments, nil) = mode, segments.last?.itemID == itemID else { return [] }
         failures = 0
+        // A track played to its end since: the failure before it is old news (a queue that
+        // then runs out has stopped, not failed).
+        lastFailure = nil
         guard let next = queue.advance(automatic: true) else {
             mode = .running(segments: segments, end: end)
             return [.cut(epoch: epoch, at: end)]
