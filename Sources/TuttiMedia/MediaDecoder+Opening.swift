@@ -9,8 +9,10 @@ extension MediaDecoder {
         context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
         if live {
             // A stream: decide on little, so that it starts soon.
-            context.pointee.probesize = 128 * 1024
-            context.pointee.max_analyze_duration = 1_000_000
+            // (A station sends a second's burst, then real time: asking more than the burst
+            // holds would wait for it.)
+            context.pointee.probesize = 32 * 1024
+            context.pointee.max_analyze_duration = 250_000
         }
         var options: OpaquePointer?
         av_dict_set(&options, "format_whitelist", audioFormats, 0)

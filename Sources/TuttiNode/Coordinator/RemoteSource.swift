@@ -41,10 +41,11 @@ final class RemoteSource: FrameSource {
     /// The audio's bit rate: the decoder's, else what the server announced.
     var bitRate: Int? { decoding.opened?.bitRate ?? stream.facts?.announcedBitRate.map { $0 * 1000 } }
 
-    /// Seconds of audio loaded ahead: decoded, and the bytes still to decode over the bit
-    /// rate (128 kbit/s until known).
+    /// Seconds of audio loaded ahead: decoded, held inside the decoder, and the bytes still
+    /// to decode over the bit rate (128 kbit/s until known).
     var bufferedSeconds: Double {
-        decoding.bufferedSeconds + Double(stream.bufferedBytes) * 8 / Double(max(8_000, bitRate ?? 128_000))
+        let rate = bitRate ?? 128_000
+        return decoding.bufferedSeconds + decoding.heldSeconds(bitRate: rate) + Double(stream.bufferedBytes) * 8 / Double(max(8_000, rate))
     }
 
     var status: StreamStatus? {

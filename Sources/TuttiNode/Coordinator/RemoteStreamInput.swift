@@ -15,6 +15,8 @@ final class RemoteStreamInput: MediaInput {
     private var held: ArraySlice<UInt8>?
     /// Bytes this decoder has had.
     private(set) var consumed: Int64 = 0
+    /// Bytes every decoder has had (read from any thread).
+    let taken = Atomic<Int64>(0)
     /// The reads ended at a new connection (not at the stream's end).
     private(set) var reachedJunction = false
     private var failureReason: String?
@@ -41,6 +43,7 @@ final class RemoteStreamInput: MediaInput {
                 bytes.withUnsafeBytes { raw in buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[0..<n])) }
                 held = n < bytes.count ? bytes.dropFirst(n) : nil
                 consumed += Int64(n)
+                taken.add(Int64(n), ordering: .relaxed)
                 return n
             }
             if let piece = stream.take(maximum: buffer.count) {

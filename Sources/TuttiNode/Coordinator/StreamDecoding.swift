@@ -42,6 +42,10 @@ final class StreamDecoding: @unchecked Sendable {
     private var failure_: (any Error)?
     private var ended_ = false
     private var title_: String?
+    /// Since the decoder opened (or sought): the input's bytes taken then, and the seconds
+    /// decoded since.
+    private var takenMark: Int64 = 0
+    private var decodedSince = 0.0
     private let log = Log("coordinator")
 
     init(url: String, stream: RemoteStream) {
@@ -96,6 +100,24 @@ final class StreamDecoding: @unchecked Sendable {
 
     /// Seconds decoded and waiting.
     var bufferedSeconds: Double { condition.withLock { max(0, queued) } }
+
+    /// Seconds of audio the decoder has taken in but not yet given out (what FFmpeg holds
+    /// while it reads a stream's first packets, or a frame's worth): at a stream's bit rate,
+    /// the bytes taken less what was decoded of them; at most a second.
+    func heldSeconds(bitRate: Int) -> Double {
+        let taken = input.taken.load(ordering: .relaxed)
+        return condition.withLock {
+            max(0, min(1, Double(taken - takenMark) * 8 / Double(max(8_000, bitRate)) - decodedSince))
+        }
+    }
+
+    private func mark() {
+        let taken = input.taken.load(ordering: .relaxed)
+        condition.withLock {
+            takenMark = taken
+            decodedSince = 0
+        }
+    }
     var opened: Opened? { condition.withLock { opened_ } }
     /// Why decoding stopped for good, if it did.
     var failure: (any Error)? { condition.withLock { failure_ } }
@@ -133,6 +155,7 @@ final class StreamDecoding: @unchecked Sendable {
                     do {
                         try d.seek(toFrame: AudioFormat.frames(target, at: AudioFormat.sampleRate, to: d.sampleRate),
                                    fast: fastSeek(target, decoder: d))
+                        mark()
                         position = target
                         skipUntil = nil
                     } catch {
@@ -162,6 +185,7 @@ final class StreamDecoding: @unchecked Sendable {
             }
             if decoder == nil {
                 guard waitForStart() else { return }
+                mark()
                 do {
                     let d = try MediaDecoder(input: input, name: url, formatHint: RemoteFormats.demuxer(forContentType: stream.facts?.contentType),
                                              seekingToOpen: false)
@@ -235,6 +259,7 @@ final class StreamDecoding: @unchecked Sendable {
             }
             let title = decoder!.takeChangedTags().flatMap(Self.title)
             condition.withLock {
+                decodedSince += Double(n) / Double(rate)
                 if seekTarget == nil {
                     chunks.append(Chunk(rate: rate, samples: samples))
                     queued += Double(samples.count / 2) / Double(rate)
