@@ -30,7 +30,7 @@ extension MediaDecoder {
                 try feed()
             }
         }
-        if framesDecoded == 0, window.next == 0 {
+        if framesDecoded == 0, !sought {
             throw .notAudio(name: name, reason: "no audio could be decoded from it")
         }
         return 0
@@ -124,6 +124,7 @@ extension MediaDecoder {
         draining = false
         ended = false
         window.seek(to: target)
+        sought = true
     }
 
     /// Notes that the stream's tags changed (a chained Ogg stream's next song).

@@ -49,6 +49,8 @@ public final class MediaDecoder {
     /// Frames given so far, and packets that failed to decode in a row.
     public internal(set) var framesDecoded: Int64 = 0
     var failuresInARow = 0
+    /// A seek was made: an end with nothing decoded after it is no sign of a bad file.
+    var sought = false
     /// Whether the stream's metadata changed since last asked (a radio's next song).
     var metadataChanged = false
 

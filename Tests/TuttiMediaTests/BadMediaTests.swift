@@ -109,3 +109,21 @@ struct BadMediaTests {
         }
     }
 }
+
+extension BadMediaTests {
+    /// An M4A whose audio packets are all garbage decodes nothing: that is an error naming
+    /// it, not a silent end.
+    @Test func anMP4ThatDecodesNothingSaysSo() throws {
+        let path = try Scratch.file("nothing", MediaFixtures.sine(hz: 440, frames: 44_100, rate: 44_100), rate: 44_100,
+                                    format: MediaFixtures.format("AAC"), extra: ["-movflags", "+faststart"])
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let mdat = Array("mdat".utf8)
+        let at = try #require((0..<bytes.count - 4).first { Array(bytes[$0..<$0 + 4]) == mdat })
+        for i in (at + 4)..<bytes.count { bytes[i] = 0xFF }
+        let broken = try Self.write("nothing.m4a", bytes)
+        switch Self.error(opening: broken) {
+        case .notAudio?, .decodeFailed?: break
+        case let other: Issue.record("\(String(describing: other))")
+        }
+    }
+}
