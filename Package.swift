@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim"]),
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
-        .target(name: "TuttiMedia", dependencies: ["TuttiCore", "CFFmpeg"]),
+        .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);

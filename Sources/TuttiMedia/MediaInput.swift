@@ -1,6 +1,6 @@
 import CFFmpeg
-import Glibc
 import TuttiCore
+import TuttiNet
 
 /// Where a decoder's bytes come from: a file, or bytes arriving from the network. Read from
 /// the decoder's thread only.
@@ -38,39 +38,24 @@ extension MediaInput {
 /// the queue is refused, never read.
 public final class FileInput: MediaInput {
     public let path: String
-    private let descriptor: Int32
+    private let file: InputFile
 
     public init(path: String) throws(MediaError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw .cannotOpen(name: path, reason: String(cString: strerror(errno))) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
-            throw .cannotOpen(name: path, reason: "not a regular file")
-        }
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
-        descriptor = fd
-    }
-
-    deinit { close(descriptor) }
-
-    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
-        while true {
-            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if n >= 0 { return n }
-            if errno != EINTR { return nil }
+        do {
+            file = try InputFile(regularFile: path)
+        } catch {
+            throw .cannotOpen(name: path, reason: error.errno == InputFile.notRegularFile ? "not a regular file" : error.reason)
         }
     }
 
-    public var size: Int64? {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 ? Int64(info.st_size) : nil
-    }
+    public func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? { file.readFully(into: buffer) }
+
+    public var size: Int64? { file.size }
 
     public var canSeek: Bool { true }
 
-    public func seek(to offset: Int64) -> Bool { lseek(descriptor, off_t(offset), SEEK_SET) >= 0 }
+    public func seek(to offset: Int64) -> Bool { (try? file.seek(to: offset)) != nil }
 }
 
 /// FFmpeg's view of a `MediaInput`: an AVIOContext whose callbacks read it.

@@ -20,7 +20,10 @@ public struct SystemError: Error, CustomStringConvertible, Equatable {
         return error
     }
 
-    public var description: String { tls ? call : "\(call): \(String(cString: strerror(errno)))" }
+    public var description: String { tls ? call : "\(call): \(reason)" }
+
+    /// The system's words for the error ("No such file or directory").
+    public var reason: String { String(cString: strerror(errno)) }
 }
 
 /// The fence around system calls: each returns its result or throws `SystemError`. The

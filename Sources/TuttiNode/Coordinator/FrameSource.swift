@@ -1,5 +1,5 @@
-import Glibc
 import TuttiCore
+import TuttiNet
 
 /// What the player streams: interleaved stereo float at the source's own rate (the player's
 /// `SourceChain` brings it to 48 kHz), from a file of any format, a remote source or a
@@ -54,8 +54,7 @@ func openFrameSource(_ entry: String) throws -> any FrameSource {
 /// regular file is not live: it is paced like a track, and can seek.
 final class PCMReader: FrameSource {
     let input: LiveInput
-    private let descriptor: Int32
-    private let ownsDescriptor: Bool
+    private let file: InputFile
     let isLive: Bool
     private(set) var framesRead: Int64 = 0
     private var chunk = [UInt8](repeating: 0, count: 32_768)
@@ -68,50 +67,37 @@ final class PCMReader: FrameSource {
     var sampleRate: Int { input.rate }
     var loudness: Loudness? { nil }
     var length: Int64? {
-        guard !isLive else { return nil }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        return AudioFormat.frames(Int64(info.st_size) / Int64(input.bytesPerFrame), at: input.rate)
+        guard !isLive, let size = file.size else { return nil }
+        return AudioFormat.frames(size / Int64(input.bytesPerFrame), at: input.rate)
     }
 
     init(_ input: LiveInput) throws {
         self.input = input
         if input.path == "-" {
-            descriptor = STDIN_FILENO
-            ownsDescriptor = false
+            file = InputFile()
         } else {
-            var info = stat()
-            guard stat(input.path, &info) == 0 else { throw SourceError.missing(input.path) }
-            let kind = info.st_mode & S_IFMT
-            guard kind == S_IFIFO || kind == S_IFREG else {
-                throw SourceError.notAFile(input.path, "neither a named pipe nor a file")
+            let kind = InputFile.kind(of: input.path)
+            guard kind != .missing else { throw SourceError.missing(input.path) }
+            guard kind == .pipe || kind == .file else { throw SourceError.notAFile(input.path, "neither a named pipe nor a file") }
+            do {
+                // A named pipe for reading and writing: opening does not wait for a writer,
+                // and a writer that closes does not end the input.
+                file = try InputFile(pipeOrFile: input.path, isPipe: kind == .pipe)
+            } catch {
+                throw SourceError.unreadable("\(input.path): \(error.reason)")
             }
-            // A named pipe for reading and writing: opening does not wait for a writer, and
-            // a writer that closes does not end the input.
-            let fd = Glibc.open(input.path, (kind == S_IFIFO ? O_RDWR : O_RDONLY) | O_CLOEXEC)
-            guard fd >= 0 else { throw SourceError.unreadable("\(input.path): \(String(cString: strerror(errno)))") }
-            descriptor = fd
-            ownsDescriptor = true
         }
-        var info = stat()
-        isLive = !(fstat(descriptor, &info) == 0 && info.st_mode & S_IFMT == S_IFREG)
-    }
-
-    deinit {
-        if ownsDescriptor { close(descriptor) }
+        isLive = !file.isRegular
     }
 
     func read(into output: inout [Float]) throws -> Int? {
-        if isLive {
-            var pfd = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Self.wait)
-            if ready == 0 || (ready < 0 && errno == EINTR) { return nil }
+        if isLive, !file.readable(within: Self.wait) { return nil }
+        let read = chunk.withUnsafeMutableBytes { buffer in Result { () throws(SystemError) in try file.read(into: buffer) } }
+        guard case let .success(count) = read else {
+            if case let .failure(error) = read { throw SourceError.unreadable("\(input.title): \(error.reason)") }
+            return nil
         }
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EINTR || errno == EAGAIN { return nil }
-            throw SourceError.unreadable("\(input.title): \(String(cString: strerror(errno)))")
-        }
+        guard let n = count else { return nil }
         if n == 0 { return 0 }
         carry += chunk[0..<n]
         let frames = carry.count / input.bytesPerFrame
@@ -142,8 +128,10 @@ final class PCMReader: FrameSource {
     func seek(toFrame frame: Int64) throws {
         guard !isLive else { throw SourceError.cannotSeek(input.title) }
         let inputFrame = AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: input.rate)
-        guard lseek(descriptor, off_t(inputFrame) * off_t(input.bytesPerFrame), SEEK_SET) >= 0 else {
-            throw SourceError.unreadable("\(input.title): cannot seek: \(String(cString: strerror(errno)))")
+        do {
+            try file.seek(to: inputFrame * Int64(input.bytesPerFrame))
+        } catch {
+            throw SourceError.unreadable("\(input.title): cannot seek: \(error.reason)")
         }
         carry.removeAll()
         framesRead = inputFrame

@@ -1,6 +1,6 @@
 import Foundation
-import Glibc
 import TuttiCore
+import TuttiNet
 import TuttiRemote
 
 /// Expands what the user named (audio files of any format, folders, M3U, M3U8 and PLS playlists, local or
@@ -13,15 +13,11 @@ public enum TrackSource {
     enum Kind { case missing, folder, file, other(String) }
 
     static func kind(_ path: String) -> Kind {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR: return .folder
-        case S_IFREG: return .file
-        case S_IFIFO: return .other("a named pipe")
-        case S_IFCHR, S_IFBLK: return .other("a device")
-        case S_IFSOCK: return .other("a socket")
-        default: return .other("not a regular file")
+        switch InputFile.kind(of: path) {
+        case .missing: .missing
+        case .folder: .folder
+        case .file: .file
+        case let other: .other(other.described)
         }
     }
 
@@ -84,7 +80,7 @@ public enum TrackSource {
     private static func playlist(_ location: String, format: PlaylistParser.Format, within playlists: [String],
                                  fetcher: RemoteFetcher, into entries: inout [PlaylistParser.Entry]) async throws {
         let remote = RemoteLocation.isRemote(location)
-        let key = remote ? location : await Blocking.run { realpath(location) }
+        let key = remote ? location : await Blocking.run { InputFile.realPath(location) }
         if playlists.contains(key) {
             throw SourceError.includesItself((playlists + [key]).map { ($0 as NSString).lastPathComponent })
         }
@@ -118,12 +114,6 @@ public enum TrackSource {
             if remote && !RemoteLocation.isRemote(entry.location) { continue }
             try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, into: &entries)
         }
-    }
-
-    static func realpath(_ path: String) -> String {
-        guard let resolved = Glibc.realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     static func folder(_ path: String) -> [String] {
