@@ -40,10 +40,10 @@ extension MediaDecoder {
     }
 
     /// An MP4's own timing (its edit list, read from its boxes) when the decoder should trim
-    /// by it rather than by FFmpeg's reading of it: the input is seekable and the file is an
-    /// MP4 with at most one edit of its audio.
+    /// by it rather than by FFmpeg's reading of it: the input (seekable, an MP4) has at most
+    /// one edit of its audio.
     static func mp4Timing(_ input: MediaInput) -> MP4Timing? {
-        guard input.canSeek, let size = input.size, size > 16, looksLikeMP4(input) else { return nil }
+        guard let size = input.size, size > 16 else { return nil }
         defer { _ = input.seek(to: 0) }
         return MP4Timing.read(size: size) { offset, count in
             guard input.seek(to: offset) else { return nil }
@@ -79,8 +79,8 @@ extension MediaDecoder {
             } else if let duration {
                 var timing = mp4
                 timing.priming = priming
-                plan.length = frames(av_rescale(timing.end(mediaLength: av_rescale(duration, scale * Int64(base.num), Int64(base.den))),
-                                                Int64(base.den), scale * Int64(base.num)))
+                let end = timing.end(mediaLength: av_rescale(duration, scale * Int64(base.num), Int64(base.den)))
+                plan.length = av_rescale(end, rate, scale)
             }
             plan.exact = plan.length != nil
             return plan

@@ -73,10 +73,9 @@ public final class MediaDecoder {
                 seekingToOpen: Bool = true) throws(MediaError) {
         MediaLibrary.quieten()
         self.name = name
-        var seeking = seekingToOpen
-        if !seeking, input.canSeek { seeking = Self.looksLikeMP4(input) }
-        let mp4 = seeking ? Self.mp4Timing(input) : nil
-        bridge = try InputBridge(input, seeking: seeking)
+        let isMP4 = input.canSeek && Self.looksLikeMP4(input)
+        let mp4 = isMP4 ? Self.mp4Timing(input) : nil
+        bridge = try InputBridge(input, seeking: seekingToOpen || isMP4)
         let (context, streamIndex) = try Self.open(bridge, name: name, formatHint: formatHint, live: !input.canSeek,
                                                    ignoringEditList: mp4 != nil)
         format = context
