@@ -59,7 +59,9 @@ public final class Follower: @unchecked Sendable {
         self.configuration = configuration
         houseKey = try StateFolder.readHouseKey(path: configuration.houseKeyPath)
         var engineConfig = PlayoutEngine.Configuration()
-        engineConfig.jitterCapacity = max(64, configuration.latencyMilliseconds * 4 / 10 + 64)
+        // Stored audio comes up to the coordinator's lookahead ahead (at most 5 s: 250
+        // packets of 20 ms, 1000 of 5 ms); only what comes takes memory.
+        engineConfig.jitterCapacity = max(1_024, configuration.latencyMilliseconds * 4 / 10 + 64)
         engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
         var socket = try UDPSocket()
         var unicast = configuration.unicast || configuration.multicastGroup == nil

@@ -21,6 +21,10 @@ public struct PathModel: Sendable {
     /// Every `holeEvery` ns, for `holeLength` ns, every packet is lost.
     public var holeEvery: Int64 = 0
     public var holeLength: Int64 = 0
+    /// Every `stallEvery` ns, for `stallLength` ns, the path holds every packet and then
+    /// delivers them all at once (Wi-Fi power save, retries, a scan): nothing is lost.
+    public var stallEvery: Int64 = 0
+    public var stallLength: Int64 = 0
     /// Outages: every packet sent within one of these (start, end) spans is lost.
     public var outages: [(start: Int64, end: Int64)] = []
 
@@ -48,6 +52,10 @@ public struct PathModel: Sendable {
                 let phase = Double(into) / Double(burstLength)
                 d += Int64(Double(burstDelay) * (1 - abs(2 * phase - 1)))
             }
+        }
+        if stallEvery > 0, stallLength > 0 {
+            let into = time % stallEvery
+            if into < stallLength { d += stallLength - into }  // on its way when the stall ends
         }
         return max(0, d)
     }

@@ -43,6 +43,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "End-to-end latency: how long before its presentation time each packet is sent (ms).")
     var latencyMs: Int = 150
 
+    @Option(help: "How far ahead of being heard stored audio (files, local or remote) is sent (ms, 0 to 5000), so that rooms ride out a network that holds their packets for a while (Wi-Fi power save, retries, scans); commands still act at once. At or below --latency-ms (0: off), it is sent as live audio is.")
+    var lookaheadMs: Int = 2_000
+
     @Option(help: "Multicast group HOST:PORT for the stream, or 'off' for unicast only.")
     var multicast: String = "239.255.77.77:5004"
 
@@ -105,6 +108,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        if !(0...5000).contains(lookaheadMs) { throw ValidationError("--lookahead-ms must be between 0 and 5000") }
         for (name, value) in [("--replaygain-preamp-db", replaygainPreampDb), ("--replaygain-untagged-db", replaygainUntaggedDb)] {
             if let value, !ReplayGain.accepts(value) { throw ValidationError("\(name) must be between -24 and 24 (dB)") }
         }
@@ -127,6 +131,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         config.encoder.frameMilliseconds = frameMs
         config.encoder.bitrate = bitrateKbps * 1000
         config.latencyMilliseconds = latencyMs
+        config.lookaheadMilliseconds = lookaheadMs
         config.multicast = multicast == "off" ? nil : try SocketAddress(parsing: multicast, defaultPort: 5004)
         if let multicastInterface {
             config.multicastInterface = try SocketAddress(host: multicastInterface, port: 0).address

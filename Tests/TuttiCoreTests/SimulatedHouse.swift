@@ -55,6 +55,8 @@ final class SimulatedHouse {
 
     let origin: Int64 = 2_000_000_000
     let lead: Int64 = 150_000_000
+    /// How far ahead the coordinator sends (the IndexCodec stream is stored audio).
+    let lookahead: Int64
     let frames = 960
     let chunk = 480
     var packetizer: StreamPacketizer
@@ -105,11 +107,12 @@ final class SimulatedHouse {
         return Double(start.position) + Double(time - start.at) * 48_000 / 1e9
     }
 
-    init(_ specs: [FollowerSpec]) {
+    init(_ specs: [FollowerSpec], lookahead: Int64 = 150_000_000) {
+        self.lookahead = lookahead
         packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
                                       origin: CoordinatorTime(nanoseconds: origin))
         members = specs.enumerated().map { Member(spec: $1, seed: UInt64($0 + 1)) }
-        schedule = SendSchedule(latency: lead)
+        schedule = SendSchedule(latency: lead, lookahead: lookahead)
         var queue = PlayQueue()
         item = queue.add(["index-codec"])[0].id
         transport = Transport(queue: queue)
@@ -138,8 +141,8 @@ final class SimulatedHouse {
                 resumeCommandAt = nil
                 perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: now)))
             }
-            // Coordinator: send every packet due (lead ahead of presentation).
-            while schedule.streaming, schedule.decide(presentation: packetizer.nextPresentationTime, now: now) == .send {
+            // Coordinator: send every packet due (up to the lookahead ahead of presentation).
+            while schedule.streaming, schedule.decide(presentation: packetizer.nextPresentationTime, now: now, stored: true) == .send {
                 var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
                 packet.sendTime = CoordinatorTime(nanoseconds: now)
                 tamper?(mediaPosition, &packet)
@@ -185,7 +188,7 @@ final class SimulatedHouse {
                 packetizer.restart(at: segment.at, epoch: segment.epoch)
                 mediaPosition = segment.position
                 epochStarts.append((segment.epoch, segment.at.nanoseconds, segment.position))
-                schedule.start()
+                schedule.start(now: now)
             case .continueWith:
                 break  // one endless item
             }

@@ -52,6 +52,69 @@ struct TransportPlayoutTests {
     }
 }
 
+/// Stored audio sent a lookahead ahead, on links that stall as Wi-Fi does: every packet held
+/// for 200 ms every few seconds, then delivered at once (with jitter and loss besides).
+@Suite("Lookahead through Wi-Fi stalls")
+struct LookaheadTests {
+    static func stalling(_ every: Int64) -> SimulatedHouse.FollowerSpec {
+        var path = PathModel(delay: 5_000_000, jitter: 2_000_000, loss: 0.01)
+        path.stallEvery = every
+        path.stallLength = 200_000_000
+        return .init(clockOffset: 3_000_000_000, drift: 100e-6, deviceLatency: 60_000_000, path: path)
+    }
+
+    /// Frames heard in [from, to) that are not the frame after the one before: gaps
+    /// (silence, concealment) and jumps.
+    static func breaks(_ m: SimulatedHouse.Member, from: Int64, to: Int64) -> Int {
+        let heard = m.heard.filter { $0.time >= from && $0.time < to }
+        return zip(heard, heard.dropFirst()).filter { a, b in
+            b.time - a.time > 30_000 || abs(b.position - a.position - 1) > 0.5
+        }.count
+    }
+
+    /// With a lookahead of 2 s nothing is missed; with only the latency (150 ms) the same
+    /// stalls empty the rooms.
+    @Test(arguments: [(Int64(2_000_000_000), true), (Int64(150_000_000), false)])
+    func stallsAreRiddenOutWithALookahead(lookahead: Int64, ridesOut: Bool) {
+        let house = SimulatedHouse([Self.stalling(3_000_000_000), Self.stalling(2_300_000_000)], lookahead: lookahead)
+        house.run(until: 12_000_000_000)
+        for m in house.members {
+            let breaks = Self.breaks(m, from: 3_000_000_000, to: 11_500_000_000)
+            if ridesOut {
+                #expect(breaks == 0, "every frame in turn, on time")
+                #expect(m.engine.statistics.concealedFrames == 0 && m.engine.statistics.outages == 0)
+                // In time once the clock has settled (its first exchanges met stalls too).
+                #expect(TransportPlayoutTests.worst(m, house, from: 4_000_000_000, to: 11_500_000_000) < 50_000)
+            } else {
+                #expect(breaks > 0, "without the lookahead a stall is a dropout")
+            }
+        }
+    }
+
+    /// Commands still act `cutLead` after they are given, with 2 s of audio in every room:
+    /// the rooms drop what they hold past the cut.
+    @Test func pauseAndSeekActAtOnceWithTheLookahead() throws {
+        let house = SimulatedHouse(TransportPlayoutTests.followers(), lookahead: 2_000_000_000)
+        house.commands = [(5_000_000_000, .pause(resumeAfter: 1_000_000_000)), (9_000_000_000, .seek(to: 30 * 48_000))]
+        house.run(until: 12_000_000_000)
+        #expect(house.cuts.count == 2)
+        let pause = house.cuts[0].at, seek = house.cuts[1].at
+        #expect(pause - 5_000_000_000 <= 100_000_000 && seek - 9_000_000_000 <= 100_000_000)
+        let resume = pause + 1_000_000_000
+        for m in house.members {
+            let last = try #require(m.heard.last { $0.time < resume })
+            #expect(abs(pause - last.time) < 100_000, "sound stops at the cut")
+            #expect(!m.heard.contains { $0.time >= pause && $0.time < resume - 50_000 }, "silence while paused")
+            let back = try #require(m.heard.first { $0.time >= resume - 50_000 })
+            #expect(abs(back.position - house.position(at: pause)) < 5, "resumes from the paused sample")
+            #expect(!m.heard.contains { $0.time >= seek + 30_000 && $0.position < Double(30 * 48_000) }, "nothing of before the seek after it")
+            let after = try #require(m.heard.first { $0.time >= seek })
+            #expect(abs(after.time - seek) < 100_000 && abs(after.position - Double(30 * 48_000)) < 5)
+            #expect(TransportPlayoutTests.worst(m, house, from: seek + 300_000_000, to: 12_000_000_000) < 50_000)
+        }
+    }
+}
+
 /// The fades, on a decoder whose every sample is 1.
 @Suite("Fades at cuts and starts")
 struct FadeTests {

@@ -260,6 +260,52 @@ struct TransportTests {
         #expect(tr.snapshot(at: Self.t(1085)).state == .playing)
     }
 
+    /// The player reads a lookahead ahead: track 2 is lined up 2 s before it is heard. Edits
+    /// in those 2 s line up what the queue now says (a new epoch where track 2 was to
+    /// begin, track 1 untouched), and the queue shows the track heard.
+    @Test func editsWhileTheNextTrackIsLinedUpLineItUpAgain() throws {
+        var tr = Self.make(3, mode: .once)
+        let start = try #require(Self.startSegment(try tr.handle(.play, now: Self.t(0))))
+        let end = start.at + 60_000_000_000
+        let now = end - 2_000_000_000  // the decoder reached track 1's end 2 s before it is heard
+        #expect(tr.trackEnded(itemID: tr.queue.items[0].id, at: end) == [.continueWith(itemID: tr.queue.items[1].id)])
+        #expect(tr.queue.currentIndex == 1 && tr.queueAsHeard(at: now).currentIndex == 0, "the queue shows the track heard")
+        #expect(tr.lineUpAgain(now: now).isEmpty, "nothing changed: nothing to do")
+        // Track 3 to play next: cut where track 2 was to begin, track 3 there instead.
+        try tr.move(itemID: tr.queue.items[2].id, to: 1)
+        let moved = tr.lineUpAgain(now: now)
+        #expect(moved == [.cut(epoch: 1, at: end), .start(TimelineSegment(epoch: 2, itemID: tr.queue.items[1].id, position: 0, at: end))])
+        #expect(tr.snapshot(at: end - 1_000_000).item?.path == "/t1.mp3" && tr.snapshot(at: end).item?.path == "/t3.mp3")
+        #expect(tr.snapshot(at: end - 1_000_000).epoch == 1 && tr.snapshot(at: end).epoch == 2)
+        // A pause before the change ends both epochs there, and goes back to track 1.
+        var paused = tr
+        #expect(try paused.handle(.pause, now: end - 1_000_000_000) == [.cut(epoch: 1, at: end - 915_000_000), .cut(epoch: 2, at: end - 915_000_000)])
+        #expect(paused.snapshot(at: end + 1_000_000_000).item?.path == "/t1.mp3")
+        // Removing what is lined up: what follows it now plays there.
+        let removed = try tr.remove(itemID: tr.queue.items[1].id, now: now + 100_000_000)
+        #expect(removed == [.cut(epoch: 2, at: end), .start(TimelineSegment(epoch: 3, itemID: tr.queue.items[1].id, position: 0, at: end))])
+        #expect(tr.snapshot(at: end).item?.path == "/t2.mp3" && tr.snapshot(at: end).epoch == 3)
+        // Too late to change what is heard: a command given now would act after it starts.
+        try tr.move(itemID: tr.queue.items[1].id, to: 0)
+        #expect(tr.lineUpAgain(now: end - 50_000_000).isEmpty)
+    }
+
+    /// The queue ran out (its end told to the rooms, 2 s ahead): a track added then plays
+    /// right after, from that end, in a new epoch; so does a loop mode that goes round.
+    @Test func aTrackAddedAfterTheQueueRanOutPlaysAtItsEnd() throws {
+        var tr = Self.make(1, mode: .once)
+        let start = try #require(Self.startSegment(try tr.handle(.play, now: Self.t(0))))
+        let end = start.at + 60_000_000_000
+        #expect(tr.trackEnded(itemID: start.itemID, at: end) == [.cut(epoch: 1, at: end)])
+        var looped = tr
+        looped.setLoopMode(.all)
+        #expect(Self.startSegment(looped.lineUpAgain(now: end - 1_500_000_000)) == TimelineSegment(epoch: 2, itemID: start.itemID, position: 0, at: end))
+        let added = tr.add(["/t9.mp3"])[0]
+        let actions = tr.lineUpAgain(now: end - 1_500_000_000)
+        #expect(Self.startSegment(actions) == TimelineSegment(epoch: 2, itemID: added.id, position: 0, at: end))
+        #expect(tr.snapshot(at: end + 1_000_000).state == .playing && tr.snapshot(at: end + 1_000_000).item?.path == "/t9.mp3")
+    }
+
     @Test func clearingStops() throws {
         var tr = Self.make(3)
         _ = try tr.handle(.play, now: Self.t(0))

@@ -10,8 +10,9 @@
 public final class PlayoutEngine {
     public struct Configuration: Sendable {
         public var payloadType: UInt8 = RTPPacket.defaultPayloadType
-        /// Packets the jitter buffer holds at most.
-        public var jitterCapacity = 512
+        /// Packets the jitter buffer holds at most (stored audio comes up to the
+        /// coordinator's lookahead ahead, at most 5 s).
+        public var jitterCapacity = 1_024
         /// Beyond this timing error, start playback again at the right position (nanoseconds).
         public var hardResyncThreshold: Int64 = 20_000_000
         /// A packet whose presentation time is further than this from now is absurd.

@@ -1,7 +1,13 @@
-/// When the sender sends the stream's next packet, as a machine: each packet goes
-/// `latency` ahead of its presentation time, and nothing presented at or after the running
-/// epoch's cut goes at all. The same for every source: a file, a live input (whose frames
-/// `LiveTimeline` places), or the tests' in-memory sender.
+/// When the sender sends the stream's next packet, as a machine. Nothing presented at or
+/// after the running epoch's cut goes at all. Live audio (a live input, whose frames
+/// `LiveTimeline` places; a radio station) goes `latency` ahead of its presentation time:
+/// it cannot go earlier than it comes. Stored audio (files, local or remote) goes up to
+/// `lookahead` ahead, so that a room rides out a network that holds its packets for a few
+/// hundred milliseconds (Wi-Fi power save, retries, scans): after a start the epoch's first
+/// `latency` goes at once and the rest of the lookahead follows `burstSpeed` times faster
+/// than real time, then the stream goes at real time, `lookahead` ahead. Commands still act
+/// `cutLead` after they are given: the rooms are told where an epoch ends, and drop what
+/// they hold past it. The same for every source and for the tests' in-memory sender.
 public struct SendSchedule: Sendable, Equatable {
     public enum Decision: Equatable, Sendable {
         /// Send it now.
@@ -13,21 +19,32 @@ public struct SendSchedule: Sendable, Equatable {
         case over
     }
 
-    /// Presentation time minus send time (ns): the house's end-to-end latency.
+    /// Presentation time minus send time for live audio (ns): the house's end-to-end latency.
     public let latency: Int64
+    /// Presentation time minus send time for stored audio, once the burst after a start is
+    /// over (ns; never less than `latency`).
+    public let lookahead: Int64
+    /// How many times faster than real time the lookahead fills after a start: a burst the
+    /// rooms' links and sockets take without loss (2 s of audio in about 240 ms).
+    public let burstSpeed: Int64
     /// Whether an epoch is streaming.
     public private(set) var streaming = false
     /// The running epoch ends here, if it is to end.
     public private(set) var cut: CoordinatorTime?
+    /// When the running epoch began to stream (coordinator ns): its burst is counted from there.
+    public private(set) var startedAt: Int64?
 
-    public init(latency: Int64) {
+    public init(latency: Int64, lookahead: Int64? = nil, burstSpeed: Int64 = 8) {
         self.latency = latency
+        self.lookahead = max(latency, lookahead ?? latency)
+        self.burstSpeed = max(1, burstSpeed)
     }
 
-    /// A new epoch starts streaming (with no end yet).
-    public mutating func start() {
+    /// A new epoch starts streaming at `now` (with no end yet).
+    public mutating func start(now: Int64) {
         streaming = true
         cut = nil
+        startedAt = now
     }
 
     /// The running epoch ends at `time` (the earliest of its cuts counts).
@@ -45,13 +62,25 @@ public struct SendSchedule: Sendable, Equatable {
         cut.map { time >= $0 } ?? false
     }
 
-    /// What to do with the packet presented at `presentation`, at coordinator time `now`.
-    public mutating func decide(presentation: CoordinatorTime, now: Int64) -> Decision {
+    /// When the packet presented at `presentation` is due to go (coordinator ns): `stored`
+    /// says whether it is stored audio, which may go ahead.
+    public func due(presentation: CoordinatorTime, stored: Bool) -> Int64 {
+        let live = presentation.nanoseconds - latency
+        guard stored, lookahead > latency, let from = startedAt else { return live }
+        // After a start: what is heard within `latency` of the epoch's first packets goes at
+        // once, and each further second of audio `1 / burstSpeed` s later.
+        let filling = from + (live - from) / burstSpeed
+        return min(live, max(presentation.nanoseconds - lookahead, filling))
+    }
+
+    /// What to do with the packet presented at `presentation`, at coordinator time `now`;
+    /// `stored`: it is stored audio, which may go up to the lookahead ahead.
+    public mutating func decide(presentation: CoordinatorTime, now: Int64, stored: Bool = false) -> Decision {
         if isPastCut(presentation) {
             streaming = false
             return .over
         }
-        let due = presentation.nanoseconds - latency
+        let due = due(presentation: presentation, stored: stored)
         return now < due ? .wait(until: due) : .send
     }
 }

@@ -35,7 +35,9 @@ extension Transport {
         let replacement = TimelineSegment(epoch: failed.epoch, itemID: next.id, position: 0, at: failed.at)
         segments.append(replacement)
         mode = .running(segments: segments, end: nil)
-        return segments.count == 1 ? [.start(replacement)] : [.continueWith(itemID: next.id)]
+        // The first of its epoch starts it (an epoch lined up anew after a queue edit, too).
+        let first = !segments.dropLast().contains { $0.epoch == failed.epoch }
+        return first ? [.start(replacement)] : [.continueWith(itemID: next.id)]
     }
 
     /// `itemID` is streaming, but parted from the timeline (a live input's writer paused,

@@ -6,6 +6,11 @@
 /// epoch is cut there (the rooms fall silent), and a new one starts there for a start,
 /// seek or skip. The state reported changes at once; the position reported is what the
 /// rooms hear (from the timeline), and a pause freezes it where the sound stopped.
+///
+/// The player reads ahead of what is heard (stored audio goes up to a lookahead ahead), so
+/// the queue's current item is the one the player reached: it may already be the track
+/// after the one heard. `queueAsHeard(at:)` is the queue as the rooms hear it, and a queue
+/// edit lines up again what follows (`lineUpAgain(now:)`).
 public struct Transport: Sendable {
     public struct Configuration: Sendable {
         /// How far ahead of a command its effect is scheduled: long enough for every room
@@ -81,7 +86,7 @@ public struct Transport: Sendable {
             let (segment, position) = heard(in: segments, at: now)
             let state: PlaybackState = now < segments[0].at ? .loading : .playing
             return TransportSnapshot(state: state, item: queue.item(id: segment.itemID), position: position,
-                                     rate: state == .playing ? 1 : 0, epoch: epoch, trackOrigin: segment.trackOrigin)
+                                     rate: state == .playing ? 1 : 0, epoch: segment.epoch, trackOrigin: segment.trackOrigin)
         }
     }
 
@@ -165,7 +170,10 @@ public struct Transport: Sendable {
         try? queue.rewind(to: segment.itemID)
         lastEnd = time
         mode = .idle(.paused, position: position)
-        return ([.cut(epoch: epoch, at: time)], position)
+        // The epoch heard then, and any lined up after it (a queue edit's), end there.
+        var epochs: [UInt32] = []
+        for s in segments where s.at >= segment.at && !epochs.contains(s.epoch) { epochs.append(s.epoch) }
+        return (epochs.map { .cut(epoch: $0, at: time) }, position)
     }
 
     /// Moves the queue (next, previous) and plays, or stays paused or stopped on the new item.

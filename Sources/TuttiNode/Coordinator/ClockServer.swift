@@ -31,6 +31,7 @@ final class ClockServer: @unchecked Sendable {
     private let log = Log("coordinator")
 
     init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator,
+         resending: Retransmitter<SocketAddress>.Configuration = .init(),
          sealer: StreamSealer = StreamSealer(nil), stream: SRTPMasterKey? = nil) {
         self.socket = socket
         self.sealer = sealer
@@ -42,7 +43,7 @@ final class ClockServer: @unchecked Sendable {
                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
                                         atPort: { SocketAddress(address: $0.address, port: $1) })
         retransmitter = Mutex(Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
-                                            initialSequence: UInt16.random(in: 0...UInt16.max)))
+                                            initialSequence: UInt16.random(in: 0...UInt16.max), configuration: resending))
     }
 
     /// What the retransmitter did so far (any thread).

@@ -47,6 +47,7 @@ extension Coordinator {
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
+        playerConfiguration.lookahead = Int64(configuration.lookaheadMilliseconds) * 1_000_000
         playerConfiguration.cname = cname
         let playerStop = StopFlag()
         let player = try Player(

@@ -8,12 +8,17 @@ import TuttiSecurity
 /// The coordinator: its sockets, the shared clock's service and the stream's protection.
 /// `runHouse` runs the house on them: the control API, the transport and its queue, and
 /// the player that decodes, encodes Opus, stamps presentation times and sends each packet
-/// `latency` ahead of it, by multicast and unicast.
+/// ahead of it (stored audio up to `lookahead`, live audio `latency`), by multicast and
+/// unicast.
 public final class Coordinator: @unchecked Sendable {
     public struct Configuration: Sendable {
         public var encoder = OpusFrameEncoder.Settings()
         /// Presentation time minus send time: the house's end-to-end latency.
         public var latencyMilliseconds = 150
+        /// How far ahead of being heard stored audio (files, local or remote) is sent, so that
+        /// rooms ride out a network that holds their packets for a while (Wi-Fi); at most
+        /// the latency, it is sent as live audio is.
+        public var lookaheadMilliseconds = 2_000
         /// The multicast group and port, or nil for unicast only.
         public var multicast: SocketAddress? = try? SocketAddress(host: "239.255.77.77", port: 5004)
         /// The interface address to send multicast from (host order), or nil for the default.
@@ -88,7 +93,11 @@ public final class Coordinator: @unchecked Sendable {
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
         sealer = StreamSealer(configuration.sealStream ? houseKey.stream : nil)
-        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort,
+        // The packets kept for retransmission cover the lookahead and a second more.
+        var resending = Retransmitter<SocketAddress>.Configuration()
+        let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds) + 1_000)
+        resending.history = max(resending.history, Int((ahead / configuration.encoder.frameMilliseconds).rounded(.up)))
+        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort, resending: resending,
                                   sealer: sealer, stream: configuration.sealStream ? houseKey.stream : nil)
     }
 

@@ -10,6 +10,9 @@ protocol FrameSource: AnyObject {
     /// True when the source makes audio in real time by itself (a pipe): the player stamps
     /// its frames on arrival instead of pacing them.
     var isLive: Bool { get }
+    /// True for stored audio (a file, local or remote; not a station, nor a pipe): the
+    /// player may send it up to the house's lookahead ahead of when it is heard.
+    var isStored: Bool { get }
     /// Frames read so far (at its own rate).
     var framesRead: Int64 { get }
     /// The rate of the frames the last `read` gave (a stream may change it).
@@ -34,6 +37,7 @@ protocol FrameSource: AnyObject {
 }
 
 extension FrameSource {
+    var isStored: Bool { !isLive }
     var sampleRate: Int { AudioFormat.sampleRate }
     var loudness: Loudness? { Loudness() }
     var status: StreamStatus? { nil }

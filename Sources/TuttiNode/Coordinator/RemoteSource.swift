@@ -33,6 +33,8 @@ final class RemoteSource: FrameSource {
     var name: String { url }
     /// Paced like a file, from its buffer: not stamped on arrival.
     var isLive: Bool { false }
+    /// A file on a server (not a station, nor one whose kind is not known yet).
+    var isStored: Bool { stream.facts?.isLive == false }
     var length: Int64? { stream.facts?.isLive == true ? nil : decoding.opened?.length }
     var loudness: Loudness? { decoding.opened?.tags.loudness ?? Loudness() }
     var seeksInPlace: Bool { stream.facts?.isLive == false }

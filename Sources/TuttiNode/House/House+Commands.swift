@@ -35,6 +35,7 @@ extension House {
         let tracks = entries.map(\.location)
         await warm(tracks)
         let added = Set(transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
+        lineUpAgain()
         publishQueue()
         let view = queueView().items.filter { added.contains($0.id) }
         try await commit()
@@ -60,6 +61,7 @@ extension House {
         } catch {
             throw ControlError(error)
         }
+        lineUpAgain()
         publishQueue()
         try await commit()
     }
@@ -75,6 +77,7 @@ extension House {
     public func setLoopMode(_ mode: LoopMode) async throws(ControlError) {
         CoordinatorMetrics.shared.command("loop")
         transport.setLoopMode(mode)
+        lineUpAgain()
         publishQueue()
         try await commit()
     }

@@ -36,7 +36,7 @@ extension House {
     /// The house as it is saved, counted as the newest change.
     func stateToSave() -> (state: HouseState, version: Int) {
         let snapshot = transport.snapshot(at: now)
-        let state = HouseState(queue: transport.queue, position: snapshot.state == .stopped ? 0 : snapshot.position,
+        let state = HouseState(queue: transport.queueAsHeard(at: now), position: snapshot.state == .stopped ? 0 : snapshot.position,
                                epoch: transport.epoch, rooms: registry.savedSettings, feedback: feedbackLog,
                                replayGain: loudnessSetting)
         saveVersion += 1

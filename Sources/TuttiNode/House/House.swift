@@ -173,7 +173,7 @@ public actor House: ControlService {
     }
 
     func queueView() -> QueueView {
-        let q = transport.queue
+        let q = transport.queueAsHeard(at: now)
         let items = q.items.enumerated().map { index, item -> QueueEntry in
             let info = library.known(item.path)
             return QueueEntry(index: index, id: item.id, path: item.path, title: info.tags.title, artist: info.tags.artist,
@@ -225,6 +225,13 @@ public actor House: ControlService {
         for case let .cut(epoch, end) in actions { announceEnd(of: epoch, at: end) }
         guard !actions.isEmpty || answering else { return }
         player?.perform(actions, paths: paths(for: actions), answering: answering)
+    }
+
+    /// After a queue edit: what the player lined up ahead (up to the lookahead) follows the
+    /// queue as it now is.
+    func lineUpAgain() {
+        transport.configuration.cutLead = registry.commandLead()
+        execute(transport.lineUpAgain(now: now))
     }
 
     /// Tells the rooms that `epoch` ends at `end` (three copies now, and twice again soon:

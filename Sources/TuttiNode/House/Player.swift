@@ -27,13 +27,16 @@ public enum PlayerNews: Sendable, Equatable {
 
 /// The coordinator's sender, on its own thread: carries out the transport's actions (start
 /// an epoch, cut it, go on with the next track; the house sends the items' paths with
-/// them), reads the source (an MP3 file, or a live
-/// input that `LiveTimeline` places on the timeline as it arrives), encodes, stamps
-/// presentation times and sends each packet `latency` ahead of them.
+/// them), reads the source (a file of any format, a remote stream, or a live input that
+/// `LiveTimeline` places on the timeline as it arrives), encodes, stamps presentation times
+/// and sends each packet ahead of them: stored audio up to `lookahead`, live audio
+/// `latency` (`SendSchedule`).
 final class Player: @unchecked Sendable {
     struct Configuration {
         var encoder = OpusFrameEncoder.Settings()
         var latency: Int64 = 150_000_000
+        /// How far ahead of being heard stored audio is sent (never less than `latency`).
+        var lookahead: Int64 = 2_000_000_000
         /// The RTCP canonical name in sender reports.
         var cname = "tutti"
     }
@@ -81,6 +84,9 @@ final class Player: @unchecked Sendable {
     private var statuses = StatusThrottle()
     /// When each packet goes, and where the epoch ends.
     private var schedule: SendSchedule
+    /// Whether what is being sent is stored audio (it may go up to the lookahead ahead); the
+    /// source's, kept for the frames after it ends (the converter's last ones).
+    private var stored = false
     private var nextReport: Int64 = 0
 
     init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag,
@@ -94,7 +100,7 @@ final class Player: @unchecked Sendable {
         self.stopFlag = stopFlag
         live = LiveTimeline(latency: configuration.latency)
         dry = DryWatch(latency: configuration.latency)
-        schedule = SendSchedule(latency: configuration.latency)
+        schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
         packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
                                       initialTimestamp: UInt32.random(in: 0...UInt32.max),
                                       origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(encoder.lookahead))
@@ -145,8 +151,10 @@ final class Player: @unchecked Sendable {
                 if source == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
                 continue
             }
-            // Pace: send `latency` ahead of the presentation time; wake for new actions.
-            switch schedule.decide(presentation: presentation, now: clock.nanosecondsNow()) {
+            // Pace: send ahead of the presentation time (stored audio up to the lookahead,
+            // live audio the latency); wake for new actions.
+            if let source { stored = source.isStored }
+            switch schedule.decide(presentation: presentation, now: clock.nanosecondsNow(), stored: stored) {
             case .over:
                 pending = nil
                 continue
@@ -227,7 +235,7 @@ final class Player: @unchecked Sendable {
         dry.reset()
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         onEpoch(packetizer)
-        schedule.start()
+        schedule.start(now: clock.nanosecondsNow())
         guard !goesOn else { return }
         // A remote file keeps what it has loaded: it moves to the position.
         if segment.itemID == itemID, let s = source, s.seeksInPlace {
