@@ -76,8 +76,10 @@ struct RetransmissionTests {
     struct Stream {
         var requester = RetransmissionRequester()
         var epoch: UInt32?
+        /// How far ahead each packet is sent: the house latency, or stored audio's lookahead.
+        var lead: Int64 = 150_000_000
         func presentation(_ k: Int64) -> CoordinatorTime { CoordinatorTime(nanoseconds: 10_000_000_000 + k * 20_000_000) }
-        func sent(_ k: Int64) -> CoordinatorTime { presentation(k) - 150_000_000 }
+        func sent(_ k: Int64) -> CoordinatorTime { presentation(k) - lead }
         mutating func arrive(_ k: Int64, delay: Int64 = 5_000_000, retransmitted: Bool = false, at: CoordinatorTime? = nil) {
             requester.arrived(ssrc: 1, sequence: SequenceNumber(UInt16(truncatingIfNeeded: k)), epoch: epoch, presentation: presentation(k),
                               sent: retransmitted ? nil : sent(k), at: at ?? sent(k) + delay, retransmitted: retransmitted)
@@ -116,6 +118,16 @@ struct RetransmissionTests {
         var u = Stream()
         u.requester.arrived(ssrc: 1, sequence: SequenceNumber(0), presentation: u.presentation(0), sent: nil, at: u.sent(0) + 5_000_000, retransmitted: false)
         #expect(u.requester.due(at: u.sent(0) + 5_000_000, outputLead: 60_000_000).sequences.isEmpty)
+    }
+
+    /// Stored audio comes 2 s ahead: a follower that joins asks for everything on its way
+    /// that can still reach its output in time (2 s less the 5 ms it took to come and the
+    /// output's 60 ms: 96 packets), so that it plays at once.
+    @Test func joiningAStreamSentALookaheadAheadAsksForAllOfIt() {
+        var s = Stream(lead: 2_000_000_000)
+        let asked = s.join()
+        #expect(asked == Array(-96 ... -1))
+        #expect(s.requester.statistics.joining == 96 && s.requester.statistics.missed == 0)
     }
 
     @Test func aMissingPacketIsAskedForOnceOverdueAgainAfterARoundTripAndGivenUpInTime() throws {

@@ -13,8 +13,11 @@ Each link direction: delay + uniform(-jitter, +jitter) (netem's default distribu
 packet independently (UDP may be reordered, as netem does); TCP segments keep their order
 (a later one is never delivered before an earlier one, as a delaying TCP relay would), so
 Snapcast sees jitter, not reordering. Loss is Bernoulli per packet, or bursts ("holes":
-every packet dropped for `hole_ms` every `hole_every_ms`, Wi-Fi-like), or an outage (the link
-down in both directions until it is brought up again).
+every packet dropped for `hole_ms` every `hole_every_ms`), or an outage (the link down in both
+directions until it is brought up again). A stall is Wi-Fi's power save, retries or a scan:
+the room's link holds every packet, both ways, for `stall_ms` (a random length between its two
+values) about every `stall_every_ms` (a random gap between half and one and a half times it),
+then lets them all go at once; nothing is lost.
 
     netem.py --name NAME --rooms 2 --control FIFO [--delay-ms 5 --jitter-ms 2 --loss 0.02]
 
@@ -22,6 +25,7 @@ creates namespaces NAME-hub, NAME-r1, NAME-r2 ..., prints "ready" when they are 
 until SIGTERM or SIGINT, then deletes them. Commands on the FIFO, one JSON object a line:
   {"room": 1, "delay_ms": 20, "jitter_ms": 10, "loss": 0.1}   change a room's link (both directions)
   {"room": 1, "down": true} / {"room": 1, "down": false}        an outage, and its end
+  {"room": 1, "stall_ms": [150, 300], "stall_every_ms": 4000}  stalls ("stall_ms": 0: none)
   {"room": 0, ...}                                             every room
   {"stats": "PATH"}                                            write the counters to PATH (JSON)
 """
@@ -59,6 +63,26 @@ def open_tun(name):
     return fd
 
 
+class Stalls:
+    """A room's stalls, both directions of its link at once: when each begins and ends."""
+
+    def __init__(self, rng, shortest, longest, every):
+        self.rng, self.shortest, self.longest, self.every = rng, shortest, longest, every
+        self.start, self.end, self.count = 0.0, 0.0, 0
+        self.plan(now())
+
+    def plan(self, after):
+        self.start = after + self.rng.uniform(0.5, 1.5) * self.every
+        self.end = self.start + self.rng.uniform(self.shortest, self.longest)
+
+    def release(self, t):
+        """When a packet that reached the link at `t` may go on: then, or when its stall ends."""
+        while t >= self.end:
+            self.count += 1
+            self.plan(self.end)
+        return self.end if t >= self.start else t
+
+
 class Link:
     """One direction of one room's link."""
 
@@ -71,6 +95,7 @@ class Link:
         self.hole_every = 0.0
         self.hole_phase = 0.0
         self.down = False
+        self.stalls = None  # shared with the other direction
         self.last_tcp = 0.0
         self.sent = 0
         self.dropped = 0
@@ -101,6 +126,8 @@ class Link:
             self.dropped += 1
             return None
         self.sent += 1
+        if self.stalls is not None:
+            t = self.stalls.release(t)
         at = t + max(0.0, self.delay + (self.rng.uniform(-self.jitter, self.jitter) if self.jitter else 0.0))
         if len(packet) > 9 and packet[0] >> 4 == 4 and packet[9] == 6:  # TCP: keep its order
             at = max(at, self.last_tcp)
@@ -147,9 +174,15 @@ class House:
             if room in (0, k):
                 out.configure(c)
                 back.configure(c)
+                if "stall_ms" in c:
+                    span = c["stall_ms"] if isinstance(c["stall_ms"], list) else [c["stall_ms"]] * 2
+                    stalls = Stalls(random.Random(out.rng.random()), span[0] / 1000, span[1] / 1000,
+                                    c.get("stall_every_ms", 4000) / 1000) if span[1] > 0 else None
+                    out.stalls = back.stalls = stalls
 
     def stats(self):
-        return {str(k): {"to_room": {"sent": a.sent, "dropped": a.dropped}, "to_hub": {"sent": b.sent, "dropped": b.dropped}}
+        return {str(k): {"to_room": {"sent": a.sent, "dropped": a.dropped}, "to_hub": {"sent": b.sent, "dropped": b.dropped},
+                         "stalls": a.stalls.count if a.stalls else 0}
                 for k, (a, b) in self.links.items()}
 
     def targets(self, source, packet):

@@ -16,8 +16,11 @@
 /// one lost retransmission) does not lose the packet. Times are coordinator times.
 public struct RetransmissionRequester: Sendable {
     public struct Configuration: Sendable {
-        /// Missing packets tracked at most: a longer gap is an outage, long past saving.
-        public var maximumMissing = 64
+        /// Missing packets tracked at most: a longer gap is an outage, long past saving. A
+        /// follower that joins asks for every packet sent before its first that is still
+        /// ahead (stored audio comes up to the coordinator's lookahead ahead: 5 s at most, 250
+        /// packets of 20 ms).
+        public var maximumMissing = 256
         /// Added to the path's worst recent delay before a packet counts as missing, and to
         /// each wait for a retransmission.
         public var margin: Int64 = 2_000_000

@@ -93,10 +93,12 @@ public final class Coordinator: @unchecked Sendable {
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
         sealer = StreamSealer(configuration.sealStream ? houseKey.stream : nil)
-        // The packets kept for retransmission cover the lookahead and a second more.
+        // The packets kept for retransmission cover the lookahead and a second more; a
+        // follower that joins may have the whole lookahead resent at once.
         var resending = Retransmitter<SocketAddress>.Configuration()
-        let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds) + 1_000)
-        resending.history = max(resending.history, Int((ahead / configuration.encoder.frameMilliseconds).rounded(.up)))
+        let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds))
+        resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
+        resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
         clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort, resending: resending,
                                   sealer: sealer, stream: configuration.sealStream ? houseKey.stream : nil)
     }
