@@ -26,6 +26,13 @@ struct NetworkTests {
                 return nil
             }
         }
+        /// A command for the relay (bench/lib/netem.py's control lines).
+        func command(_ line: String) throws {
+            let fifo = try FileHandle(forWritingTo: URL(fileURLWithPath: control))
+            try fifo.write(contentsOf: Data((line + "\n").utf8))
+            try fifo.close()
+        }
+
         func hub(_ args: [String]) -> [String] { ["ip", "netns", "exec", "\(name)-hub"] + args }
         func room(_ k: Int, _ args: [String]) -> [String] { ["ip", "netns", "exec", "\(name)-r\(k)"] + args }
 
@@ -109,6 +116,53 @@ struct NetworkTests {
         let median = Analysis.median(apart), p90 = Analysis.percentile(apart, 0.9)
         #expect(median <= allowed.reduce(0, +) + 30, "rooms apart: median \(median) µs; the followers' bounds \(allowed) µs")
         #expect(median < 150 && p90 < 250, "rooms apart: median \(median) µs, p90 \(p90) µs")
+    }
+
+    /// Wi-Fi: each room's link (5 ± 2 ms, 1 % loss) holds everything, both ways, for 150 to
+    /// 300 ms about every 2 s, then lets it all go. A file is stored audio, sent 2 s ahead:
+    /// no room goes quiet, nothing is concealed, and the rooms stay together.
+    @Test func storedAudioRidesOutWiFiStalls() throws {
+        let h = try Harness("stalls")
+        guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.01) else { return }
+        try relay.command(#"{"room": 0, "stall_ms": [150, 300], "stall_every_ms": 2000}"#)
+        let rig = try PulseRig(h)
+        let noise = try h.noiseSong(seconds: 40)
+        try h.start("coordinator", relay.coordinator(noise))
+        try h.start("a", relay.follower(1, "a"))
+        try h.start("b", relay.follower(2, "b"))
+        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
+                "a: \(h.log("a"))\nb: \(h.log("b"))")
+        Thread.sleep(forTimeInterval: 6)  // settling
+        let before = ["a", "b"].map { Self.counters(h.log($0)) }
+        let recorder = try rig.record("capture")
+        Thread.sleep(forTimeInterval: 10)
+        recorder.terminate()
+        Thread.sleep(forTimeInterval: 1.2)  // a last status line
+        try relay.command(#"{"stats": "\#(h.path("relay.json"))"}"#)
+        #expect(Harness.wait(timeout: 3) { FileManager.default.fileExists(atPath: h.path("relay.json")) })
+        let stats = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: h.path("relay.json")))) as? [String: [String: Any]]
+        for room in ["1", "2"] {
+            let stalls = stats?[room]?["stalls"] as? Int ?? 0
+            #expect(stalls >= 5, "room \(room)'s link stalled \(stalls) times")
+        }
+        for (k, name) in ["a", "b"].enumerated() {
+            let after = Self.counters(h.log(name))
+            func span(_ key: String) -> Double { (after[key] ?? .nan) - (before[k][key] ?? 0) }
+            #expect(span("concealed") == 0 && span("outages") == 0 && span("lost") == 0,
+                    "\(name): before \(before[k]), after \(after)")
+        }
+        let wav = try #require(Analysis.readWAV(h.path("capture.wav")), "no recording: \(h.log("capture"))")
+        // Pink noise throughout: a quiet 10 ms block in either room is a dropout.
+        let block = 480
+        for (room, x) in zip(["A", "B"], wav.channels) {
+            let quiet = stride(from: 48_000, to: x.count - 4_800, by: block).filter { Analysis.rms(x[$0..<$0 + block]) < 1e-3 }
+            #expect(quiet.isEmpty, "room \(room) was quiet at \(quiet.map { Double($0) / 48_000 }) s")
+        }
+        let apart = Analysis.skews(wav.channels[0], wav.channels[1], maxLag: 480, from: 48_000, to: wav.channels[0].count - 4_800).map(abs)
+        #expect(apart.count > 30, "too few comparable windows")
+        // The relay's own latency blurs every path (see the test above): the same bounds.
+        #expect(Analysis.median(apart) < 150 && Analysis.percentile(apart, 0.9) < 250,
+                "rooms apart: median \(Analysis.median(apart)) µs, p90 \(Analysis.percentile(apart, 0.9)) µs")
     }
 
     /// A follower restarted (SIGTERM, then started again) on a jittery path resumes the clock
