@@ -40,6 +40,7 @@ let package = Package(
         // System libraries: each is imported by exactly one wrapper target.
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
         // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
         // libpulse already brings it into every follower (through libsystemd).
         .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
@@ -62,7 +63,7 @@ let package = Package(
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),
         // The only importer of libpulse; WAV and null outputs.
-        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse"]),
+        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse", "CALSA"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
         // the stream's SRTP (AES-GCM). What a follower needs, through libgcrypt alone (its
         // only importer), which a follower maps anyway.

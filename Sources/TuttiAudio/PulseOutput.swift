@@ -56,9 +56,11 @@ public final class PulseOutput: AudioOutput {
     ///     wakes about this often.
     ///   - timingMilliseconds: how often to ask the server for timing, at most (each answer
     ///     wakes the player once more).
+    ///   - onlyIfRunning: connect only to a server that runs already (none is started), and
+    ///     give up after 2 s rather than 10: to find out whether this host has one.
     public init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
                 streamName: String = "tutti follower", bufferMilliseconds: Int = 60, requestMilliseconds: Int = 10,
-                timingMilliseconds: Int = 25) throws(AudioError) {
+                timingMilliseconds: Int = 25, onlyIfRunning: Bool = false) throws(AudioError) {
         self.clock = clock
         timingInterval = Int64(timingMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
@@ -71,10 +73,10 @@ public final class PulseOutput: AudioOutput {
             throw .pulse(operation: "create a context", message: "out of memory")
         }
         context = ctx
-        guard pa_context_connect(ctx, nil, PA_CONTEXT_NOFLAGS, nil) >= 0 else {
+        guard pa_context_connect(ctx, nil, onlyIfRunning ? PA_CONTEXT_NOAUTOSPAWN : PA_CONTEXT_NOFLAGS, nil) >= 0 else {
             throw .pulse(operation: "connect", message: errorText())
         }
-        let deadline = clock.nanosecondsNow() + 10_000_000_000
+        let deadline = clock.nanosecondsNow() + (onlyIfRunning ? 2_000_000_000 : 10_000_000_000)
         while true {
             let state = pa_context_get_state(ctx)
             if state == PA_CONTEXT_READY { break }

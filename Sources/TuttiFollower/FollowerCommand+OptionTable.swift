@@ -11,7 +11,7 @@ extension FollowerCommand {
         .init(key: "port", kind: .option, abstract: "UDP port to receive the stream on with --unicast (0: any free port).", defaultValue: "0"),
         .init(key: "multicast", kind: .option, abstract: "Multicast group HOST:PORT to join (without --unicast).", defaultValue: "239.255.77.77:5004"),
         .init(key: "sink", kind: .option, abstract: "PulseAudio sink to play to (default: the server's default sink)."),
-        .init(key: "output", kind: .option, abstract: "Output: pulse, pulse:SINK, wav:PATH or null.", defaultValue: "pulse"),
+        .init(key: "output", kind: .option, abstract: "Output: auto (PulseAudio where a server runs, PipeWire's included, else ALSA's default device), pulse, pulse:SINK, alsa, alsa:DEVICE (hw:0, plughw:1, default: straight to ALSA, no sound server needed), wav:PATH or null.", defaultValue: "auto"),
         .init(key: "latency-ms", kind: .option, abstract: "The house's end-to-end latency this follower expects (ms); sizes its jitter buffer.", defaultValue: "150"),
         .init(key: "output-delay-ms", kind: .option, abstract: "Extra delay of the device after the sound server, e.g. an HDMI TV or Bluetooth speaker (ms).", defaultValue: "0.0"),
         .init(key: "buffer-ms", kind: .option, abstract: "Sound server buffer to keep filled (ms).", defaultValue: "60"),

@@ -29,8 +29,8 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "PulseAudio sink to play to (default: the server's default sink).")
     var sink: String?
 
-    @Option(help: "Output: pulse, pulse:SINK, wav:PATH or null.")
-    var output: String = "pulse"
+    @Option(help: "Output: auto (PulseAudio where a server runs, PipeWire's included, else ALSA's default device), pulse, pulse:SINK, alsa, alsa:DEVICE (hw:0, plughw:1, default: straight to ALSA, no sound server needed), wav:PATH or null.")
+    var output: String = "auto"
 
     @Option(help: "The house's end-to-end latency this follower expects (ms); sizes its jitter buffer.")
     var latencyMs: Int = 150
@@ -79,14 +79,32 @@ public struct FollowerCommand: ParsableCommand {
         }
     }
 
-    enum OutputSpec { case pulse(String?), wav(String), null }
+    enum OutputSpec { case auto, pulse(String?), alsa(String), wav(String), null }
 
     func parseOutput() throws -> OutputSpec {
+        if output == "auto" { return sink == nil ? .auto : .pulse(sink) }
         if output == "pulse" { return .pulse(sink) }
-        if output.hasPrefix("pulse:") { return .pulse(String(output.dropFirst(6))) }
+        if output.hasPrefix("pulse:"), output.count > 6 { return .pulse(String(output.dropFirst(6))) }
+        if output == "alsa" { return .alsa("default") }
+        if output.hasPrefix("alsa:"), output.count > 5 { return .alsa(String(output.dropFirst(5))) }
         if output.hasPrefix("wav:"), output.count > 4 { return .wav(String(output.dropFirst(4))) }
         if output == "null" { return .null }
-        throw ValidationError("unknown --output '\(output)': use pulse, pulse:SINK, wav:PATH or null")
+        throw ValidationError("unknown --output '\(output)': use auto, pulse, pulse:SINK, alsa, alsa:DEVICE, wav:PATH or null")
+    }
+
+    /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
+    /// included), else ALSA's default device; the log says which, and why.
+    static func automaticOutput(bufferMs: Int, chunkFrames: Int, log: Log) throws -> AudioOutput {
+        do {
+            let pulse = try PulseOutput(sink: nil, clock: SystemClock(), bufferMilliseconds: bufferMs,
+                                        requestMilliseconds: chunkFrames / 48, timingMilliseconds: 25, onlyIfRunning: true)
+            log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
+            return pulse
+        } catch {
+            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: chunkFrames)
+            log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
+            return alsa
+        }
     }
 
     public func run() throws {
@@ -118,6 +136,12 @@ public struct FollowerCommand: ParsableCommand {
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {
+        case .auto:
+            device = try Self.automaticOutput(bufferMs: bufferMs, chunkFrames: config.chunkFrames, log: log)
+        case let .alsa(name):
+            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: config.chunkFrames)
+            log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
+            device = alsa
         case let .pulse(sink):
             device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs,
                                      requestMilliseconds: config.chunkFrames / 48, timingMilliseconds: 25)

@@ -54,3 +54,41 @@ struct AudioTests {
         #expect(Int64(startText).map { abs($0 - start) < 50_000_000 } == true)
     }
 }
+
+/// The ALSA output on ALSA's null device (alsa-lib's `null` PCM, which plays nowhere and,
+/// in Debian 12's alsa-lib, takes frames as fast as they come): it opens with the period and
+/// buffer asked for, wakes the player when a period fits, counts what it writes, and each
+/// timing report names the next frame written and when it would be heard. Its timing
+/// against a real clock is measured on the rig (`AlsaTests`), through ALSA's pulse plugin.
+@Suite("ALSA output")
+struct AlsaOutputTests {
+    @Test func theNullDeviceTakesAPeriodAtATimeAndReportsItsTiming() throws {
+        let clock = TestClock()
+        let out = try AlsaOutput(device: "null", clock: clock, bufferMilliseconds: 60, periodFrames: 480)
+        #expect(out.name == "alsa:null")
+        #expect(out.periodFrames == 480 && out.bufferFrames == 2_880, "period \(out.periodFrames), buffer \(out.bufferFrames)")
+        #expect(out.framesWritten == 0 && !out.interrupted)
+        let chunk = [Float](repeating: 0.25, count: out.periodFrames * 2)
+        for k in 1...20 {
+            #expect(try out.awaitDemand(frames: out.periodFrames, timeout: 100_000_000))
+            try out.write(chunk)
+            #expect(out.framesWritten == Int64(k * out.periodFrames))
+            let before = clock.nanosecondsNow()
+            let timing = try #require(out.takeTiming(), "a running device reports its timing")
+            #expect(timing.frame == out.framesWritten, "the report names the next frame written")
+            #expect(timing.uncertainty >= 0 && timing.uncertainty < 5_000_000)
+            #expect(timing.measuredAt.nanoseconds >= before)
+            // Nothing is queued in a device that plays at once: the next frame is heard now.
+            #expect(abs(timing.heardAt.nanoseconds - timing.measuredAt.nanoseconds) < 5_000_000)
+        }
+        #expect(out.skipped == 0 && out.restarts == 0)
+    }
+
+    @Test func aDeviceThatIsNotThereIsAClearError() {
+        #expect {
+            _ = try AlsaOutput(device: "no-such-device-here", clock: TestClock())
+        } throws: { error in
+            "\(error)".contains("ALSA device no-such-device-here: cannot open")
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+extension IntegrationTests {
+/// The ALSA output on the measuring rig (docs/timing.md): room A's follower plays straight to
+/// ALSA, through ALSA's pulse plugin (libasound2-plugins) into the rig's `roomA` sink, room B's
+/// through PulseAudio as usual; one recording of both rooms says how far apart they are. A
+/// follower with no sound server to talk to plays to ALSA's default device by itself.
+@Suite("ALSA output on the rig", .serialized, .timeLimit(.minutes(2)))
+struct AlsaTests {
+    @Test func anAlsaRoomPlaysInSyncWithAPulseAudioRoom() throws {
+        let h = try Harness("alsa")
+        let rig = try PulseRig(h)
+        let noise = try h.noiseSong(seconds: 40)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", clock])
+        try h.tutti("a", ["follower", "--coordinator", clock, "--unicast", "--output", "alsa:pulse:roomA", "--name", "a", "--status-interval", "1"])
+        try h.tutti("b", ["follower", "--coordinator", clock, "--unicast", "--sink", "roomB", "--name", "b", "--status-interval", "1"])
+        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
+                "a: \(h.log("a"))\nb: \(h.log("b"))")
+        #expect(h.log("a").contains("output: alsa:pulse:roomA"), "\(h.log("a"))")
+        Thread.sleep(forTimeInterval: 4)  // settling
+        let recorder = try rig.record("capture")
+        Thread.sleep(forTimeInterval: 8)
+        recorder.terminate()
+        let wav = try #require(Analysis.readWAV(h.path("capture.wav")), "no recording: \(h.log("capture"))")
+        let block = 480
+        for (room, x) in zip(["A", "B"], wav.channels) {
+            let quiet = stride(from: 48_000, to: x.count - 4_800, by: block).filter { Analysis.rms(x[$0..<$0 + block]) < 1e-3 }
+            #expect(quiet.isEmpty, "room \(room) was quiet at \(quiet.map { Double($0) / 48_000 }) s")
+        }
+        let apart = Analysis.skews(wav.channels[0], wav.channels[1], maxLag: 480, from: 48_000, to: wav.channels[0].count - 4_800)
+        #expect(apart.count > 30, "too few comparable windows")
+        let median = Analysis.median(apart.map(abs)), p90 = Analysis.percentile(apart.map(abs), 0.9)
+        // bench/sync measures exactly; on a shared test machine, with a debug build.
+        #expect(median < 60 && p90 < 150, "rooms apart: median \(median) µs, p90 \(p90) µs: \(apart)")
+    }
+
+    /// No PulseAudio server answers: `--output auto` (the default) plays to ALSA's default
+    /// device and says so.
+    @Test func withNoSoundServerTheFollowerPlaysToAlsa() throws {
+        let h = try Harness("alsa-auto")
+        h.environment["PULSE_SERVER"] = "unix:" + h.path("nobody-listens-here")
+        h.environment["ALSA_CONFIG_PATH"] = h.path("asound.conf")
+        // ALSA's default device, on this machine with no sound card: the null device.
+        try "pcm.!default { type null }\n".write(toFile: h.path("asound.conf"), atomically: true, encoding: .utf8)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
+        try h.tutti("a", ["follower", "--coordinator", clock, "--unicast", "--status-interval", "1"])
+        #expect(Harness.wait(timeout: 15) { h.log("a").contains("output: alsa:default (no PulseAudio server answers here") },
+                "\(h.log("a"))")
+    }
+}
+}
