@@ -130,11 +130,12 @@ dpkg-deb --root-owner-group -Zxz --build "$root" "$out/tutti_${version}_${arch}.
 root="$work/tutti-follower"
 binary .build/release/tutti-follower "$root/usr/bin/tutti-follower"
 install -D -m 0644 deploy/systemd/tutti-follower.service "$root/usr/lib/systemd/user/tutti-follower.service"
+install -D -m 0644 deploy/systemd/tutti-follower-alsa.service "$root/usr/lib/systemd/system/tutti-follower-alsa.service"
 install -D -m 0644 deploy/config/follower.toml "$root/usr/share/doc/tutti-follower/examples/follower.toml"
 mkdir -p "$root/usr/share/man/man1"
 manpage tutti-follower .build/release/tutti-follower > "$root/usr/share/man/man1/tutti-follower.1.gz"
-control "$root" tutti-follower "$(depends .build/release/tutti-follower)" "pulseaudio | pipewire-pulse, avahi-daemon" \
+control "$root" tutti-follower "$(depends .build/release/tutti-follower)" "avahi-daemon" \
   "synchronized multi-room music: a room's player" \
-  "The follower of tutti alone, for the machine beside a speaker (a Raspberry Pi): it finds the coordinator on the network, locks its clock to the coordinator's and plays every sample at the instant the house plays it, through PulseAudio. A user service starts it with the sound server."
+  "The follower of tutti alone, for the machine beside a speaker (a Raspberry Pi): it finds the coordinator on the network, locks its clock to the coordinator's and plays every sample at the instant the house plays it, through PulseAudio (or PipeWire's pulse server) where one runs, else straight to ALSA. A user service starts it with the sound server; a system service (tutti-follower-alsa) plays to ALSA on a machine with none. No sound server is installed with it."
 dpkg-deb --root-owner-group -Zxz --build "$root" "$out/tutti-follower_${version}_${arch}.deb" >/dev/null
 ls -1 "$out"/*_"${version}"_"${arch}".deb

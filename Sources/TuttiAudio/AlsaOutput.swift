@@ -39,6 +39,11 @@ public final class AlsaOutput: AudioOutput {
     public private(set) var skipped: Int64 = 0
     public private(set) var restarts = 0
     public let interrupted = false
+    /// ALSA's delay is the device's own where a driver reports it, but a plugin may smooth
+    /// it: the pulse plugin's comes from the client library's interpolation, which wanders
+    /// ±300 µs over seconds. A line through 30 s of reports averages that out (a sound
+    /// card's crystal is steady over far longer).
+    public let timingWindow: Int64? = 30_000_000_000
 
     /// - Parameters:
     ///   - device: an ALSA PCM name (`default`, `hw:0`, `plughw:1,0`, `pulse:roomA`).

@@ -126,7 +126,8 @@ public final class Follower: @unchecked Sendable {
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator,
                                        sealer: configuration.sealedStream ? SRTPContext(houseKey.stream) : nil),
             clock: clock, chunkFrames: configuration.chunkFrames,
-            outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
+            outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
+            trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
         defer {
             stopFlag.set()

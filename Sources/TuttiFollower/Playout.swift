@@ -122,7 +122,12 @@ final class Playout {
     private let trace: TimingTrace?
 
     init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
-         chunkFrames: Int, outputDelay: Int64, trace: TimingTrace?) {
+         chunkFrames: Int, outputDelay: Int64, timingWindow: Int64? = nil, trace: TimingTrace?) {
+        if let timingWindow {
+            var timeline = DeviceTimeline.Configuration()
+            timeline.window = timingWindow
+            device = DeviceTimeline(configuration: timeline)
+        }
         self.engine = engine
         self.network = network
         self.news = news

@@ -9,7 +9,7 @@ extension IntegrationTests {
 /// `systemd-analyze verify` against that root.
 @Suite("Packages", .serialized, .timeLimit(.minutes(3)))
 struct PackageTests {
-    static let rootTarball = ProcessInfo.processInfo.environment["TUTTI_TEST_ROOT"] ?? "/var/cache/tutti-test/bookworm-root-v3.tar.gz"
+    static let rootTarball = ProcessInfo.processInfo.environment["TUTTI_TEST_ROOT"] ?? "/var/cache/tutti-test/bookworm-root-v4.tar.gz"
 
     @Test func theDebsInstallIntoACleanRootRunAndRemove() throws {
         let release = Harness.packageRoot + "/.build/release/"
@@ -27,7 +27,10 @@ struct PackageTests {
 
         // What they hold and need.
         let info = try h.run("info", ["dpkg-deb", "--field", follower, "Depends"])
-        #expect(info.out.contains("libpulse0") && info.out.contains("libopus0") && !info.out.contains("swift"), "\(info.out)")
+        #expect(info.out.contains("libpulse0") && info.out.contains("libasound2") && info.out.contains("libopus0") && !info.out.contains("swift"), "\(info.out)")
+        // No sound server comes with a room's player (a Pi may have none: it plays to ALSA).
+        let recommends = try h.run("recommends", ["dpkg-deb", "--field", follower, "Recommends"]).out
+        #expect(!recommends.contains("pulseaudio") && !recommends.contains("pipewire"), "\(recommends)")
         let contents = try h.run("contents", ["dpkg-deb", "--contents", tutti]).out
         for file in ["./usr/bin/tutti", "./usr/lib/systemd/system/tutti-coordinator.service", "./usr/lib/systemd/user/tutti-mpris.service",
                      "./etc/tutti/coordinator.toml", "./usr/share/doc/tutti/examples/follower.toml", "./usr/share/man/man1/tutti-coordinator.1.gz"] {
@@ -62,7 +65,7 @@ struct PackageTests {
 
         // The units, checked against the root they are installed in.
         for unit in ["/usr/lib/systemd/system/tutti-coordinator.service", "/usr/lib/systemd/user/tutti-follower.service",
-                     "/usr/lib/systemd/user/tutti-mpris.service"] {
+                     "/usr/lib/systemd/system/tutti-follower-alsa.service", "/usr/lib/systemd/user/tutti-mpris.service"] {
             // A user unit is checked as the user's manager would load it (it wants a runtime folder).
             let verify = try chroot("verify", ["sh", "-c", "mkdir -p -m 0700 /tmp/runtime && XDG_RUNTIME_DIR=/tmp/runtime systemd-analyze "
                                                 + (unit.contains("/user/") ? "--user" : "--system") + " verify --man=no " + unit])

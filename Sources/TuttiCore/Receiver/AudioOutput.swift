@@ -20,4 +20,11 @@ public protocol AudioOutput: AnyObject {
     /// Whether the sound server asked this stream to pause for another one (a phone call:
     /// PulseAudio's role-based corking).
     var interrupted: Bool { get }
+    /// How much history its timing reports are fitted over (`DeviceTimeline`), when it
+    /// needs more than the usual 5 s: reports that wander slowly around the truth.
+    var timingWindow: Int64? { get }
+}
+
+extension AudioOutput {
+    public var timingWindow: Int64? { nil }
 }
