@@ -94,9 +94,7 @@ public final class AlsaOutput: AudioOutput {
         snd_pcm_hw_params_malloc(&params)
         guard let params else { throw .alsa(device: device, operation: "configure", message: "out of memory") }
         defer { snd_pcm_hw_params_free(params) }
-        func check(_ rc: Int32, _ what: String) throws(AudioError) {
-            if rc < 0 { throw .alsa(device: device, operation: what, message: text(rc)) }
-        }
+        func check(_ rc: Int32, _ what: String) throws(AudioError) { try Self.check(rc, device, what) }
         try check(snd_pcm_hw_params_any(pcm, params), "read its abilities")
         try check(snd_pcm_hw_params_set_rate_resample(pcm, params, 0), "turn ALSA's resampling off")
         try check(snd_pcm_hw_params_set_access(pcm, params, SND_PCM_ACCESS_RW_INTERLEAVED), "use interleaved writes")
@@ -129,9 +127,7 @@ public final class AlsaOutput: AudioOutput {
         snd_pcm_sw_params_malloc(&params)
         guard let params else { throw .alsa(device: device, operation: "configure", message: "out of memory") }
         defer { snd_pcm_sw_params_free(params) }
-        func check(_ rc: Int32, _ what: String) throws(AudioError) {
-            if rc < 0 { throw .alsa(device: device, operation: what, message: text(rc)) }
-        }
+        func check(_ rc: Int32, _ what: String) throws(AudioError) { try Self.check(rc, device, what) }
         try check(snd_pcm_sw_params_current(pcm, params), "read its settings")
         var boundary: snd_pcm_uframes_t = 0
         try check(snd_pcm_sw_params_get_boundary(params, &boundary), "read its boundary")
@@ -266,4 +262,9 @@ public final class AlsaOutput: AudioOutput {
     }
 
     static func text(_ rc: Int32) -> String { String(cString: snd_strerror(rc)) }
+
+    /// A negative return of ALSA's is an error naming the device and what was being done.
+    private static func check(_ rc: Int32, _ device: String, _ what: String) throws(AudioError) {
+        if rc < 0 { throw .alsa(device: device, operation: what, message: text(rc)) }
+    }
 }

@@ -64,21 +64,28 @@ struct NetworkTests {
             .compactMap { $0.firstMatch(of: #/±(\d+\.\d) µs \(rtt/#).flatMap { Double($0.1) } }
     }
 
-    static func statusLines(_ log: String) -> Int { log.split(separator: "\n").filter { $0.contains("received ") }.count }
-
-    @Test func lostPacketsComeBackAndTheRoomsStayInSyncWithADriftingClock() throws {
-        let h = try Harness("network")
-        guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.05) else { return }
+    /// The rig, a coordinator playing 40 s of pink noise in the hub, followers a and b in
+    /// rooms 1 and 2 (a's clock `ppmOfA` fast), both playing, then 6 s of settling.
+    static func playNoise(_ h: Harness, _ relay: Relay, ppmOfA: Int? = nil) throws -> PulseRig {
         let rig = try PulseRig(h)
         let noise = try h.noiseSong(seconds: 40)
         try h.start("coordinator", relay.coordinator(noise))
-        h.environment["TUTTI_CLOCK_RATE_PPM"] = "200"
+        h.environment["TUTTI_CLOCK_RATE_PPM"] = ppmOfA.map(String.init)
         try h.start("a", relay.follower(1, "a"))
         h.environment["TUTTI_CLOCK_RATE_PPM"] = nil
         try h.start("b", relay.follower(2, "b"))
         #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
                 "a: \(h.log("a"))\nb: \(h.log("b"))")
         Thread.sleep(forTimeInterval: 6)  // settling
+        return rig
+    }
+
+    static func statusLines(_ log: String) -> Int { log.split(separator: "\n").filter { $0.contains("received ") }.count }
+
+    @Test func lostPacketsComeBackAndTheRoomsStayInSyncWithADriftingClock() throws {
+        let h = try Harness("network")
+        guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.05) else { return }
+        let rig = try Self.playNoise(h, relay, ppmOfA: 200)
         // The counters are totals since the follower started: take the measured span's share.
         // (In the first second a follower does not yet know how late the path delivers, and
         // asks for a packet too late to get it back.)
@@ -125,14 +132,7 @@ struct NetworkTests {
         let h = try Harness("stalls")
         guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.01) else { return }
         try relay.command(#"{"room": 0, "stall_ms": [150, 300], "stall_every_ms": 2000}"#)
-        let rig = try PulseRig(h)
-        let noise = try h.noiseSong(seconds: 40)
-        try h.start("coordinator", relay.coordinator(noise))
-        try h.start("a", relay.follower(1, "a"))
-        try h.start("b", relay.follower(2, "b"))
-        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
-                "a: \(h.log("a"))\nb: \(h.log("b"))")
-        Thread.sleep(forTimeInterval: 6)  // settling
+        let rig = try Self.playNoise(h, relay)
         let before = ["a", "b"].map { Self.counters(h.log($0)) }
         let recorder = try rig.record("capture")
         Thread.sleep(forTimeInterval: 10)
@@ -171,14 +171,7 @@ struct NetworkTests {
     @Test func aRestartedFollowerResumesItsClockAndIsInSyncAtOnce() throws {
         let h = try Harness("rejoin")
         guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0.02) else { return }
-        let rig = try PulseRig(h)
-        let noise = try h.noiseSong(seconds: 40)
-        try h.start("coordinator", relay.coordinator(noise))
-        try h.start("a", relay.follower(1, "a"))
-        try h.start("b", relay.follower(2, "b"))
-        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
-                "a: \(h.log("a"))\nb: \(h.log("b"))")
-        Thread.sleep(forTimeInterval: 6)
+        let rig = try Self.playNoise(h, relay)
         let recorder = try rig.record("capture")
         Thread.sleep(forTimeInterval: 1.5)
         h.stop("b")
