@@ -1,12 +1,24 @@
-/// The follower's pipeline, without I/O: packets and clock samples go in, and the sound
-/// device pulls the frames that are due at a given local time.
+/// The follower's receiver, without I/O: packets and clock samples go in, and the sound
+/// device pulls the frames that are due at a given local time. It is assembled from one
+/// type per stage, in the order a packet meets them (each in a file of its own under
+/// TuttiCore/Receiver, as roc-toolkit's receiver session assembles its pipeline):
 ///
-/// Stages, in order: validate → segment (epoch) → jitter buffer → decode (FEC, concealment)
-/// → sample queue → resample (rate servo) → fades → out. Each epoch of the stream is a
-/// segment; the engine plays one and holds the next (a resume, seek or skip), switching at
-/// the instant the coordinator chose: the first one's end, or the next one's start. Not
-/// thread-safe: one thread owns it (the follower's playout thread, which also reads the
-/// sockets it is fed from; docs/threads.md).
+///     gate      PacketGate        validate: the house's stream, clock locked, due ahead
+///     segments  SegmentSwitch     which epoch plays and which follows; where each ends
+///               JitterBuffer      (one per segment) reorder, duplicates, missing slots
+///     decoding  FrameDecoding     Opus decode, in-band FEC, concealment (PLC)
+///     queue     SampleQueue       decoded samples by stream position
+///     monitor   LatencyMonitor    the timing error: step, slew or resync
+///     resampler Resampler         RateServo and the device's ratio → interpolation
+///     fader     Fader             fade in after a start, out before a cut
+///     (the shell's GainStage and the device follow: the room's volume, then the output)
+///
+/// `state` (`ReceiverState`) is where it stands: acquiring the clock, buffering, playing,
+/// resyncing or in an outage. Each epoch of the stream is a segment; the engine plays one
+/// and holds the next (a resume, seek or skip), switching at the instant the coordinator
+/// chose: the first one's end, or the next one's start. Not thread-safe: one thread owns it
+/// (the follower's playout thread, which also reads the sockets it is fed from;
+/// docs/threads.md).
 public final class PlayoutEngine {
     public struct Configuration: Sendable {
         public var payloadType: UInt8 = RTPPacket.defaultPayloadType
@@ -39,74 +51,71 @@ public final class PlayoutEngine {
         public init() {}
     }
 
-    /// The room's state, as its reports give it.
-    public typealias State = RoomState
-
     public let configuration: Configuration
-    let decoder: any FrameDecoder
     public private(set) var clock = ClockEstimator()
     /// How the clock stands, for the control channel's pace (without copying the estimator).
     public var clockLock: ClockLock { ClockLock(clock) }
-    /// The epoch playing (or about to), and the one after it.
-    var current: PlayoutSegment?
-    var upcoming: PlayoutSegment?
-    /// Epochs the coordinator has ended, and when; their later packets are dropped.
-    private var endedEpochs: [(epoch: UInt32, at: CoordinatorTime)] = []
 
-    // Playback of the current segment.
+    // The stages, in the order a packet meets them.
+    let gate: PacketGate
+    var segments: SegmentSwitch
+    var decoding: FrameDecoding
     var queue = SampleQueue(start: 0)
-    var servo = RateServo()
-    /// Filters the measured timing error before it steers anything.
-    var errorFilter = MedianFilter(width: 9)
+    var monitor: LatencyMonitor
+    var resampler = Resampler()
+    var fader: Fader
+    public internal(set) var receiver = ReceiverState()
+
     /// Fractional extended stream timestamp of the next frame to output; nil when not playing.
     var cursor: Double?
-    var lastFrameCount = 960
-    var concealedInARow = 0
     var lastRenderAt: LocalTime?
-    /// The coordinator time the previous render's first frame is heard at, and its length.
-    var lastHeard: (time: CoordinatorTime, frames: Int)?
-    /// Coordinator time per device frame, over nominal: the clock drift and the device's own
-    /// rate together, measured from successive renders and smoothed.
-    var deviceRatio = 1.0
     /// Local time per device frame, over nominal (1 / 48 kHz): the device's own rate against
-    /// the local clock, as the shell's timeline of it knows it (`DeviceTimeline`). Seeds
-    /// `deviceRatio` until renders measure it.
-    public var deviceRate = 1.0
-    /// Local time until which playback is settling; nil when not playing.
-    var settlingUntil: LocalTime?
-    /// Frames of fade-in still to apply.
-    var fadeIn = 0
-    /// The error is beyond `slewThreshold`, being slewed back.
-    var slewing = false
-    /// The jitter buffer has run dry for this many frames (the stream stopped coming).
-    var dryFrames = 0
+    /// the local clock, as the shell's timeline of it knows it (`DeviceTimeline`).
+    public var deviceRate: Double {
+        get { resampler.deviceRate }
+        set { resampler.deviceRate = newValue }
+    }
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
 
     public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
-        self.decoder = decoder
         self.configuration = configuration
+        gate = PacketGate(payloadType: configuration.payloadType, absurdHorizon: configuration.absurdHorizon)
+        segments = SegmentSwitch(capacity: configuration.jitterCapacity, tolerance: configuration.timelineTolerance)
+        decoding = FrameDecoding(decoder: decoder, maximumConcealment: configuration.maximumConcealment)
+        monitor = LatencyMonitor(configuration: .init(
+            hardResyncThreshold: configuration.hardResyncThreshold, settlingTime: configuration.settlingTime,
+            stepThreshold: configuration.stepThreshold, lateStepThreshold: configuration.lateStepThreshold,
+            slewThreshold: configuration.slewThreshold))
+        fader = Fader(frames: configuration.fadeFrames)
     }
 
-    public var state: State {
-        if clock.estimate == nil { return .acquiringClock }
-        return cursor == nil ? .waiting : .playing
-    }
+    /// The room's state, as its reports give it.
+    public typealias State = RoomState
+
+    public var state: State { receiver.roomState }
 
     public var clockEstimate: ClockEstimate? { clock.estimate }
 
     /// The epoch being played, if any.
-    public var playingEpoch: UInt32? { cursor == nil ? nil : current?.epoch }
+    public var playingEpoch: UInt32? { cursor == nil ? nil : segments.current?.epoch }
 
     public func addClockSample(_ sample: ClockSample) {
         clock.add(sample)
+        clockChanged()
+    }
+
+    /// The machine learns whether the clock is usable.
+    private func clockChanged() {
+        receiver.handle(clock.estimate != nil ? .clockLocked(playing: cursor != nil) : .clockLost)
     }
 
     /// Resumes the clock from what this follower knew before it restarted (see
     /// `ClockEstimator.resume(from:)`).
     public func resumeClock(from estimate: ClockEstimate) {
         clock.resume(from: estimate)
+        clockChanged()
     }
 
     // MARK: - Receiving
@@ -127,7 +136,7 @@ public final class PlayoutEngine {
     /// the original packet of the stream playing goes in as if it had come in time.
     public func receiveRetransmission(_ datagram: [UInt8], at now: LocalTime) {
         guard let packet = try? RTPPacket.decode(datagram), packet.payloadType == RTPPacket.retransmissionPayloadType,
-              let ssrc = current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
+              let ssrc = segments.current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
         else {
             statistics.malformed += 1
             return
@@ -136,68 +145,46 @@ public final class PlayoutEngine {
     }
 
     public func receive(_ packet: RTPPacket, at now: LocalTime, retransmitted: Bool = false) {
-        guard packet.payloadType == configuration.payloadType, let presentation = packet.presentationTime,
-              !packet.payload.isEmpty else {
+        guard let presentation = gate.presentation(of: packet) else {
             statistics.foreign += 1
             return
         }
         // Every packet of the stream is also a reading of the clock: when it left, when it came.
         let sent = retransmitted ? nil : packet.sendTime.flatMap { $0.nanoseconds == 0 ? nil : $0 }
-        if let sent, current.map({ $0.ssrc == packet.ssrc }) ?? true {
+        if let sent, segments.current.map({ $0.ssrc == packet.ssrc }) ?? true {
             clock.addStreamReading(sent: sent, arrived: now)
+            clockChanged()
         }
-        guard let estimate = clock.estimate else {
-            statistics.beforeClockLock += 1
-            return
-        }
-        let nowCoordinator = estimate.coordinatorTime(at: now)
-        if abs(presentation - nowCoordinator) <= configuration.absurdHorizon {
+        let nowCoordinator = clock.estimate?.coordinatorTime(at: now)
+        if let nowCoordinator, gate.isPlausible(presentation, now: nowCoordinator) {
             requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, epoch: packet.epoch, presentation: presentation,
                               sent: sent, at: nowCoordinator, retransmitted: retransmitted)
         }
-        if abs(presentation - nowCoordinator) > configuration.absurdHorizon {
-            statistics.absurd += 1
+        let verdict = gate.verdict(presentation: presentation, now: nowCoordinator)
+        guard verdict == .pass else {
+            PacketGate.count(verdict, in: &statistics)
             return
         }
-        if presentation < nowCoordinator {
+        let hadSegment = segments.current != nil
+        let (routed, fit) = segments.route(packet, presentation: presentation)
+        switch routed {
+        case .late:
             statistics.late += 1
             return
+        case .replaced:
+            if hadSegment { statistics.discontinuities += 1 }
+            stopPlayback()
+        case .accepted, .duplicate, .overflow:
+            break
         }
-        if let end = endTime(of: packet.epoch), presentation >= end {
-            statistics.late += 1  // after its epoch's end: a pause or a cut came first
-            return
-        }
-        if current == nil || current!.ssrc != packet.ssrc {
-            replaceCurrent(with: packet)
-        } else if let epoch = packet.epoch, let playing = current!.epoch, epoch != playing {
-            guard Self.isNewer(epoch, than: playing) else {
-                statistics.late += 1  // a stale epoch
-                return
-            }
-            if upcoming.map({ $0.epoch.map { Self.isNewer(epoch, than: $0) } ?? true }) ?? true {
-                upcoming = PlayoutSegment(ssrc: packet.ssrc, epoch: epoch, capacity: configuration.jitterCapacity)
-                upcoming!.end = endTime(of: epoch)
-            } else if upcoming?.epoch != epoch {
-                statistics.late += 1
-                return
-            }
-            count(upcoming!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance), retransmitted: retransmitted)
-            return
-        }
-        let fit = current!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance)
-        if fit == .offTimeline {
-            replaceCurrent(with: packet)
-            count(current!.insert(packet, presentation: presentation, tolerance: configuration.timelineTolerance), retransmitted: retransmitted)
-        } else {
-            count(fit, retransmitted: retransmitted)
-        }
+        if let fit { count(fit, retransmitted: retransmitted) }
     }
 
     /// The packets to ask the coordinator for at `now` (the stream's SSRC, their sequence
     /// numbers, and how many copies of the request to send); `outputLead` is how far ahead
     /// of being heard the output decodes.
     public func retransmissionRequests(at now: LocalTime, outputLead: Int64) -> (ssrc: UInt32, sequences: [SequenceNumber], copies: Int)? {
-        guard let estimate = clock.estimate, let ssrc = current?.ssrc else { return nil }
+        guard let estimate = clock.estimate, let ssrc = segments.current?.ssrc else { return nil }
         let due = requester.due(at: estimate.coordinatorTime(at: now), outputLead: outputLead)
         return due.sequences.isEmpty ? nil : (ssrc, due.sequences, due.copies)
     }
@@ -217,54 +204,31 @@ public final class PlayoutEngine {
         case .late: statistics.late += 1
         case .overflow: statistics.overflow += 1
         }
-        statistics.buffered = (current?.jitter.count ?? 0) + (upcoming?.jitter.count ?? 0)
-    }
-
-    /// A new stream (the coordinator restarted) or a timeline that jumped: play it instead, now.
-    private func replaceCurrent(with packet: RTPPacket) {
-        if current != nil { statistics.discontinuities += 1 }
-        current = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: configuration.jitterCapacity)
-        current!.end = endTime(of: packet.epoch)
-        upcoming = nil
-        stopPlayback()
+        statistics.buffered = segments.buffered
     }
 
     /// The coordinator ended epoch `epoch` at `time` (a pause, a stop, a cut before a seek):
     /// its sound stops there, fading out just before.
     public func endEpoch(_ epoch: UInt32, at time: CoordinatorTime) {
         requester.ended(epoch: epoch)
-        if !endedEpochs.contains(where: { $0.epoch == epoch }) {
-            endedEpochs.append((epoch, time))
-            if endedEpochs.count > 16 { endedEpochs.removeFirst() }
-        }
-        if current?.epoch == epoch { current!.end = min(current!.end ?? time, time) }
-        if upcoming?.epoch == epoch { upcoming!.end = min(upcoming!.end ?? time, time) }
+        segments.endEpoch(epoch, at: time)
     }
 
-    /// When the coordinator ended `epoch`, if it has.
-    private func endTime(of epoch: UInt32?) -> CoordinatorTime? {
-        guard let epoch else { return nil }
-        return endedEpochs.last { $0.epoch == epoch }?.at
-    }
+    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { SegmentSwitch.isNewer(a, than: b) }
 
-    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { Int32(bitPattern: a &- b) > 0 }
-
-    func stopPlayback() {
+    /// Playback stops (`event` says why); it starts again with the next packet due.
+    func stopPlayback(_ event: ReceiverState.Event = .stopped) {
         cursor = nil
-        errorFilter.reset()
-        settlingUntil = nil
-        servo.reset()
-        decoder.reset()
-        concealedInARow = 0
-        fadeIn = 0
-        slewing = false
-        dryFrames = 0
+        monitor.reset()
+        resampler.reset()
+        decoding.reset()
+        fader.stopped()
+        receiver.handle(event)
     }
 
     /// The device's timeline moved (it restarted, underran, or began to play): settle again,
     /// stepping out the error it left rather than slewing it away slowly.
     public func deviceTimelineChanged() {
-        settlingUntil = nil
-        errorFilter.reset()
+        monitor.resettle()
     }
 }
