@@ -34,9 +34,9 @@ public final class ClockClient {
         }
     }
 
-    private let socket: UDPSocket
+    private let socket: any DatagramSocket
     private let coordinator: SocketAddress
-    private let clock: SystemClock
+    private let clock: any MonotonicClock
     private let handlers: Handlers
     private let key: HMACAuthenticator
     private let keyDescription: String
@@ -51,7 +51,7 @@ public final class ClockClient {
     private let log: Log
 
     /// `role` names the program in its log lines (`follower`, `lyrics`).
-    public init(socket: UDPSocket, coordinator: SocketAddress, clock: SystemClock, unicastPort: UInt16?, houseKey: HouseKey,
+    public init(socket: any DatagramSocket, coordinator: SocketAddress, clock: any MonotonicClock, unicastPort: UInt16?, houseKey: HouseKey,
                 sealedStream: Bool = true, role: String = "follower", handlers: Handlers) {
         log = Log(role)
         self.socket = socket

@@ -43,26 +43,53 @@ public final class Follower: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    private let clock = SystemClock()
+    private let clock: any MonotonicClock
     private let stopFlag = StopFlag()
-    private let engine: PlayoutEngine
-    private let rtpSocket: UDPSocket
+    let engine: PlayoutEngine
+    private let rtpSocket: any DatagramSocket
     /// By unicast: asked for, or because this host could not join the multicast group.
     private let byUnicast: Bool
-    private let clockSocket: UDPSocket
+    private let clockSocket: any DatagramSocket
     private let houseKey: HouseKey
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     private let clockMemory: ClockMemoryKeeper?
 
-    public init(configuration: Configuration) throws {
-        self.configuration = configuration
-        houseKey = try StateFolder.readHouseKey(path: configuration.houseKeyPath)
+    /// A follower on this host: its house key from its file, Opus, UDP sockets, the system's clock.
+    public convenience init(configuration: Configuration) throws {
         var engineConfig = PlayoutEngine.Configuration()
         // Stored audio comes up to the coordinator's lookahead ahead (at most 5 s: 250
         // packets of 20 ms, 1000 of 5 ms); only what comes takes memory.
         engineConfig.jitterCapacity = max(1_024, configuration.latencyMilliseconds * 4 / 10 + 64)
-        engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
+        let engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
+        let (stream, byUnicast) = try Self.streamSocket(configuration)
+        let control = try UDPSocket()
+        try control.bind(SocketAddress(address: 0, port: 0))
+        try self.init(configuration: configuration, houseKey: StateFolder.readHouseKey(path: configuration.houseKeyPath), engine: engine,
+                      clock: SystemClock(), stream: stream, byUnicast: byUnicast, control: control)
+    }
+
+    /// A follower on the parts it is given: the tests' simulated house runs it over an
+    /// in-memory network, on a manual clock, with a decoder of its own.
+    init(configuration: Configuration, houseKey: HouseKey, engine: PlayoutEngine, clock: any MonotonicClock,
+         stream: any DatagramSocket, byUnicast: Bool, control: any DatagramSocket) {
+        self.configuration = configuration
+        self.houseKey = houseKey
+        self.engine = engine
+        self.clock = clock
+        rtpSocket = stream
+        self.byUnicast = byUnicast
+        clockSocket = control
+        let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
+        clockMemory = configuration.stateDirectory.map {
+            ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
+        }
+    }
+
+    /// The stream's socket: on the multicast group, else (asked for, or no multicast route)
+    /// on the unicast port; and whether it is unicast.
+    private static func streamSocket(_ configuration: Configuration) throws -> (UDPSocket, Bool) {
+        let log = Log("follower")
         var socket = try UDPSocket()
         var unicast = configuration.unicast || configuration.multicastGroup == nil
         if let group = configuration.multicastGroup, !unicast {
@@ -79,14 +106,7 @@ public final class Follower: @unchecked Sendable {
         }
         if unicast { try socket.bind(SocketAddress(address: 0, port: configuration.listenPort), reuse: false) }
         socket.setReceiveBuffer(bytes: 1 << 20)
-        rtpSocket = socket
-        byUnicast = unicast
-        clockSocket = try UDPSocket()
-        try clockSocket.bind(SocketAddress(address: 0, port: 0))
-        let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
-        clockMemory = configuration.stateDirectory.map {
-            ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
-        }
+        return (socket, unicast)
     }
 
     public func stop() { stopFlag.set() }
@@ -95,13 +115,6 @@ public final class Follower: @unchecked Sendable {
     /// thread (its playout thread). Between renders it takes what its two sockets received
     /// meanwhile and sends what its clock and room are due to send; see docs/threads.md.
     public func run(output: AudioOutput) throws {
-        let unicastPort = byUnicast ? try rtpSocket.localAddress().port : nil
-        let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
-        if let remembered { engine.resumeClock(from: remembered.estimate) }
-        let network = FollowerNetwork(
-            stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
-            coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
-            trace: clockTrace)
         var listener: TextListener?
         var metrics: FollowerMetrics?
         if let address = configuration.metricsListen {
@@ -113,6 +126,26 @@ public final class Follower: @unchecked Sendable {
             log.info("metrics at http://\(address.host):\(listener?.port ?? 0)/metrics")
         }
         defer { listener?.stop() }
+        let playout = try prepare(output: output, metrics: metrics)
+        defer {
+            stopFlag.set()
+            let last = playout.snapshot()
+            clockMemory?.keep(last.estimate, device: output.name, deviceRatePPM: last.deviceRatePPM, now: nil)
+        }
+        log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \((try? rtpSocket.localAddress().port) ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
+        try playout.run(output: output, stop: stopFlag)
+    }
+
+    /// The follower's loop, ready to turn (`Playout.step`), on `output`: its clock resumed
+    /// from its memory, its sockets and the room's news.
+    func prepare(output: AudioOutput, metrics: FollowerMetrics? = nil) throws -> Playout {
+        let unicastPort = byUnicast ? try rtpSocket.localAddress().port : nil
+        let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
+        if let remembered { engine.resumeClock(from: remembered.estimate) }
+        let network = FollowerNetwork(
+            stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
+            coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
+            trace: clockTrace)
         let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9),
                                verbose: configuration.verbose, metrics: metrics) { [clockMemory, clock, device = output.name] last in
             // A file written once a minute: on a thread of its own, never the playout's.
@@ -129,13 +162,7 @@ public final class Follower: @unchecked Sendable {
             outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
             trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
-        defer {
-            stopFlag.set()
-            let last = playout.snapshot()
-            clockMemory?.keep(last.estimate, device: output.name, deviceRatePPM: last.deviceRatePPM, now: nil)
-        }
-        log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \(unicastPort ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
-        try playout.run(output: output, stop: stopFlag)
+        return playout
     }
 }
 
@@ -146,8 +173,10 @@ public final class Follower: @unchecked Sendable {
 /// and the kernel's stamps say when it did, so a packet read 20 ms after it came is placed
 /// exactly as one read at once. Sends never wait either (a full buffer drops the datagram).
 final class FollowerNetwork {
-    private var stream: UDPSocket
-    private let clock: SystemClock
+    private var stream: any DatagramSocket
+    private let clock: any MonotonicClock
+    /// Makes the stream's own socket when multicast does not come (bound to any port).
+    private let makeUnicastSocket: () throws -> any DatagramSocket
     /// On multicast: whether the stream reaches this host (else it asks for unicast).
     private var multicastWatch: MulticastWatch?
     private var heardStream = false
@@ -165,10 +194,12 @@ final class FollowerNetwork {
     private var reportedUnsealed = 0
     private var nextSummary: Int64 = 0
 
-    init(stream: UDPSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: UDPSocket, coordinator: SocketAddress,
-         clock: SystemClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?) {
+    init(stream: any DatagramSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: any DatagramSocket, coordinator: SocketAddress,
+         clock: any MonotonicClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?,
+         makeUnicastSocket: @escaping () throws -> any DatagramSocket = FollowerNetwork.unicastSocket) {
         self.stream = stream
         self.clock = clock
+        self.makeUnicastSocket = makeUnicastSocket
         multicastWatch = unicastPort == nil ? MulticastWatch() : nil
         // Both sockets are read up to a device period (20 ms) after their datagrams came:
         // only the kernel's stamps say when they came (the clock's exchanges, the stream's
@@ -199,6 +230,14 @@ final class FollowerNetwork {
                               houseKey: houseKey, sealedStream: sealedStream, handlers: handlers)
     }
 
+    /// A UDP socket of its own for the stream, on any free port.
+    static func unicastSocket() throws -> any DatagramSocket {
+        let socket = try UDPSocket()
+        try socket.bind(SocketAddress(address: 0, port: 0))
+        socket.setReceiveBuffer(bytes: 1 << 20)
+        return socket
+    }
+
     /// Sends what the control channel is due to send; returns the latest time to turn again.
     func turn(lock: ClockLock) -> Int64 {
         if multicastWatch != nil {
@@ -216,9 +255,7 @@ final class FollowerNetwork {
     /// coordinator asked to send it there. Said once.
     private func switchToUnicast() {
         do {
-            let socket = try UDPSocket()
-            try socket.bind(SocketAddress(address: 0, port: 0))
-            socket.setReceiveBuffer(bytes: 1 << 20)
+            let socket = try makeUnicastSocket()
             _ = socket.enableReceiveTimestamps()
             let port = try socket.localAddress().port
             stream = socket

@@ -100,7 +100,7 @@ final class Playout {
     /// sealed with SRTCP when the stream is sealed: a UDP send that never waits (a full
     /// socket buffer drops it).
     struct Requests {
-        let socket: UDPSocket
+        let socket: any DatagramSocket
         let coordinator: SocketAddress
         /// This follower's SSRC, in its NACKs.
         let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -117,6 +117,8 @@ final class Playout {
     private var device = DeviceTimeline()
     private var gain = GainStage()
     private var outputLatency: Int64 = 0
+    /// What is rendered for each write, kept between turns.
+    private var buffer: [Float] = []
     /// Renders until the next snapshot.
     private var rendersToSnapshot = 0
     private let trace: TimingTrace?
@@ -134,6 +136,7 @@ final class Playout {
         self.requests = requests
         self.clock = clock
         self.chunkFrames = chunkFrames
+        buffer.reserveCapacity(chunkFrames * 2)
         self.trace = trace
         room = RoomControl(settingsVersion: 0, gain: 1, outputDelay: outputDelay, interrupted: false)
     }
@@ -144,46 +147,54 @@ final class Playout {
 
     /// Plays through `output` until `stop` is set.
     func run(output: AudioOutput, stop: StopFlag) throws {
-        var buffer: [Float] = []
-        buffer.reserveCapacity(chunkFrames * 2)
-        while !stop.isSet {
-            // It wakes for the device's demand; when the control channel is due to send (a
-            // time request rides the device's wakes where it can); and when a retransmission
-            // request is due (a packet overdue, or a retry: a request sent late leaves its
-            // answer less time).
-            let controlDue = network.turn(lock: engine.clockLock)
-            let before = clock.nanosecondsNow()
-            let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
-            let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
-            let ready = try output.awaitDemand(frames: chunkFrames, timeout: timeout)
-            let now = clock.nanosecondsNow()
-            let clockChanged = takeInputs()
-            askForMissing(at: LocalTime(nanoseconds: now))
-            guard ready else {
-                publish(force: clockChanged, now: now)
-                continue
-            }
-            let jumps = device.jumps
-            let timing = output.takeTiming()
-            if let timing { device.report(timing) }
-            let written = output.framesWritten
-            let heard = device.heardAt(frame: written)
-            room.interrupted = output.interrupted
-            gain.target = room.interrupted ? 0 : room.gain
-            if device.jumps != jumps { engine.deviceTimelineChanged() }
-            engine.deviceRate = device.localPerFrame
-            buffer.removeAll(keepingCapacity: true)
-            if let heard {
-                engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)
-                outputLatency = heard.nanoseconds + room.outputDelay - now
-            } else {
-                buffer.append(contentsOf: repeatElement(0, count: chunkFrames * 2))
-            }
-            trace?.record(now: now, timing: timing, written: written, heard: heard, engine: engine)
-            gain.apply(to: &buffer)
-            try output.write(buffer)
+        while !stop.isSet { _ = try step(output: output) }
+    }
+
+    /// One turn of the loop: sends what the control channel is due to send, waits for the
+    /// device's demand (or until the control channel or a retransmission request is due),
+    /// takes what the sockets received, asks for what is missing, and renders and writes
+    /// the frames due when the device wants them. Returns the local time by which it must
+    /// turn again even if the device asks for nothing (a simulated house drives it so).
+    @discardableResult
+    func step(output: AudioOutput) throws -> Int64 {
+        // It wakes for the device's demand; when the control channel is due to send (a
+        // time request rides the device's wakes where it can); and when a retransmission
+        // request is due (a packet overdue, or a retry: a request sent late leaves its
+        // answer less time).
+        let controlDue = network.turn(lock: engine.clockLock)
+        let before = clock.nanosecondsNow()
+        let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
+        let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
+        let ready = try output.awaitDemand(frames: chunkFrames, timeout: timeout)
+        let now = clock.nanosecondsNow()
+        let clockChanged = takeInputs()
+        askForMissing(at: LocalTime(nanoseconds: now))
+        let next = min(before + timeout, engine.nextRetransmissionRequest.map { max($0.nanoseconds, now + 1_000_000) } ?? .max)
+        guard ready else {
             publish(force: clockChanged, now: now)
+            return next
         }
+        let jumps = device.jumps
+        let timing = output.takeTiming()
+        if let timing { device.report(timing) }
+        let written = output.framesWritten
+        let heard = device.heardAt(frame: written)
+        room.interrupted = output.interrupted
+        gain.target = room.interrupted ? 0 : room.gain
+        if device.jumps != jumps { engine.deviceTimelineChanged() }
+        engine.deviceRate = device.localPerFrame
+        buffer.removeAll(keepingCapacity: true)
+        if let heard {
+            engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)
+            outputLatency = heard.nanoseconds + room.outputDelay - now
+        } else {
+            buffer.append(contentsOf: repeatElement(0, count: chunkFrames * 2))
+        }
+        trace?.record(now: now, timing: timing, written: written, heard: heard, engine: engine)
+        gain.apply(to: &buffer)
+        try output.write(buffer)
+        publish(force: clockChanged, now: now)
+        return next
     }
 
     /// Applies what the sockets received since the last wake, in arrival order. True when

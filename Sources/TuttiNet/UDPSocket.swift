@@ -177,4 +177,10 @@ public struct Datagram: Sendable, Equatable {
     public var bytes: [UInt8]
     public var from: SocketAddress
     public var receivedAt: Int64
+
+    public init(bytes: [UInt8], from: SocketAddress, receivedAt: Int64) {
+        self.bytes = bytes
+        self.from = from
+        self.receivedAt = receivedAt
+    }
 }

@@ -1,11 +1,15 @@
 import TuttiCore
+import TuttiNet
+import TuttiSecurity
 import TuttiTesting
+@testable import TuttiFollower
 
 /// A whole house in memory, driven by a simulated true time: a coordinator stamping
 /// IndexCodec frames, answering on its control channel (`ControlChannelService`, the clock
-/// server's machine) and resending what followers ask for again, followers with their own
-/// drifting clocks and sound devices (their side of the channel is `CoordinatorSession`),
-/// and a lossy, jittery network between them.
+/// server's machine) and resending what followers ask for again, and followers that are the
+/// real follower (`Follower`, its `FollowerNetwork`, `ClockClient` and `Playout`, turning
+/// `Playout.step` when their device or their loop is due), each on a clock of its own
+/// that drifts, with a sound device of its own, over a lossy, jittery in-memory network.
 /// Records, for every frame each device plays, how far from its presentation time it was heard.
 final class SimulatedHouse {
     struct FollowerSpec {
@@ -19,27 +23,94 @@ final class SimulatedHouse {
         var path: PathModel?
     }
 
+    /// The house's true time, which every member's clock reads through its own drift.
+    final class TrueTime: @unchecked Sendable {
+        var now: Int64 = 0
+    }
+
+    /// A member's local clock: its offset and drift on the house's true time.
+    struct MemberClock: MonotonicClock {
+        let time: TrueTime
+        let offset: Int64
+        let drift: Double
+        func local(_ trueTime: Int64) -> Int64 { offset + trueTime + Int64((Double(trueTime) * drift).rounded()) }
+        func nanosecondsNow() -> Int64 { local(time.now) }
+    }
+
+    /// One of a member's sockets on the in-memory network: what was delivered to it, and
+    /// where what it sends goes.
+    final class SimulatedSocket: DatagramSocket {
+        let address: SocketAddress
+        var inbox: [Datagram] = []
+        let sent: ([UInt8]) -> Void
+        init(address: SocketAddress, sent: @escaping ([UInt8]) -> Void) {
+            self.address = address
+            self.sent = sent
+        }
+        func send(_ bytes: [UInt8], to address: SocketAddress, wait: Bool) throws(SystemError) { sent(bytes) }
+        func receive(timeoutMilliseconds: Int32) throws(SystemError) -> Datagram? { try receiveWaiting() }
+        func receiveWaiting() throws(SystemError) -> Datagram? { inbox.isEmpty ? nil : inbox.removeFirst() }
+        func enableReceiveTimestamps() -> Bool { true }
+        func localAddress() throws(SystemError) -> SocketAddress { address }
+    }
+
+    /// A member's sound device: frame `n` is heard `latency` after it is due to be written,
+    /// exactly, on the member's clock; it asks for a chunk when the last one written is
+    /// `latency` from being heard. What it plays goes to `played`.
+    final class SimulatedDevice: AudioOutput {
+        let name = "simulated"
+        let interrupted = false
+        let clock: MemberClock
+        let latency: Int64
+        private(set) var framesWritten: Int64 = 0
+        /// Local time at which frame 0 is heard; nil before the first demand.
+        private var start: Int64?
+        let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
+        init(clock: MemberClock, latency: Int64, played: @escaping (Int64, [Float]) -> Void) {
+            self.clock = clock
+            self.latency = latency
+            self.played = played
+        }
+        private var playedUntil: Int64? { start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) } }
+        /// When it next asks for audio (local time).
+        var nextDemand: Int64 { playedUntil.map { $0 - latency } ?? clock.nanosecondsNow() }
+        func awaitDemand(frames: Int, timeout: Int64) throws -> Bool { clock.nanosecondsNow() >= nextDemand }
+        func takeTiming() -> DeviceTiming? {
+            let now = clock.nanosecondsNow()
+            return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now + latency),
+                                measuredAt: LocalTime(nanoseconds: now))
+        }
+        func write(_ samples: [Float]) throws {
+            if start == nil { start = clock.nanosecondsNow() + latency }
+            played(playedUntil!, samples)
+            framesWritten += Int64(samples.count / 2)
+        }
+    }
+
     final class Member {
         let spec: FollowerSpec
-        let engine: PlayoutEngine
+        let clock: MemberClock
+        let follower: Follower
+        var engine: PlayoutEngine { follower.engine }
+        var device: SimulatedDevice!
+        var playout: Playout?
+        /// When its loop must turn again even if its device asks for nothing (local time).
+        var nextTurn: Int64 = .min
+        let stream: SimulatedSocket
+        let control: SimulatedSocket
+        /// The coordinator's stream to it, and its clock port's datagrams both ways (to 0:
+        /// the member; to 1: the coordinator).
         var network: InMemoryNetwork<Int>
         var clockNetwork: InMemoryNetwork<Int>
-        /// The member's side of the control channel: the follower's own machine.
-        var session = CoordinatorSession(unicastPort: nil, reportsRoom: false)
-        /// Local time at which the next device chunk is heard.
-        var deviceNext: Int64?
         /// (true time heard, stream position played) for every non-silent frame.
         var heard: [(time: Int64, position: Double)] = []
         var firstSoundAt: Int64?
         /// (true time, clock estimate error in ns) every 250 ms.
         var clockErrors: [(Int64, Int64)] = []
 
-        init(spec: FollowerSpec, seed: UInt64) {
+        init(spec: FollowerSpec, index: Int, seed: UInt64, time: TrueTime, key: HouseKey) {
             self.spec = spec
-            var config = PlayoutEngine.Configuration()
-            config.payloadType = 96
-            config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
-            engine = PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config)
+            clock = MemberClock(time: time, offset: spec.clockOffset, drift: spec.drift)
             if let path = spec.path {
                 network = InMemoryNetwork(path: path, seed: seed)
                 clockNetwork = InMemoryNetwork(path: path, seed: seed + 100)
@@ -47,30 +118,55 @@ final class SimulatedHouse {
                 network = InMemoryNetwork(loss: spec.loss, baseDelay: 500_000, jitter: spec.jitter, seed: seed)
                 clockNetwork = InMemoryNetwork(loss: spec.loss, baseDelay: 200_000, jitter: spec.jitter / 10, seed: seed + 100)
             }
+            let here = UInt32(0x0A00_0002 + index)
+            stream = SimulatedSocket(address: SocketAddress(address: here, port: 6_000)) { _ in }
+            var sendControl: ([UInt8]) -> Void = { _ in }
+            control = SimulatedSocket(address: SocketAddress(address: here, port: 6_001)) { sendControl($0) }
+            var config = PlayoutEngine.Configuration()
+            config.payloadType = 96
+            config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
+            var followerConfig = Follower.Configuration()
+            followerConfig.coordinator = SimulatedHouse.coordinatorAddress
+            followerConfig.unicast = true
+            followerConfig.sealedStream = false
+            followerConfig.stateDirectory = nil
+            followerConfig.name = "room\(index)"
+            followerConfig.chunkFrames = 480
+            followerConfig.statusInterval = 3_600
+            follower = Follower(configuration: followerConfig, houseKey: key,
+                                engine: PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config),
+                                clock: clock, stream: stream, byUnicast: true, control: control)
+            sendControl = { [unowned self] bytes in clockNetwork.send(bytes, to: 1, at: clock.time.now) }
         }
 
-        func local(_ trueTime: Int64) -> Int64 { spec.clockOffset + trueTime + Int64((Double(trueTime) * spec.drift).rounded()) }
+        func local(_ trueTime: Int64) -> Int64 { clock.local(trueTime) }
         func trueTime(_ local: Double) -> Double { (local - Double(spec.clockOffset)) / (1 + spec.drift) }
     }
+
+    static let coordinatorAddress = SocketAddress(address: 0x0A00_0001, port: 5_005)
 
     let origin: Int64 = 2_000_000_000
     let lead: Int64 = 150_000_000
     /// How far ahead the coordinator sends (the IndexCodec stream is stored audio).
     let lookahead: Int64
     let frames = 960
-    let chunk = 480
     var packetizer: StreamPacketizer
     /// The coordinator's packets of late, for followers that ask for them again.
     var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: 78, initialSequence: 1)
     /// The house key, as the clock port's messages are sealed with it.
-    static let key = SumTag(key: 7)
+    static let houseKey = HouseKey.generate()
+    static let key = houseKey.clockPort
     /// The coordinator's side of the control channel; members are their indices.
     var channel = ControlChannelService<Int>(key: SimulatedHouse.key, cookieKey: SumTag(key: 99), ssrc: 77, payloadType: 96,
                                              addressBytes: { [UInt8(truncatingIfNeeded: $0)] }, atPort: { peer, _ in peer })
     /// The coordinator's clock, set to each moment it acts at.
     let coordinatorClock = ManualClock(start: 0)
     var members: [Member] = []
-    var now: Int64 = 0
+    let time = TrueTime()
+    var now: Int64 {
+        get { time.now }
+        set { time.now = newValue }
+    }
     /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
     var restarts: [Int64] = []
     /// The coordinator's transport (the real machine), playing one endless item: the
@@ -111,7 +207,8 @@ final class SimulatedHouse {
         self.lookahead = lookahead
         packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
                                       origin: CoordinatorTime(nanoseconds: origin))
-        members = specs.enumerated().map { Member(spec: $1, seed: UInt64($0 + 1)) }
+        let time = self.time
+        members = specs.enumerated().map { Member(spec: $1, index: $0, seed: UInt64($0 + 1), time: time, key: Self.houseKey) }
         schedule = SendSchedule(latency: lead, lookahead: lookahead)
         var queue = PlayQueue()
         item = queue.add(["index-codec"])[0].id
@@ -195,61 +292,38 @@ final class SimulatedHouse {
         }
     }
 
+    /// The member's side at true time `now`: what the network delivered goes to its
+    /// sockets (stamped with its clock), the coordinator answers what reached it, and the
+    /// follower's own loop turns (`Playout.step`) when its device asks for audio or its loop
+    /// is due. Every frame the device plays is recorded with when it is heard.
     private func advance(_ m: Member, index: Int) {
-        // Clock exchanges as the follower's control channel paces them (its CoordinatorSession,
-        // on the member's local clock): a burst, then as often as the bound needs. Coordinator
-        // time is true time.
-        for action in m.session.turn(now: m.local(now), lock: m.engine.clockLock) where action == .requestTime {
-            let t1 = m.local(now)
-            m.session.requestSent(originate: t1)
-            m.clockNetwork.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).seal(stamp: m.session.cookie, with: Self.key),
-                                to: 1, at: now)
+        if m.playout == nil {
+            m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency) { [unowned m] heardAt, samples in
+                for j in 0..<samples.count / 2 where samples[j * 2] != 0 {
+                    let t = m.trueTime(Double(heardAt) + Double(j) * 1e9 / 48_000)
+                    // IndexCodec(base: -1) makes position 0 decode as 1, so silence (0) is distinct.
+                    m.heard.append((Int64(t), Double(samples[j * 2]) - 1))
+                    if m.firstSoundAt == nil { m.firstSoundAt = Int64(t) }
+                }
+            }
+            m.playout = try! m.follower.prepare(output: m.device)
         }
         for d in m.clockNetwork.deliver(upTo: now) {
             if d.to == 1 {
                 coordinatorReceives(d, from: index)
-                continue
+            } else {
+                m.control.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
             }
-            if d.bytes.first.map({ $0 >> 6 == 2 }) == true {  // a retransmission, on the clock port
-                m.engine.receiveRetransmission(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
-                continue
-            }
-            guard let (message, stamp) = try? ControlMessage.open(d.bytes, with: Self.key) else { continue }
-            // The coordinator's messages go through the member's session, as a follower's do.
-            for action in m.session.receive(message, stamp: stamp, arrived: LocalTime(nanoseconds: m.local(d.deliverAt))) {
-                switch action {
-                case let .sample(sample): m.engine.addClockSample(sample)
-                case let .epochEnd(epoch, at): m.engine.endEpoch(epoch, at: at)
-                default: break
-                }
-            }
-        }
-        if now % 250_000_000 == 0, let e = m.engine.clockEstimate {
-            m.clockErrors.append((now, e.coordinatorTime(at: LocalTime(nanoseconds: m.local(now))).nanoseconds - now))
         }
         for d in m.network.deliver(upTo: now) {
-            m.engine.receive(d.bytes, at: LocalTime(nanoseconds: m.local(d.deliverAt)))
+            m.stream.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
         }
-        // Ask for what is missing, as the follower's receive loop does.
-        if let request = m.engine.retransmissionRequests(at: LocalTime(nanoseconds: m.local(now)), outputLead: m.spec.deviceLatency) {
-            let nack = GenericNACK(senderSSRC: UInt32(index + 1), mediaSSRC: request.ssrc, sequences: request.sequences).encode()
-            for _ in 0..<request.copies { m.clockNetwork.send(nack, to: 1, at: now) }
+        let local = m.local(now)
+        if local >= min(m.nextTurn, m.device.nextDemand) {
+            m.nextTurn = try! m.playout!.step(output: m.device)
         }
-        // The device: chunk k is heard from local time deviceNext on, and must be rendered
-        // `deviceLatency` before that.
-        let localNow = m.local(now)
-        if m.deviceNext == nil { m.deviceNext = localNow + m.spec.deviceLatency }
-        while let heardAt = m.deviceNext, heardAt - m.spec.deviceLatency <= localNow {
-            var out: [Float] = []
-            m.engine.render(frames: chunk, heardAt: LocalTime(nanoseconds: heardAt), into: &out)
-            for j in 0..<chunk where out[j * 2] != 0 {
-                let local = Double(heardAt) + Double(j) * 1e9 / 48_000
-                let t = m.trueTime(local)
-                // IndexCodec(base: -1) makes position 0 decode as 1, so silence (0) is distinct.
-                m.heard.append((Int64(t), Double(out[j * 2]) - 1))
-                if m.firstSoundAt == nil { m.firstSoundAt = Int64(t) }
-            }
-            m.deviceNext = heardAt + Int64(chunk) * 1_000_000_000 / 48_000
+        if now % 250_000_000 == 0, let e = m.engine.clockEstimate {
+            m.clockErrors.append((now, e.coordinatorTime(at: LocalTime(nanoseconds: local)).nanoseconds - now))
         }
     }
 
