@@ -18,6 +18,17 @@ struct TransportPlayoutTests {
             .map { abs(($0.position - house.position(at: $0.time)) / 48_000 * 1e9) }.max() ?? 0
     }
 
+    /// Sound stops at the cut, the room is silent until the resume instant, and plays on from
+    /// the paused sample then.
+    static func expectPaused(_ m: SimulatedHouse.Member, _ house: SimulatedHouse, from cut: Int64, until resume: Int64) throws {
+        let last = try #require(m.heard.last { $0.time < resume })
+        #expect(abs(cut - last.time) < 100_000, "sound stops at the cut, \((cut - last.time) / 1000) µs early")
+        #expect(!m.heard.contains { $0.time >= cut && $0.time < resume - 50_000 }, "silence while paused")
+        let back = try #require(m.heard.first { $0.time >= resume - 50_000 })
+        #expect(abs(back.time - resume) < 100_000, "back \((back.time - resume) / 1000) µs after the resume instant")
+        #expect(abs(back.position - house.position(at: cut)) < 5, "resumes from the paused sample")
+    }
+
     @Test func pauseSilencesEveryRoomAtTheCutAndResumeContinuesFromThere() throws {
         let house = SimulatedHouse(Self.followers())
         house.commands = [(5_000_000_000, .pause(resumeAfter: 1_000_000_000))]
@@ -25,12 +36,7 @@ struct TransportPlayoutTests {
         let cut = try #require(house.cuts.first).at
         let resume = cut + 1_000_000_000
         for m in house.members {
-            let last = try #require(m.heard.last { $0.time < resume })
-            #expect(abs(cut - last.time) < 100_000, "sound stops at the cut, \((cut - last.time) / 1000) µs early")
-            #expect(!m.heard.contains { $0.time >= cut && $0.time < resume - 50_000 }, "silence while paused")
-            let back = try #require(m.heard.first { $0.time >= resume - 50_000 })
-            #expect(abs(back.time - resume) < 100_000, "back \((back.time - resume) / 1000) µs after the resume instant")
-            #expect(abs(back.position - house.position(at: cut)) < 5, "resumes from the paused sample")
+            try Self.expectPaused(m, house, from: cut, until: resume)
             #expect(Self.worst(m, house, from: resume + 500_000_000, to: 8_000_000_000) < 50_000)
             #expect(m.engine.statistics.resyncs == 0)
         }
@@ -102,11 +108,7 @@ struct LookaheadTests {
         #expect(pause - 5_000_000_000 <= 100_000_000 && seek - 9_000_000_000 <= 100_000_000)
         let resume = pause + 1_000_000_000
         for m in house.members {
-            let last = try #require(m.heard.last { $0.time < resume })
-            #expect(abs(pause - last.time) < 100_000, "sound stops at the cut")
-            #expect(!m.heard.contains { $0.time >= pause && $0.time < resume - 50_000 }, "silence while paused")
-            let back = try #require(m.heard.first { $0.time >= resume - 50_000 })
-            #expect(abs(back.position - house.position(at: pause)) < 5, "resumes from the paused sample")
+            try TransportPlayoutTests.expectPaused(m, house, from: pause, until: resume)
             #expect(!m.heard.contains { $0.time >= seek + 30_000 && $0.position < Double(30 * 48_000) }, "nothing of before the seek after it")
             let after = try #require(m.heard.first { $0.time >= seek })
             #expect(abs(after.time - seek) < 100_000 && abs(after.position - Double(30 * 48_000)) < 5)
