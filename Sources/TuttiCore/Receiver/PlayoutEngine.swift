@@ -106,9 +106,12 @@ public final class PlayoutEngine {
         clockChanged()
     }
 
-    /// The machine learns whether the clock is usable.
+    /// The machine learns whether the clock is usable, when that changed (every packet is
+    /// a reading of the clock: nothing more per packet than this comparison).
     private func clockChanged() {
-        receiver.handle(clock.estimate != nil ? .clockLocked(playing: cursor != nil) : .clockLost)
+        let locked = clock.estimate != nil
+        guard locked == (receiver.phase == .acquiringClock) else { return }
+        receiver.handle(locked ? .clockLocked(playing: cursor != nil) : .clockLost)
     }
 
     /// Resumes the clock from what this follower knew before it restarted (see
@@ -213,8 +216,6 @@ public final class PlayoutEngine {
         requester.ended(epoch: epoch)
         segments.endEpoch(epoch, at: time)
     }
-
-    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { SegmentSwitch.isNewer(a, than: b) }
 
     /// Playback stops (`event` says why); it starts again with the next packet due.
     func stopPlayback(_ event: ReceiverState.Event = .stopped) {

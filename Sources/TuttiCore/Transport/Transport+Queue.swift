@@ -77,8 +77,7 @@ extension Transport {
     /// there, in a new epoch, with what the queue says follows the last segment kept.
     private mutating func relineUp(keeping kept: [TimelineSegment], at boundary: CoordinatorTime) -> [TransportAction] {
         guard case let .running(segments, _) = mode, let before = kept.last else { return [] }
-        var epochs: [UInt32] = []
-        for s in segments.dropFirst(kept.count) where !epochs.contains(s.epoch) { epochs.append(s.epoch) }
+        var epochs = Self.epochs(of: segments.dropFirst(kept.count))
         if epochs.isEmpty { epochs = [epoch] }  // the queue had run out: its end was told already
         let actions = epochs.map { TransportAction.cut(epoch: $0, at: boundary) }
         try? queue.rewind(to: before.itemID)

@@ -171,9 +171,14 @@ public struct Transport: Sendable {
         lastEnd = time
         mode = .idle(.paused, position: position)
         // The epoch heard then, and any lined up after it (a queue edit's), end there.
+        return (Self.epochs(of: segments.filter { $0.at >= segment.at }).map { .cut(epoch: $0, at: time) }, position)
+    }
+
+    /// The epochs of `segments`, each once, in order.
+    static func epochs(of segments: some Sequence<TimelineSegment>) -> [UInt32] {
         var epochs: [UInt32] = []
-        for s in segments where s.at >= segment.at && !epochs.contains(s.epoch) { epochs.append(s.epoch) }
-        return (epochs.map { .cut(epoch: $0, at: time) }, position)
+        for s in segments where !epochs.contains(s.epoch) { epochs.append(s.epoch) }
+        return epochs
     }
 
     /// Moves the queue (next, previous) and plays, or stays paused or stopped on the new item.
