@@ -141,7 +141,7 @@ let package = Package(
 
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"]),
         // The follower's loop in a simulated house (the real shells over an in-memory network).
-        .testTarget(name: "TuttiFollowerTests", dependencies: ["TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiNet", "TuttiSecurity"]),
+        .testTarget(name: "TuttiFollowerTests", dependencies: ["TuttiFollower", "TuttiNode", "TuttiCore", "TuttiTesting", "TuttiNet", "TuttiSecurity"]),
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiMediaTests", dependencies: ["TuttiMedia", "TuttiCore", "TuttiTesting"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),

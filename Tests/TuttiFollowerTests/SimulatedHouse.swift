@@ -3,15 +3,17 @@ import TuttiNet
 import TuttiSecurity
 import TuttiTesting
 @testable import TuttiFollower
+@testable import TuttiNode
 
-/// A whole house in memory, driven by a simulated true time: a coordinator stamping
-/// IndexCodec frames, answering on its control channel (`ControlChannelService`, the clock
-/// server's machine) and resending what followers ask for again, and followers that are the
-/// real follower (`Follower`, its `FollowerNetwork`, `ClockClient` and `Playout`, turning
+/// A whole house in memory, driven by a simulated true time: a coordinator whose sender is
+/// the real one (`Player` and its `SenderMachine`, on the true time) playing a source whose
+/// samples are their own positions into IndexCodec frames, answering on its control channel
+/// (`ControlChannelService`, the clock server's machine) and resending what followers ask
+/// for again, and followers that are the real follower (`Follower`, its `FollowerNetwork`, `ClockClient` and `Playout`, turning
 /// `Playout.step` when their device or their loop is due), each on a clock of its own
 /// that drifts, with a sound device of its own, over a lossy, jittery in-memory network.
 /// Records, for every frame each device plays, how far from its presentation time it was heard.
-final class SimulatedHouse {
+final class SimulatedHouse: @unchecked Sendable {
     struct FollowerSpec {
         var clockOffset: Int64 = 0
         var drift: Double = 0
@@ -149,8 +151,13 @@ final class SimulatedHouse {
     let lead: Int64 = 150_000_000
     /// How far ahead the coordinator sends (the IndexCodec stream is stored audio).
     let lookahead: Int64
-    let frames = 960
-    var packetizer: StreamPacketizer
+    /// The coordinator's sender, turned at every step of the true time.
+    private var player: Player!
+    /// The true time, as the coordinator's clock.
+    struct TrueClock: MonotonicClock {
+        let time: TrueTime
+        func nanosecondsNow() -> Int64 { time.now }
+    }
     /// The coordinator's packets of late, for followers that ask for them again.
     var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: 78, initialSequence: 1)
     /// The house key, as the clock port's messages are sealed with it.
@@ -184,13 +191,9 @@ final class SimulatedHouse {
         case seek(to: Int64)
     }
     var commands: [(at: Int64, command: Command)] = []
-    /// The media position of the next frame sent; what IndexCodec samples carry.
-    var mediaPosition: Int64 = 0
     /// Changes a packet before it is sent (given the media position of its first frame): a
     /// stranger's forged packet in its place.
     var tamper: ((Int64, inout RTPPacket) -> Void)?
-    /// When each packet goes and where the epoch ends, as for the player.
-    private var schedule: SendSchedule
     /// When to tell the transport to play again (after a pause).
     private var resumeCommandAt: Int64?
     /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
@@ -205,17 +208,62 @@ final class SimulatedHouse {
 
     init(_ specs: [FollowerSpec], lookahead: Int64 = 150_000_000) {
         self.lookahead = lookahead
-        packetizer = StreamPacketizer(ssrc: 77, initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
-                                      origin: CoordinatorTime(nanoseconds: origin))
         let time = self.time
         members = specs.enumerated().map { Member(spec: $1, index: $0, seed: UInt64($0 + 1), time: time, key: Self.houseKey) }
-        schedule = SendSchedule(latency: lead, lookahead: lookahead)
         var queue = PlayQueue()
         item = queue.add(["index-codec"])[0].id
         transport = Transport(queue: queue)
         transport.setDuration(itemID: item, frames: 3_600 * 48_000)
+        var settings = Player.Configuration()
+        settings.latency = lead
+        settings.lookahead = lookahead
+        player = try! Player(configuration: settings, ssrc: 77, stopFlag: StopFlag(), clock: TrueClock(time: time),
+                             opener: { _ in IndexSource() }, encoder: IndexEncoder(),
+                             initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
+                             send: { [unowned self] packet in self.sent(packet) }, sendReport: { _ in })
         // Played so that the stream is heard from `origin` on.
         perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: origin) - transport.configuration.cutLead))
+    }
+
+    /// A stored source whose samples are their own media positions (left: position / 4096,
+    /// right: position % 4096, both exact as floats), endless.
+    final class IndexSource: FrameSource {
+        let name = "index"
+        let isLive = false
+        let length: Int64? = 3_600 * 48_000
+        let loudness: Loudness? = nil  // as it is: no gain
+        private(set) var framesRead: Int64 = 0
+        func read(into output: inout [Float]) throws -> Int? {
+            for p in framesRead..<framesRead + 1_024 { output += [Float(p >> 12), Float(p & 4_095)] }
+            framesRead += 1_024
+            return 1_024
+        }
+        func seek(toFrame frame: Int64) throws { framesRead = frame }
+    }
+
+    /// Encodes a packet of the index source's frames as the IndexCodec frame that decodes to
+    /// the same positions.
+    final class IndexEncoder: FrameEncoding {
+        let frameSize = 960
+        let lookahead = 0
+        func encode(_ pcm: [Float], offset: Int) throws -> [UInt8] {
+            IndexCodec.payload(first: Int64(pcm[offset]) << 12 | Int64(pcm[offset + 1]), frames: frameSize)
+        }
+        func reset() {}
+    }
+
+    /// The stream position of the first frame of an IndexCodec payload.
+    static func firstPosition(_ payload: [UInt8]) -> Int64 {
+        Int64(bitPattern: payload[0..<8].reduce(0) { $0 << 8 | UInt64($1) })
+    }
+
+    /// A packet the sender sends now: stamped, kept for retransmission, to every member there.
+    private func sent(_ packet: RTPPacket) {
+        var packet = packet
+        packet.sendTime = CoordinatorTime(nanoseconds: now)
+        tamper?(Self.firstPosition(packet.payload), &packet)
+        retransmitter.record(packet)
+        for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
     }
 
     /// Presentation time of stream position `v` (frames since origin) on the current timeline.
@@ -238,15 +286,8 @@ final class SimulatedHouse {
                 resumeCommandAt = nil
                 perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: now)))
             }
-            // Coordinator: send every packet due (up to the lookahead ahead of presentation).
-            while schedule.streaming, schedule.decide(presentation: packetizer.nextPresentationTime, now: now, stored: true) == .send {
-                var packet = packetizer.packetize(IndexCodec.payload(first: mediaPosition, frames: frames), frames: frames)
-                packet.sendTime = CoordinatorTime(nanoseconds: now)
-                tamper?(mediaPosition, &packet)
-                retransmitter.record(packet)
-                mediaPosition += Int64(frames)
-                for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
-            }
+            // Coordinator: the sender sends every packet due (up to the lookahead ahead of presentation).
+            _ = player.turn()
             for (index, m) in members.enumerated() where now >= m.spec.joinAt {
                 advance(m, index: index)
             }
@@ -266,15 +307,13 @@ final class SimulatedHouse {
         }
     }
 
-    /// Carries out the transport's actions as the coordinator does: a cut stops the sender
-    /// there and is announced to every member; a start restarts the stream there, from its
-    /// position.
+    /// Carries out the transport's actions as the coordinator does: a cut is announced to
+    /// every member; the sender carries out all of them.
     private func perform(_ actions: [TransportAction]) {
         for action in actions {
             switch action {
             case let .cut(epoch, at):
                 cuts.append((epoch, at.nanoseconds))
-                schedule.cut(at: at)
                 // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
                 let message = ControlMessage.epochEnd(epoch: epoch, at: NTPTimestamp(at))
                     .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
@@ -282,14 +321,12 @@ final class SimulatedHouse {
                     for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
                 }
             case let .start(segment):
-                packetizer.restart(at: segment.at, epoch: segment.epoch)
-                mediaPosition = segment.position
                 epochStarts.append((segment.epoch, segment.at.nanoseconds, segment.position))
-                schedule.start(now: now)
             case .continueWith:
                 break  // one endless item
             }
         }
+        player.perform(actions, paths: [item: "index-codec"])
     }
 
     /// The member's side at true time `now`: what the network delivered goes to its

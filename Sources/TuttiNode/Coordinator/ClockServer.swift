@@ -14,15 +14,13 @@ final class ClockServer: @unchecked Sendable {
     private let stopFlag: StopFlag
     /// This service's thread only.
     private var service: ControlChannelService<SocketAddress>
-    /// Seals retransmissions like the stream (SRTP), and opens the followers' NACKs (SRTCP),
-    /// when the stream is sealed.
-    private let sealer: StreamSealer
+    /// The stream's subscribers, the packets sent lately (for peers that ask again) and its
+    /// protection (retransmissions are sealed like the stream).
+    let outlet: StreamOutlet
+    /// Opens the followers' NACKs (SRTCP), when the stream is sealed.
     private var opener: SRTPContext?
-    let subscribers = Mutex(LeaseTable<SocketAddress>())
     /// Called on this service's thread with every room report, its sender and arrival time.
     var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
-    /// The packets sent lately (recorded by the sender's thread), for peers that ask again.
-    private let retransmitter: Mutex<Retransmitter<SocketAddress>>
     /// NACKs from addresses that have not exchanged time lately, refused.
     private var refusedRequests = 0
     private var reportedStrangers = (0, 0)
@@ -31,10 +29,9 @@ final class ClockServer: @unchecked Sendable {
     private let log = Log("coordinator")
 
     init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator,
-         resending: Retransmitter<SocketAddress>.Configuration = .init(),
-         sealer: StreamSealer = StreamSealer(nil), stream: SRTPMasterKey? = nil) {
+         outlet: StreamOutlet, stream: SRTPMasterKey? = nil) {
         self.socket = socket
-        self.sealer = sealer
+        self.outlet = outlet
         // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
         opener = stream.map { SRTPContext($0, capacity: 512) }
         self.clock = clock
@@ -42,16 +39,6 @@ final class ClockServer: @unchecked Sendable {
         service = ControlChannelService(key: key, cookieKey: HMACAuthenticator.random(), ssrc: ssrc,
                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
                                         atPort: { SocketAddress(address: $0.address, port: $1) })
-        retransmitter = Mutex(Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
-                                            initialSequence: UInt16.random(in: 0...UInt16.max), configuration: resending))
-    }
-
-    /// What the retransmitter did so far (any thread).
-    var retransmissions: Retransmitter<SocketAddress>.Statistics { retransmitter.withLock { $0.statistics } }
-
-    /// Keeps a packet just sent, for retransmission (any thread).
-    func record(_ packet: RTPPacket) {
-        retransmitter.withLock { $0.record(packet) }
     }
 
     func run() {
@@ -75,12 +62,8 @@ final class ClockServer: @unchecked Sendable {
                 case let .send(reply, to):
                     try? socket.send(reply, to: to)
                 case let .subscribe(target, expiry, reply, to):
-                    let accepted = subscribers.withLock { table in
-                        let isNew = !table.active(now: t2).contains(target)
-                        let ok = table.renew(target, until: expiry, now: t2)
-                        if ok && isNew && expiry > t2 { log.info("unicast subscriber \(target)") }
-                        return ok
-                    }
+                    let (accepted, isNew) = outlet.subscribe(target, until: expiry, at: t2)
+                    if accepted && isNew { log.info("unicast subscriber \(target)") }
                     if accepted {
                         try? socket.send(reply, to: to)
                     } else {
@@ -115,9 +98,8 @@ final class ClockServer: @unchecked Sendable {
             refusedRequests += 1
             return
         }
-        for packet in retransmitter.withLock({ $0.answer(nack, from: from, now: now) }) {
-            // Retransmissions carry no send time: they are no clock readings.
-            try? socket.send(sealer.wire(packet) { CoordinatorTime(nanoseconds: 0) }, to: from)
+        for bytes in outlet.resend(nack, from: from, at: now) {
+            try? socket.send(bytes, to: from)
         }
     }
 
@@ -134,7 +116,7 @@ final class ClockServer: @unchecked Sendable {
                      + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")
             reportedStrangers = strangers
         }
-        let s = retransmitter.withLock { $0.statistics }
+        let s = outlet.retransmissions
         guard s != reported || refusedRequests > 0 else { return }
         let asked = s.requested - reported.requested, resent = s.resent - reported.resent
         let gone = s.unknown - reported.unknown, refused = s.refused - reported.refused, foreign = s.foreign - reported.foreign

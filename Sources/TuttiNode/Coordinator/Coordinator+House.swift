@@ -111,11 +111,11 @@ extension Coordinator {
     func sampleMetrics(rooms: [RoomView], playing: Bool) {
         let metrics = CoordinatorMetrics.shared
         metrics.packetsSent.update(total: packetsSent.load(ordering: .relaxed))
-        let r = clockServer.retransmissions
+        let r = outlet.retransmissions
         metrics.retransmissionsAsked.update(total: r.requested)
         metrics.retransmissionsSent.update(total: r.resent)
         metrics.retransmissionsRefused.update(total: r.refused + r.unknown)
-        metrics.subscribers.set(Double(clockServer.subscribers.withLock { $0.active(now: clock.nanosecondsNow()).count }))
+        metrics.subscribers.set(Double(outlet.subscriberCount(at: clock.nanosecondsNow())))
         metrics.sample(rooms: rooms, playing: playing)
     }
 }

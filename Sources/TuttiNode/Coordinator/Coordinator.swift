@@ -71,8 +71,9 @@ public final class Coordinator: @unchecked Sendable {
     let clockSocket: UDPSocket
     let sendSocket: UDPSocket
     let clockServer: ClockServer
-    /// Seals the stream's packets (SRTP) unless the configuration says not to.
-    let sealer: StreamSealer
+    /// Where the stream's packets go, those kept for retransmission, and their seal (SRTP,
+    /// unless the configuration says not to).
+    let outlet: StreamOutlet
     /// The house's secret (the state folder's house.key, made on first start).
     let houseKey: HouseKey
     let ssrc = UInt32.random(in: 1...UInt32.max)
@@ -92,15 +93,16 @@ public final class Coordinator: @unchecked Sendable {
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
-        sealer = StreamSealer(configuration.sealStream ? houseKey.stream : nil)
         // The packets kept for retransmission cover the lookahead and a second more; a
         // follower that joins may have the whole lookahead resent at once.
         var resending = Retransmitter<SocketAddress>.Configuration()
         let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds))
         resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
-        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort, resending: resending,
-                                  sealer: sealer, stream: configuration.sealStream ? houseKey.stream : nil)
+        outlet = StreamOutlet(ssrc: ssrc, master: configuration.sealStream ? houseKey.stream : nil,
+                              destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending)
+        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort, outlet: outlet,
+                                  stream: configuration.sealStream ? houseKey.stream : nil)
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).
@@ -110,7 +112,7 @@ public final class Coordinator: @unchecked Sendable {
     public func stop() { shutdown.trigger() }
 
     var streamProtection: String {
-        sealer.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
+        outlet.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
     }
 
     var destinationSummary: String {
@@ -121,19 +123,10 @@ public final class Coordinator: @unchecked Sendable {
         return parts.joined(separator: ", ")
     }
 
-    func destinations(now: Int64) -> [SocketAddress] {
-        var list = configuration.unicast
-        if let m = configuration.multicast { list.append(m) }
-        list += clockServer.subscribers.withLock { $0.active(now: now) }
-        return list
-    }
-
     /// Sends an RTP packet to every destination, stamped with the instant it leaves (a clock
     /// reading for its receivers) and sealed; counts it when at least one took it.
     func send(_ packet: RTPPacket) {
-        clockServer.record(packet)
-        let targets = destinations(now: clock.nanosecondsNow())
-        let bytes = sealer.wire(packet) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
+        let (bytes, targets) = outlet.send(packet, at: clock.nanosecondsNow()) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
         var sent = false
         for destination in targets {
             do {
@@ -148,10 +141,8 @@ public final class Coordinator: @unchecked Sendable {
 
     /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
     func send(_ report: RTCPSenderReport) {
-        let bytes = sealer.wire(report: report.encode())
-        for d in destinations(now: clock.nanosecondsNow()) {
-            try? sendSocket.send(bytes, to: SocketAddress(address: d.address, port: d.port &+ 1))
-        }
+        let (bytes, targets) = outlet.send(report: report.encode(), at: clock.nanosecondsNow())
+        for d in targets { try? sendSocket.send(bytes, to: d) }
     }
 
     func writeSDP(_ packetizer: StreamPacketizer) {

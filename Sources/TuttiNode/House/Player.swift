@@ -4,33 +4,28 @@ import TuttiCodecs
 import TuttiCore
 import TuttiNet
 
-/// What the player tells the house, from its own thread (it never waits for the house,
-/// except for its answer to a realignment).
-public enum PlayerNews: Sendable, Equatable {
-    /// The decoder of `itemID` ended; its last frame is heard just before `at`.
-    case ended(itemID: Int, at: CoordinatorTime)
-    /// `itemID` could not be opened or decoded at all.
-    case failed(itemID: Int, reason: String)
-    /// `itemID` opened; its length in frames, if the file says.
-    case opened(itemID: Int, length: Int64?)
-    /// `itemID` parted from the timeline (a live input's writer paused or its clock runs
-    /// apart; a remote source ran dry): a new epoch should go on with it, heard from `at`,
-    /// at media position `position` (nil: the position runs on). The house answers with
-    /// `perform(_:paths:answering:)`, even with no actions.
-    case realigned(itemID: Int, at: CoordinatorTime, position: Int64?)
-    /// How the remote source of `itemID` is doing changed (its phase, title or buffer).
-    case stream(itemID: Int, StreamStatus)
-    /// The paced source of `itemID` ran dry: nothing of epoch `epoch` is heard from `at` on
-    /// (the rooms are told, and fade out there together instead of waiting for packets).
-    case ranDry(itemID: Int, epoch: UInt32, at: CoordinatorTime)
-}
-
 /// The coordinator's sender, on its own thread: carries out the transport's actions (start
 /// an epoch, cut it, go on with the next track; the house sends the items' paths with
 /// them), reads the source (a file of any format, a remote stream, or a live input that
 /// `LiveTimeline` places on the timeline as it arrives), encodes, stamps presentation times
 /// and sends each packet ahead of them: stored audio up to `lookahead`, live audio
 /// `latency` (`SendSchedule`).
+/// What the player encodes with: Opus, or a test codec.
+protocol FrameEncoding: AnyObject {
+    /// Frames per packet (48 kHz).
+    var frameSize: Int { get }
+    /// Frames the encoder delays its output by.
+    var lookahead: Int { get }
+    /// Encodes `frameSize` frames from `offset` (in samples) of interleaved stereo `pcm`.
+    func encode(_ pcm: [Float], offset: Int) throws -> [UInt8]
+    /// Forgets the signal so far (a new epoch).
+    func reset()
+}
+
+extension OpusFrameEncoder: FrameEncoding {
+    var frameSize: Int { settings.frameSize }
+}
+
 final class Player: @unchecked Sendable {
     struct Configuration {
         var encoder = OpusFrameEncoder.Settings()
@@ -41,12 +36,12 @@ final class Player: @unchecked Sendable {
         var cname = "tutti"
     }
 
-    private let configuration: Configuration
-    private let clock = SystemClock()
-    private let encoder: OpusFrameEncoder
+    private let clock: any MonotonicClock
+    private let encoder: any FrameEncoding
     private let send: @Sendable (RTPPacket) -> Void
     private let sendReport: @Sendable (RTCPSenderReport) -> Void
     private let onEpoch: @Sendable (StreamPacketizer) -> Void
+    private let opener: (String) throws -> any FrameSource
     private let stopFlag: StopFlag
     /// Where the player's news goes (the house's notices); set before `run`.
     var onNews: @Sendable (PlayerNews) -> Void = { _ in }
@@ -60,51 +55,48 @@ final class Player: @unchecked Sendable {
     /// Answers to realignments received.
     private var answers = 0
 
-    // Streaming state (the player's thread only).
-    private var packetizer: StreamPacketizer
+    // The player's thread only.
+    /// The stream's timeline and what to do next.
+    private var machine: SenderMachine
+    /// Waiting for the house's answer to a realignment: until when, and the answers counted
+    /// before it was asked.
+    private var awaiting: (until: Int64, seen: Int)?
     private var source: (any FrameSource)?
     /// Loudness, then the house's rate, between the source and the encoder.
     let chain = SourceChain()
-    private let live: LiveTimeline
-    /// True once the epoch's first frame of a live source has placed the timeline.
-    private var anchored = false
-    private var itemID: Int?
+    /// The samples read and not yet encoded: `pcm[offset...]`.
     private var pcm: [Float] = []
     private var offset = 0
-    /// When the epoch's input frame 0 is heard, its media position, and how many input
-    /// frames it has had.
-    private var epochStart = CoordinatorTime(nanoseconds: 0)
-    private var epochPosition: Int64 = 0
-    private var epochFrames: Int64 = 0
-    /// Whether a paced source (a remote one) that gave nothing lost its place.
-    private var dry: DryWatch
-    /// The player asked to go on with its paced source where it is (after it ran dry).
-    private var resumingInPlace = false
     /// Which of a remote source's statuses the house hears.
     private var statuses = StatusThrottle()
-    /// When each packet goes, and where the epoch ends.
-    private var schedule: SendSchedule
-    /// Whether what is being sent is stored audio (it may go up to the lookahead ahead); the
-    /// source's, kept for the frames after it ends (the converter's last ones).
-    private var stored = false
-    private var nextReport: Int64 = 0
 
-    init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag,
+    /// - Parameters:
+    ///   - clock: the coordinator's clock (the tests' in-memory house gives its own).
+    ///   - opener: opens what a queue entry names.
+    ///   - encoder: nil: Opus, as the configuration says.
+    ///   - initialSequence, initialTimestamp: the stream's first sequence number and
+    ///     timestamp; nil: random, as RTP asks.
+    init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag, clock: any MonotonicClock = SystemClock(),
+         opener: @escaping (String) throws -> any FrameSource = openFrameSource, encoder: (any FrameEncoding)? = nil,
+         initialSequence: UInt16? = nil, initialTimestamp: UInt32? = nil,
          send: @escaping @Sendable (RTPPacket) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
          onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) throws {
-        self.configuration = configuration
-        self.encoder = try OpusFrameEncoder(settings: configuration.encoder)
+        self.clock = clock
+        self.encoder = try encoder ?? OpusFrameEncoder(settings: configuration.encoder)
         self.send = send
         self.sendReport = sendReport
         self.onEpoch = onEpoch
+        self.opener = opener
         self.stopFlag = stopFlag
-        live = LiveTimeline(latency: configuration.latency)
-        dry = DryWatch(latency: configuration.latency)
-        schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
-        packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: UInt16.random(in: 0...UInt16.max),
-                                      initialTimestamp: UInt32.random(in: 0...UInt32.max),
-                                      origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(encoder.lookahead))
-        pcm.reserveCapacity(encoder.settings.frameSize * 8)
+        var settings = SenderMachine.Configuration()
+        settings.latency = configuration.latency
+        settings.lookahead = configuration.lookahead
+        settings.frameSize = self.encoder.frameSize
+        settings.codecDelay = self.encoder.lookahead
+        settings.cname = configuration.cname
+        machine = SenderMachine(configuration: settings, ssrc: ssrc, initialSequence: initialSequence ?? UInt16.random(in: 0...UInt16.max),
+                                initialTimestamp: initialTimestamp ?? UInt32.random(in: 0...UInt32.max))
+        pcm.reserveCapacity(self.encoder.frameSize * 8)
     }
 
     /// How loudness is evened out from now on (the next frames read).
@@ -132,268 +124,184 @@ final class Player: @unchecked Sendable {
 
     /// Runs until the stop flag is set.
     func run() {
-        var pending: RTPPacket?
         while !stopFlag.isSet {
-            if takeActions() { pending = nil }
-            guard schedule.streaming else {
-                if let s = source, s.closesWhenIdle {
-                    source = nil  // a live stream, paused: stop listening
-                    log.info("stopped listening to \(s.name)")
+            let until = turn()
+            condition.lock()
+            // Rest until then, or until the house acts (answers, when it was asked).
+            if let seen = awaiting?.seen {
+                while answers == seen, !stopFlag.isSet, clock.nanosecondsNow() < until {
+                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(until - clock.nanosecondsNow()) / 1e9))
                 }
-                waitForActions(until: clock.nanosecondsNow() + 100_000_000)
-                continue
+            } else if inbox.isEmpty {
+                let wait = Double(max(0, min(until - clock.nanosecondsNow(), 200_000_000))) / 1e9
+                _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
             }
-            if pending == nil { pending = nextPacket() }
-            guard let packet = pending, let presentation = packet.presentationTime else {
-                // Nothing to send and nothing to decode: the epoch's last frame has gone out
-                // (the queue ended, or every track failed) and only its cut is left, or the
-                // house is deciding what comes next. Rest until it acts (this spun a core).
-                if source == nil { waitForActions(until: clock.nanosecondsNow() + 100_000_000) }
-                continue
-            }
-            // Pace: send ahead of the presentation time (stored audio up to the lookahead,
-            // live audio the latency); wake for new actions.
-            if let source { stored = source.isStored }
-            switch schedule.decide(presentation: presentation, now: clock.nanosecondsNow(), stored: stored) {
-            case .over:
-                pending = nil
-                continue
-            case let .wait(due):
-                waitForActions(until: due)
-                continue
-            case .send:
-                break
-            }
-            send(packet)
-            pending = nil
+            condition.unlock()
+        }
+    }
+
+    /// Does everything there is to do now: takes the house's actions, reads, encodes and
+    /// sends what is due. Returns when there is nothing to do before the coordinator time it
+    /// returns (or before the house acts).
+    func turn() -> Int64 {
+        while true {
             let now = clock.nanosecondsNow()
-            if now >= nextReport {
-                nextReport = now + 1_000_000_000
-                sendReport(packetizer.senderReport(cname: configuration.cname))
+            if let asked = awaiting {
+                let (actions, answered) = takeInbox(counting: asked.seen)
+                guard answered || now >= asked.until else { return asked.until }
+                awaiting = nil
+                machine.answered(actions, now: now)
+            } else {
+                let (actions, _) = takeInbox(counting: nil)
+                if !actions.isEmpty { machine.take(actions, now: now) }
+            }
+            switch machine.next(now: now) {
+            case let .wait(until):
+                return until
+            case let .ask(news, until):
+                awaiting = (until, condition.withLock { answers })
+                onNews(news)
+            case let .send(packet):
+                send(packet)
+            case let .report(report):
+                sendReport(report)
+            case let .news(news):
+                onNews(news)
+            case let .restart(keepBuffer):
+                encoder.reset()
+                if !keepBuffer {
+                    pcm.removeAll(keepingCapacity: true)
+                    offset = 0
+                    chain.reset()
+                }
+            case let .epoch(packetizer):
+                onEpoch(packetizer)
+            case let .open(id, position, reuse):
+                open(id, from: position, reuse: reuse)
+            case .read:
+                read()
+            case .finish:
+                finish()
+            case .skipFrame:
+                offset = min(pcm.count, offset + encoder.frameSize * 2)
+            case .encode:
+                encode()
+            case .close:
+                if let s = source, s.closesWhenIdle, !machine.schedule.streaming { log.info("stopped listening to \(s.name)") }
+                source = nil
+            case let .note(text):
+                log.info("\(source?.name ?? "the source"): \(text)")
+            case let .problem(text):
+                log.error(text)
             }
         }
     }
 
-    private func waitForActions(until deadline: Int64) {
-        condition.lock()
-        if inbox.isEmpty {
-            let wait = Double(max(0, min(deadline - clock.nanosecondsNow(), 200_000_000))) / 1e9
-            _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
-        }
-        condition.unlock()
-    }
-
-    /// Waits until the house answers a realignment (answer `seen + 1`), or the deadline.
-    private func waitForAnswer(after seen: Int, until deadline: Int64) {
+    /// The house's actions since the last look; with `counting`, whether it answered since
+    /// that many answers.
+    private func takeInbox(counting seen: Int?) -> ([TransportAction], Bool) {
         condition.lock()
         defer { condition.unlock() }
-        while answers == seen, !stopFlag.isSet {
-            let left = deadline - clock.nanosecondsNow()
-            guard left > 0 else { return }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(left) / 1e9))
-        }
-    }
-
-    /// Carries out queued actions; true when the epoch changed (a packet prepared for the
-    /// old one must not go out).
-    private func takeActions() -> Bool {
-        condition.lock()
+        if let seen, answers == seen { return ([], false) }
         let actions = inbox
         inbox.removeAll()
-        condition.unlock()
-        var changed = false
-        for action in actions {
-            switch action {
-            case let .cut(epoch, at):
-                if epoch == packetizer.epoch { schedule.cut(at: at) }
-            case let .start(segment):
-                changed = true
-                startEpoch(segment)
-            case let .continueWith(id):
-                open(id, from: 0)
-            }
-        }
-        return changed
+        return (actions, seen != nil)
     }
 
-    private var codecDelay: Int64 { AudioFormat.nanoseconds(forFrames: Int64(encoder.lookahead)) }
-
-    private func startEpoch(_ segment: TimelineSegment) {
-        encoder.reset()
-        // A live input goes on where it is: what it has buffered keeps its arrival time. So
-        // does a paced source that ran dry, from the frame it had reached.
-        let goesOn = segment.itemID == itemID && (source?.isLive == true || resumingInPlace)
-        if !goesOn {
-            pcm.removeAll(keepingCapacity: true)
-            offset = 0
-            chain.reset()
-        }
-        epochStart = segment.at
-        epochPosition = segment.position
-        epochFrames = goesOn && source?.isLive == false ? Int64((pcm.count - offset) / 2) : 0
-        anchored = false
-        dry.reset()
-        packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
-        onEpoch(packetizer)
-        schedule.start(now: clock.nanosecondsNow())
-        guard !goesOn else { return }
-        // A remote file keeps what it has loaded: it moves to the position.
-        if segment.itemID == itemID, let s = source, s.seeksInPlace {
+    /// Opens queue item `id` at media `position`; a source of the same item that seeks in
+    /// place (a remote file keeps what it has loaded) moves there instead.
+    private func open(_ id: Int, from position: Int64, reuse: Bool) {
+        if reuse, let s = source, s.seeksInPlace {
             do {
-                try s.seek(toFrame: segment.position)
-                log.info("playing \(s.name) from \((Double(segment.position) / 48_000).fixed(1)) s")
+                try s.seek(toFrame: position)
+                log.info("playing \(s.name) from \((Double(position) / 48_000).fixed(1)) s")
                 return
             } catch {
                 log.info("\(error); opening \(s.name) again")
             }
         }
-        open(segment.itemID, from: segment.position)
-    }
-
-    private func open(_ id: Int, from position: Int64) {
         source = nil
         statuses.reset()
-        itemID = id
         condition.lock()
         let known = paths[id]
         if paths.count > 64 { paths = paths.filter { $0.key == id } }  // forget those played long ago
         condition.unlock()
         guard let path = known else {
-            onNews(.failed(itemID: id, reason: "queue item \(id) is gone"))
+            machine.openFailed(itemID: id, reason: "queue item \(id) is gone")
             return
         }
         do {
-            let s = try openFrameSource(path)
+            let s = try opener(path)
             if position > 0, !s.isLive { try s.seek(toFrame: position) }
             source = s
             log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \((Double(position) / 48_000).fixed(1)) s" : "")")
-            onNews(.opened(itemID: id, length: s.length))
+            machine.opened(itemID: id, Self.facts(s), length: s.length)
             report(s, id)
         } catch {
             log.error("\(error); skipping to the next track")
-            onNews(.failed(itemID: id, reason: "\(error)"))
+            machine.openFailed(itemID: id, reason: "\(error)")
         }
     }
 
-    /// Where a live source's next frame goes: false when it was dropped (or the timeline
-    /// moved) and the caller should look again.
-    private func placeLiveFrame(_ id: Int) -> Bool {
-        let frameSize = encoder.settings.frameSize
-        let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
-        let now = CoordinatorTime(nanoseconds: clock.nanosecondsNow())
-        let buffered = Int64((pcm.count - offset) / 2)
-        if schedule.isPastCut(live.heard(now: now, bufferedFrames: buffered)) {
-            schedule.rest()  // the epoch ends before this frame (a pause): stop reading
-            return false
-        }
-        switch live.decide(planned: planned, start: epochStart, now: now, bufferedFrames: buffered) {
-        case .send:
-            return true
-        case .skip:
-            offset += frameSize * 2
-            return false
-        case let .anchor(at):
-            packetizer.restart(at: at - codecDelay, epoch: packetizer.epoch)
-            anchored = true
-            return true
-        case let .realign(at):
-            let drift = (planned! - at) / 1_000_000
-            log.info("\(source?.name ?? "the live input") \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
-            // Wait for the house's answer (a new epoch, or none when it is about to pause or
-            // stop: then the frame has no place).
-            let seen = condition.withLock { answers }
-            onNews(.realigned(itemID: id, at: at, position: nil))
-            waitForAnswer(after: seen, until: clock.nanosecondsNow() + 100_000_000)
-            if !takeActions() { offset += frameSize * 2 }
-            return false
+    private static func facts(_ s: any FrameSource) -> SenderMachine.SourceFacts {
+        SenderMachine.SourceFacts(isLive: s.isLive, isStored: s.isStored, closesWhenIdle: s.closesWhenIdle)
+    }
+
+    private var bufferedFrames: Int64 { Int64((pcm.count - offset) / 2) }
+
+    private func compact() {
+        if offset > 0 {
+            pcm.removeFirst(offset)
+            offset = 0
         }
     }
 
-    /// A paced source that ran dry has frames again, too late for the timeline: it goes on
-    /// from the frame it reached, `latency` from now, in a new epoch (the rooms faded out
-    /// together where its audio ended, and fade in again together). False when the epoch
-    /// changed and the caller should look again.
-    private func goOnAfterDry(_ id: Int) -> Bool {
+    /// Reads the source's next frames through the chain.
+    private func read() {
         let now = clock.nanosecondsNow()
-        let position = epochPosition + epochFrames - Int64((pcm.count - offset) / 2)
-        log.info("\(source?.name ?? "the stream") has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
-        let seen = condition.withLock { answers }
-        resumingInPlace = true
-        defer { resumingInPlace = false }
-        onNews(.realigned(itemID: id, at: CoordinatorTime(nanoseconds: now + configuration.latency), position: position))
-        waitForAnswer(after: seen, until: now + 100_000_000)
-        return !takeActions()
+        guard let source, let id = machine.itemID else {
+            machine.read(nil, buffered: bufferedFrames, now: now)
+            return
+        }
+        compact()
+        do {
+            let n = try chain.read(source, into: &pcm)
+            report(source, id)
+            if n == 0 { log.debug("end of \(source.name)") }
+            machine.read(n, buffered: bufferedFrames, now: clock.nanosecondsNow(), facts: Self.facts(source))
+        } catch {
+            machine.readFailed(reason: "\(error)", atOnce: source.framesRead == 0)
+        }
+    }
+
+    /// The chain's last frames, padded to whole packets.
+    private func finish() {
+        compact()
+        try? chain.finish(into: &pcm)
+        let samples = encoder.frameSize * 2
+        if pcm.count % samples != 0 { pcm += [Float](repeating: 0, count: samples - pcm.count % samples) }
+        machine.finished(frames: bufferedFrames)
+    }
+
+    private func encode() {
+        let samples = encoder.frameSize * 2
+        if pcm.count - offset < samples { pcm += [Float](repeating: 0, count: samples - (pcm.count - offset)) }
+        let started = clock.nanosecondsNow()
+        do {
+            let payload = try encoder.encode(pcm, offset: offset)
+            CoordinatorMetrics.shared.encode.record(nanoseconds: clock.nanosecondsNow() - started)
+            offset += samples
+            machine.encoded(payload)
+        } catch {
+            log.error("encode: \(error)")
+            offset += samples
+            machine.encoded(nil)
+        }
     }
 
     /// Tells the house how a remote source is doing, when that changed.
     private func report(_ source: any FrameSource, _ id: Int) {
         guard let status = source.status, let told = statuses.filter(status, now: clock.nanosecondsNow()) else { return }
         onNews(.stream(itemID: id, told))
-    }
-
-    /// Encodes the next frame of the stream; nil when there is nothing to encode yet (the
-    /// house is deciding what comes next).
-    private func nextPacket() -> RTPPacket? {
-        let frameSize = encoder.settings.frameSize
-        while pcm.count - offset < frameSize * 2 {
-            if offset > 0 {
-                pcm.removeFirst(offset)
-                offset = 0
-            }
-            guard let source, let id = itemID else {
-                // The end (no track follows): the converter's last frames, then the last
-                // frame padded.
-                guard schedule.cut != nil else { return nil }
-                try? chain.finish(into: &pcm)
-                guard pcm.count > 0 else { return nil }
-                if pcm.count < frameSize * 2 { pcm += [Float](repeating: 0, count: frameSize * 2 - pcm.count) }
-                break
-            }
-            do {
-                let n = try chain.read(source, into: &pcm)
-                report(source, id)
-                guard let n else {  // a live input paused, or a remote source ran dry
-                    // Once its next packet is due, the rooms hear where its audio ends.
-                    if !source.isLive, let end = dry.ranDry(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()),
-                                                                   next: packetizer.nextPresentationTime) {
-                        onNews(.ranDry(itemID: id, epoch: packetizer.epoch, at: end))
-                    }
-                    return nil
-                }
-                epochFrames += Int64(n)
-                if n > 0 { continue }
-                log.debug("end of \(source.name)")
-            } catch {
-                log.error("\(error); going on with the next track")
-                if source.framesRead == 0 {
-                    self.source = nil
-                    onNews(.failed(itemID: id, reason: "\(error)"))
-                    return nil
-                }
-            }
-            self.source = nil
-            // A live input's frames are not counted from the epoch's start: it ends where
-            // its timeline is, after the frames it still holds.
-            let held = AudioFormat.nanoseconds(forFrames: Int64((pcm.count - offset) / 2))
-            let end = source.isLive && anchored ? packetizer.nextPresentationTime + codecDelay + held
-                : epochStart + AudioFormat.nanoseconds(forFrames: epochFrames)
-            onNews(.ended(itemID: id, at: end))
-            _ = takeActions()
-        }
-        if let source, source.isLive, let id = itemID, !placeLiveFrame(id) { return nil }
-        if dry.stalled, let id = itemID,
-           dry.resumed(now: CoordinatorTime(nanoseconds: clock.nanosecondsNow()), next: packetizer.nextPresentationTime),
-           !goOnAfterDry(id) { return nil }
-        do {
-            let started = clock.nanosecondsNow()
-            let payload = try encoder.encode(pcm, offset: offset)
-            CoordinatorMetrics.shared.encode.record(nanoseconds: clock.nanosecondsNow() - started)
-            offset += frameSize * 2
-            return packetizer.packetize(payload, frames: frameSize)
-        } catch {
-            log.error("encode: \(error)")
-            offset += frameSize * 2
-            return nil
-        }
     }
 }

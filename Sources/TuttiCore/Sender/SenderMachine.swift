@@ -1,0 +1,360 @@
+/// The coordinator's sender for one stream, as a machine: the transport's actions, what the
+/// source gave and the time come in; what the sender's shell is to do next comes out, one
+/// step at a time (open a source, read it, encode a frame, send a packet, tell the house,
+/// wait). It owns the stream's timeline: the packetizer (sequence numbers, timestamps,
+/// presentation times), the epoch being sent, when each packet goes (`SendSchedule`),
+/// where a live input's frames go (`LiveTimeline`) and whether a paced source lost its
+/// place (`DryWatch`). The shell owns what does input and output: the source, the sample
+/// chain and its buffer, the encoder, the sockets, the house's inbox and the waiting.
+///
+/// The shell asks `next(now:)`, does what it says, and reports back with the matching call
+/// (`opened`, `read`, `finished`, `encoded`...). Every step that changes the shell's
+/// buffer is a step (`restart`, `skipFrame`, `encode`, `finish`), so the machine always
+/// knows how many frames it holds. Pure: times come in as arguments.
+public struct SenderMachine: Sendable {
+    public struct Configuration: Sendable {
+        /// Presentation time minus send time for live audio (ns).
+        public var latency: Int64 = 150_000_000
+        /// How far ahead of being heard stored audio is sent (ns; never less than `latency`).
+        public var lookahead: Int64 = 2_000_000_000
+        /// Frames per packet (48 kHz).
+        public var frameSize = 960
+        /// Frames the encoder delays its output by.
+        public var codecDelay = 0
+        /// The RTCP canonical name in sender reports.
+        public var cname = "tutti"
+        public init() {}
+    }
+
+    /// What the source the shell opened is like.
+    public struct SourceFacts: Sendable, Equatable {
+        /// It makes audio in real time by itself (a pipe): its frames are placed on arrival.
+        public var isLive: Bool
+        /// Stored audio (a file, local or remote): it may go up to the lookahead ahead.
+        public var isStored: Bool
+        /// Let go while no epoch streams (a live stream stops listening while paused).
+        public var closesWhenIdle: Bool
+        public init(isLive: Bool, isStored: Bool, closesWhenIdle: Bool = false) {
+            self.isLive = isLive
+            self.isStored = isStored
+            self.closesWhenIdle = closesWhenIdle
+        }
+    }
+
+    /// What the shell is to do next.
+    public enum Step: Sendable {
+        /// A new epoch: reset the encoder; unless `keepBuffer`, empty the sample buffer and
+        /// the chain (a live input, or a paced source that ran dry, goes on where it is).
+        case restart(keepBuffer: Bool)
+        /// The packetizer of a new epoch (the SDP file describes it).
+        case epoch(StreamPacketizer)
+        /// Open queue item `itemID` at media `position` and report `opened` or `openFailed`.
+        /// `reuse`: the source open now is this item's; if it seeks in place, move it there
+        /// instead (nothing to report unless that fails and it is opened anew).
+        case open(itemID: Int, position: Int64, reuse: Bool)
+        /// Read the source into the buffer and report `read` or `readFailed`.
+        case read
+        /// The source is done with: flush what the chain still holds, pad the buffer to a
+        /// whole packet and report `finished`.
+        case finish
+        /// Drop the buffer's first packet of frames.
+        case skipFrame
+        /// Encode the buffer's first packet of frames (dropping them) and report `encoded`.
+        case encode
+        /// Let the source go.
+        case close
+        case send(RTPPacket)
+        case report(RTCPSenderReport)
+        case news(PlayerNews)
+        /// Tell the house and wait for its answer (`answered`), until `until` at most.
+        case ask(PlayerNews, until: Int64)
+        /// Something worth a line in the log, and something that went wrong.
+        case note(String)
+        case problem(String)
+        /// Nothing to do until `until` (coordinator ns), or until the house acts.
+        case wait(until: Int64)
+    }
+
+    public let configuration: Configuration
+    public private(set) var packetizer: StreamPacketizer
+    public private(set) var schedule: SendSchedule
+    private let live: LiveTimeline
+    private var dry: DryWatch
+    private var outbox: [Step] = []
+    /// The item being sent, and what its source is like (nil: no source open).
+    public private(set) var itemID: Int?
+    public private(set) var source: SourceFacts?
+    /// Frames the shell's buffer holds (48 kHz, not yet encoded).
+    public private(set) var buffered: Int64 = 0
+    /// When the epoch's first frame is heard, its media position, and how many frames the
+    /// source has given in it.
+    private var epochStart = CoordinatorTime(nanoseconds: 0)
+    private var epochPosition: Int64 = 0
+    private var epochFrames: Int64 = 0
+    /// A live source's first frame of the epoch placed the timeline.
+    private var anchored = false
+    /// The chain had nothing more to flush (until something changes).
+    private var drained = false
+    /// Waiting for the house's answer to a realignment, and what it was about.
+    private var asking: Asking?
+    private enum Asking: Sendable { case live, dry }
+    /// The answer being taken is to a paced source that ran dry: its epoch goes on from the
+    /// frames it holds.
+    private var resumingInPlace = false
+    /// Whether what is sent is stored audio (kept from the source for the frames after it).
+    private var stored = false
+    private var pending: RTPPacket?
+    private var nextReport: Int64 = 0
+
+    public init(configuration: Configuration, ssrc: UInt32, initialSequence: UInt16, initialTimestamp: UInt32) {
+        self.configuration = configuration
+        packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: initialSequence, initialTimestamp: initialTimestamp,
+                                      origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(configuration.codecDelay))
+        schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
+        live = LiveTimeline(latency: configuration.latency)
+        dry = DryWatch(latency: configuration.latency)
+    }
+
+    private var codecDelay: Int64 { AudioFormat.nanoseconds(forFrames: Int64(configuration.codecDelay)) }
+    private var frameSize: Int64 { Int64(configuration.frameSize) }
+
+    // MARK: - Events
+
+    /// The transport's actions, in order. True when the epoch changed (nothing prepared for
+    /// the old one goes out).
+    @discardableResult
+    public mutating func take(_ actions: [TransportAction], now: Int64) -> Bool {
+        var changed = false
+        for action in actions {
+            switch action {
+            case let .cut(epoch, at):
+                if epoch == packetizer.epoch { schedule.cut(at: at) }
+            case let .start(segment):
+                changed = true
+                start(segment, now: now)
+            case let .continueWith(id):
+                open(id, from: 0, reuse: false)
+            }
+        }
+        if changed { pending = nil }
+        return changed
+    }
+
+    /// The house answered a realignment with `actions` (maybe none), or did not in time.
+    public mutating func answered(_ actions: [TransportAction], now: Int64) {
+        guard let kind = asking else {
+            take(actions, now: now)
+            return
+        }
+        asking = nil
+        resumingInPlace = kind == .dry
+        let changed = take(actions, now: now)
+        resumingInPlace = false
+        // A live frame that parted from the timeline has no place unless a new epoch starts with it.
+        if kind == .live, !changed {
+            dropFrame()
+            outbox.append(.skipFrame)
+        }
+    }
+
+    /// The shell opened `itemID`'s source; it is `length` frames long if the source says.
+    public mutating func opened(itemID id: Int, _ facts: SourceFacts, length: Int64?) {
+        if id == itemID { source = facts }
+        outbox.append(.news(.opened(itemID: id, length: length)))
+    }
+
+    /// `itemID` could not be opened (nor the open one moved and opened again).
+    public mutating func openFailed(itemID id: Int, reason: String) {
+        if id == itemID { source = nil }
+        outbox.append(.news(.failed(itemID: id, reason: reason)))
+    }
+
+    /// The source gave `frames` media frames (0: its end; nil: nothing yet, a live input
+    /// paused or a remote source loading) at `now`; the shell's buffer holds `buffered` frames
+    /// now (a rate converter's output need not match the media frames one for one). `facts`:
+    /// what the source is like now (a remote source learns whether it is a station once it
+    /// connects).
+    public mutating func read(_ frames: Int?, buffered: Int64, now: Int64, facts: SourceFacts? = nil) {
+        self.buffered = buffered
+        if let facts, source != nil { source = facts }
+        guard let id = itemID, let facts = source else { return }
+        guard let frames else {
+            // Once its next packet is due, the rooms hear where its audio ends.
+            if !facts.isLive, let end = dry.ranDry(now: CoordinatorTime(nanoseconds: now), next: packetizer.nextPresentationTime) {
+                outbox.append(.news(.ranDry(itemID: id, epoch: packetizer.epoch, at: end)))
+            }
+            return
+        }
+        epochFrames += Int64(frames)
+        if frames == 0 { ended(id, facts) }
+    }
+
+    /// Reading the source failed; `atOnce`: before it gave any frame (the item fails).
+    public mutating func readFailed(reason: String, atOnce: Bool) {
+        guard let id = itemID, let facts = source else { return }
+        outbox.append(.problem("\(reason); going on with the next track"))
+        if atOnce {
+            source = nil
+            outbox.append(.close)
+            outbox.append(.news(.failed(itemID: id, reason: reason)))
+            return
+        }
+        ended(id, facts)
+    }
+
+    /// The chain was flushed: the buffer now holds `frames` (whole packets).
+    public mutating func finished(frames: Int64) {
+        buffered = frames
+        drained = frames == 0
+    }
+
+    /// The shell encoded the buffer's first frames (nil: the encoder failed; they are gone).
+    public mutating func encoded(_ payload: [UInt8]?) {
+        buffered = max(0, buffered - frameSize)
+        guard let payload else { return }
+        pending = packetizer.packetize(payload, frames: configuration.frameSize)
+    }
+
+    // MARK: - Steps
+
+    /// What the shell is to do next, at coordinator time `now`.
+    public mutating func next(now: Int64) -> Step {
+        while true {
+            if !outbox.isEmpty { return outbox.removeFirst() }
+            guard schedule.streaming else {
+                if let facts = source, facts.closesWhenIdle {
+                    source = nil  // a live stream, paused: stop listening
+                    return .close
+                }
+                return .wait(until: now + 100_000_000)
+            }
+            if pending == nil {
+                if let step = produce(now: now) { return step }
+                if pending == nil {
+                    // Nothing to send and nothing to decode: the epoch's last frame has gone out
+                    // and only its cut is left, or the house is deciding what comes next.
+                    if source == nil { return .wait(until: now + 100_000_000) }
+                    continue
+                }
+            }
+            guard let packet = pending, let presentation = packet.presentationTime else {
+                pending = nil
+                continue
+            }
+            if let source { stored = source.isStored }
+            switch schedule.decide(presentation: presentation, now: now, stored: stored) {
+            case .over:
+                pending = nil
+                continue
+            case let .wait(due):
+                return .wait(until: due)
+            case .send:
+                pending = nil
+                if now >= nextReport {
+                    nextReport = now + 1_000_000_000
+                    outbox.append(.report(packetizer.senderReport(cname: configuration.cname)))
+                }
+                return .send(packet)
+            }
+        }
+    }
+
+    /// The step that brings the next packet nearer; nil when there is none to make now (the
+    /// caller looks at what it has).
+    private mutating func produce(now: Int64) -> Step? {
+        if buffered < frameSize {
+            guard source != nil, itemID != nil else {
+                // The end (no track follows): the chain's last frames, then the last frame
+                // padded; not before the epoch is cut (the next track may follow on).
+                guard schedule.cut != nil, !drained else { return nil }
+                return .finish
+            }
+            return .read
+        }
+        return encodeStep(now: now)
+    }
+
+    /// Encode the next frame, unless a live input's timeline or a dry source's return says
+    /// otherwise first.
+    private mutating func encodeStep(now: Int64) -> Step? {
+        guard let id = itemID else { return .encode }
+        let at = CoordinatorTime(nanoseconds: now)
+        if let facts = source, facts.isLive {
+            let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
+            if schedule.isPastCut(live.heard(now: at, bufferedFrames: buffered)) {
+                schedule.rest()  // the epoch ends before this frame (a pause): stop reading
+                return nil
+            }
+            switch live.decide(planned: planned, start: epochStart, now: at, bufferedFrames: buffered) {
+            case .send:
+                break
+            case .skip:
+                dropFrame()
+                return .skipFrame
+            case let .anchor(heard):
+                packetizer.restart(at: heard - codecDelay, epoch: packetizer.epoch)
+                anchored = true
+            case let .realign(heard):
+                let drift = (planned! - heard) / 1_000_000
+                asking = .live
+                outbox.append(.ask(.realigned(itemID: id, at: heard, position: nil), until: now + 100_000_000))
+                return .note("the live input \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
+            }
+        }
+        if dry.stalled, dry.resumed(now: at, next: packetizer.nextPresentationTime) {
+            // Frames again, too late for the timeline: the source goes on from the frame it
+            // reached, `latency` from now, in a new epoch (the rooms faded out together where
+            // its audio ended, and fade in again together).
+            let position = epochPosition + epochFrames - buffered
+            asking = .dry
+            outbox.append(.ask(.realigned(itemID: id, at: at + configuration.latency, position: position), until: now + 100_000_000))
+            return .note("the stream has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
+        }
+        return .encode
+    }
+
+    // MARK: - Epochs and items
+
+    private mutating func start(_ segment: TimelineSegment, now: Int64) {
+        // A live input goes on where it is: what it has buffered keeps its arrival time. So
+        // does a paced source that ran dry, from the frame it had reached.
+        let goesOn = segment.itemID == itemID && (source?.isLive == true || resumingInPlace)
+        if !goesOn { buffered = 0 }
+        outbox.append(.restart(keepBuffer: goesOn))
+        epochStart = segment.at
+        epochPosition = segment.position
+        epochFrames = goesOn && source?.isLive == false ? buffered : 0
+        anchored = false
+        drained = false
+        dry.reset()
+        packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
+        outbox.append(.epoch(packetizer))
+        schedule.start(now: now)
+        guard !goesOn else { return }
+        open(segment.itemID, from: segment.position, reuse: segment.itemID == itemID && source != nil)
+    }
+
+    private mutating func open(_ id: Int, from position: Int64, reuse: Bool) {
+        if !reuse { source = nil }
+        itemID = id
+        drained = false
+        outbox.append(.open(itemID: id, position: position, reuse: reuse))
+    }
+
+    /// The source ended (or failed after giving frames): the house hears where its last
+    /// frame is heard, and the chain's last frames follow unless the next track comes.
+    private mutating func ended(_ id: Int, _ facts: SourceFacts) {
+        source = nil
+        outbox.append(.close)
+        // A live input's frames are not counted from the epoch's start: it ends where its
+        // timeline is, after the frames it still holds.
+        let held = AudioFormat.nanoseconds(forFrames: buffered)
+        let end = facts.isLive && anchored ? packetizer.nextPresentationTime + codecDelay + held
+            : epochStart + AudioFormat.nanoseconds(forFrames: epochFrames)
+        outbox.append(.news(.ended(itemID: id, at: end)))
+    }
+
+    private mutating func dropFrame() {
+        buffered = max(0, buffered - frameSize)
+    }
+}

@@ -1,0 +1,94 @@
+import Synchronization
+import TuttiCore
+import TuttiNet
+import TuttiSecurity
+
+/// Everything the coordinator keeps of one stream's packets, with one owner: where they go
+/// (the fixed destinations, the multicast group, the followers subscribed by unicast), the
+/// packets sent lately (for retransmission), and the stream's protection (SRTP, AES-GCM,
+/// keyed from the house key, with each SSRC's rollover counter; SRTCP for its reports).
+/// Without a key (`--plain-rtp`) packets leave as plain RTP. The sender's thread and the
+/// clock service's (subscriptions, retransmission requests) reach it through one lock,
+/// each call in one step.
+final class StreamOutlet: Sendable {
+    private struct State {
+        var sealing: SRTPContext?
+        var rollovers: [UInt32: RolloverCounter] = [:]
+        var subscribers = LeaseTable<SocketAddress>()
+        var retransmitter: Retransmitter<SocketAddress>
+    }
+
+    private let state: Mutex<State>
+    /// Fixed destinations (their RTP port; RTCP goes to port + 1), the multicast group included.
+    let destinations: [SocketAddress]
+    let isSealing: Bool
+
+    init(ssrc: UInt32, master: SRTPMasterKey?, destinations: [SocketAddress],
+         resending: Retransmitter<SocketAddress>.Configuration = .init()) {
+        self.destinations = destinations
+        isSealing = master != nil
+        state = Mutex(State(sealing: master.map { SRTPContext($0) },
+                            retransmitter: Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
+                                                         initialSequence: UInt16.random(in: 0...UInt16.max), configuration: resending)))
+    }
+
+    /// A packet to send now: kept for retransmission, and as it goes on the wire to every
+    /// destination, its send time (when it has the element) read from `now` just before
+    /// sealing: one stamp for every destination, as one sealed packet may not be sealed twice
+    /// with different contents (AES-GCM would give its key away).
+    func send(_ packet: RTPPacket, at time: Int64, now: () -> CoordinatorTime) -> (bytes: [UInt8], to: [SocketAddress]) {
+        state.withLock { state in
+            state.retransmitter.record(packet)
+            return (Self.seal(packet, in: &state, now: now), destinations + state.subscribers.active(now: time))
+        }
+    }
+
+    /// An RTCP report to send now, and where (every destination's port + 1).
+    func send(report bytes: [UInt8], at time: Int64) -> (bytes: [UInt8], to: [SocketAddress]) {
+        state.withLock { state in
+            let sealed = state.sealing == nil ? bytes : (try? state.sealing!.protectRTCP(bytes)) ?? []
+            let targets = (destinations + state.subscribers.active(now: time)).map { SocketAddress(address: $0.address, port: $0.port &+ 1) }
+            return (sealed, targets)
+        }
+    }
+
+    /// What a follower asks for again, sealed, for that follower. Retransmissions carry no
+    /// send time: they are no clock readings.
+    func resend(_ nack: GenericNACK, from peer: SocketAddress, at time: Int64) -> [[UInt8]] {
+        state.withLock { state in
+            state.retransmitter.answer(nack, from: peer, now: time).map { Self.seal($0, in: &state) { CoordinatorTime(nanoseconds: 0) } }
+        }
+    }
+
+    /// A follower asks to receive the stream by unicast until `expiry` (or to stop, with an
+    /// expiry not after `time`): whether it was taken (the table has room), and whether the
+    /// follower is new.
+    func subscribe(_ target: SocketAddress, until expiry: Int64, at time: Int64) -> (accepted: Bool, isNew: Bool) {
+        state.withLock { state in
+            let isNew = !state.subscribers.active(now: time).contains(target)
+            return (state.subscribers.renew(target, until: expiry, now: time), isNew && expiry > time)
+        }
+    }
+
+    func subscriberCount(at time: Int64) -> Int {
+        state.withLock { $0.subscribers.active(now: time).count }
+    }
+
+    /// What the retransmitter did so far.
+    var retransmissions: Retransmitter<SocketAddress>.Statistics { state.withLock { $0.retransmitter.statistics } }
+
+    private static func seal(_ packet: RTPPacket, in state: inout State, now: () -> CoordinatorTime) -> [UInt8] {
+        guard state.sealing != nil else {
+            var bytes = packet.encode()
+            if let at = RTPPacket.sendTimeOffset(in: bytes) { RTPPacket.stamp(&bytes, at: at, sendTime: now()) }
+            return bytes
+        }
+        var packet = packet
+        let rollover = state.rollovers[packet.ssrc, default: RolloverCounter()].next(packet.sequenceNumber.rawValue)
+        packet.rollover = rollover
+        var bytes = packet.encode()
+        if let at = RTPPacket.sendTimeOffset(in: bytes) { RTPPacket.stamp(&bytes, at: at, sendTime: now()) }
+        // An encoded packet always has a valid header.
+        return (try? state.sealing!.protectRTP(bytes, rollover: rollover)) ?? []
+    }
+}

@@ -1,0 +1,264 @@
+import Testing
+import TuttiCore
+
+/// The sender's machine, driven as its shell drives it, over a manual clock and sources of
+/// its own: a stored file read in blocks, a live input whose frames arrive in real time, a
+/// remote file that runs dry.
+@Suite("The sender's machine")
+struct SenderMachineTests {
+    /// What the shell would be reading from.
+    final class FakeSource {
+        enum Kind {
+            case stored(frames: Int64)
+            /// Frames arrive in real time from `startedAt`, none while the writer pauses.
+            case live(startedAt: Int64, pause: Range<Int64>)
+            case dry(frames: Int64, dryFrom: Int64, dryUntil: Int64)
+        }
+        let kind: Kind
+        var read: Int64 = 0
+        init(_ kind: Kind) { self.kind = kind }
+
+        /// Frames a read gives at `now` (nil: nothing yet).
+        func take(now: Int64) -> Int? {
+            switch kind {
+            case let .stored(frames):
+                let n = min(1_024, frames - read)
+                read += n
+                return Int(n)
+            case let .live(startedAt, pause):
+                let paused = max(0, min(now, pause.upperBound) - pause.lowerBound)
+                if pause.contains(now) { return nil }
+                let arrived = (now - startedAt - paused) * 48 / 1_000_000
+                let n = min(arrived - read, 4_800)
+                guard n > 0 else { return nil }
+                read += n
+                return Int(n)
+            case let .dry(frames, dryFrom, dryUntil):
+                if read >= dryFrom, now < dryUntil { return nil }
+                let n = min(1_024, frames - read)
+                read += n
+                return Int(n)
+            }
+        }
+    }
+
+    /// The shell: carries out the machine's steps at manual times, and records what went out.
+    struct Shell {
+        var machine: SenderMachine
+        var now: Int64 = 0
+        var sources: [Int: () -> FakeSource] = [:]
+        var source: FakeSource?
+        var buffered: Int64 = 0
+        var sent: [(at: Int64, packet: RTPPacket)] = []
+        var news: [PlayerNews] = []
+        var notes: [String] = []
+        var opened: [(id: Int, position: Int64)] = []
+        /// The house's answer to a realignment.
+        var answer: (PlayerNews) -> [TransportAction] = { _ in [] }
+
+        init(latency: Int64 = 150_000_000, lookahead: Int64 = 2_000_000_000) {
+            var c = SenderMachine.Configuration()
+            c.latency = latency
+            c.lookahead = lookahead
+            c.frameSize = 960
+            c.codecDelay = 312
+            machine = SenderMachine(configuration: c, ssrc: 5, initialSequence: 100, initialTimestamp: 1_000)
+        }
+
+        mutating func take(_ actions: [TransportAction]) { machine.take(actions, now: now) }
+
+        /// Runs the machine until `end`, jumping to each time it waits for.
+        mutating func run(until end: Int64) {
+            var steps = 0
+            while now < end {
+                steps += 1
+                precondition(steps < 1_000_000, "the machine does not rest")
+                switch machine.next(now: now) {
+                case let .wait(until):
+                    now = max(now + 1, min(until, end))
+                case let .ask(news, _):
+                    self.news.append(news)
+                    machine.answered(answer(news), now: now)
+                case let .send(packet):
+                    sent.append((now, packet))
+                case .report:
+                    break
+                case let .news(n):
+                    news.append(n)
+                case let .restart(keep):
+                    if !keep { buffered = 0 }
+                case .epoch:
+                    break
+                case let .open(id, position, _):
+                    opened.append((id, position))
+                    guard let make = sources[id] else {
+                        machine.openFailed(itemID: id, reason: "no such item")
+                        continue
+                    }
+                    let s = make()
+                    s.read = position
+                    source = s
+                    let live = if case .live = s.kind { true } else { false }
+                    var length: Int64?
+                    if case let .stored(frames) = s.kind { length = frames }
+                    machine.opened(itemID: id, .init(isLive: live, isStored: !live), length: length)
+                case .read:
+                    let n = source?.take(now: now)
+                    buffered += Int64(n ?? 0)
+                    if n == nil { now += 20_000_000 }  // a source with nothing waits that long for more
+                    machine.read(n, buffered: buffered, now: now)
+                case .finish:
+                    if buffered % 960 != 0 { buffered += 960 - buffered % 960 }
+                    machine.finished(frames: buffered)
+                case .skipFrame:
+                    buffered -= 960
+                case .encode:
+                    buffered -= 960
+                    machine.encoded([0xF8])
+                case .close:
+                    source = nil
+                case let .note(text), let .problem(text):
+                    notes.append(text)
+                }
+            }
+        }
+    }
+
+    static func ms(_ t: Int64) -> Int64 { t * 1_000_000 }
+
+    /// A stored file: sent in a burst and then the lookahead ahead, every packet presented
+    /// right after the one before from the epoch's start; at its end the house hears where
+    /// its last frame is heard, and with the cut there the last frames go out padded and the
+    /// sender rests.
+    @Test func aStoredFileGoesAheadAndEndsWhereItsFramesDo() {
+        var shell = Shell()
+        shell.sources[1] = { FakeSource(.stored(frames: 48_000 * 5 + 500)) }
+        let start = CoordinatorTime(nanoseconds: Self.ms(1_200))
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 3, itemID: 1, position: 0, at: start))])
+        shell.run(until: Self.ms(3_000))
+        let packets = shell.sent.map(\.packet)
+        #expect(packets.first?.presentationTime == start - AudioFormat.nanoseconds(forFrames: 312))
+        #expect(packets.allSatisfy { $0.epoch == 3 })
+        for (a, b) in zip(packets, packets.dropFirst()) {
+            #expect(b.presentationTime! - a.presentationTime! == 20_000_000)
+            #expect(b.sequenceNumber == a.sequenceNumber.advanced(by: 1))
+        }
+        // By 3 s, everything heard before 5 s has gone (the lookahead), not much more.
+        let last = packets.last!.presentationTime!.nanoseconds
+        #expect((Self.ms(4_950)...Self.ms(5_100)).contains(last), "last sent is heard at \(last)")
+        #expect(shell.news.first == .opened(itemID: 1, length: 48_000 * 5 + 500))
+        // The end: 5 s and 500 frames after the start.
+        shell.run(until: Self.ms(5_000))
+        let end = start + AudioFormat.nanoseconds(forFrames: 48_000 * 5 + 500)
+        #expect(shell.news.contains(.ended(itemID: 1, at: end)))
+        // The house cuts there (nothing follows): the frames left go out, padded, and no more.
+        shell.take([.cut(epoch: 3, at: end)])
+        shell.run(until: Self.ms(8_000))
+        let heard = shell.sent.map { $0.packet.presentationTime! }
+        #expect(heard.last! < end && heard.last! + 20_000_000 >= end - AudioFormat.nanoseconds(forFrames: 312))
+        // Then it rests: nothing to read, nothing to send.
+        var rest = false
+        if case .wait = shell.machine.next(now: Self.ms(8_000)) { rest = true }
+        #expect(rest)
+        #expect(shell.sent.allSatisfy { $0.at <= $0.packet.presentationTime!.nanoseconds - 150_000_000 || $0.at <= Self.ms(1_000) + 250_000_000 })
+    }
+
+    /// A seek starts a new epoch at once: nothing of the old one goes after it, the source
+    /// is opened at the position, and packets of the new epoch follow from its start.
+    @Test func aNewEpochReplacesTheOldAtOnce() {
+        var shell = Shell()
+        shell.sources[1] = { FakeSource(.stored(frames: 48_000 * 60)) }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_200))))])
+        shell.run(until: Self.ms(2_000))
+        let before = shell.sent.count
+        let at = CoordinatorTime(nanoseconds: Self.ms(2_100))
+        shell.take([.cut(epoch: 1, at: at), .start(TimelineSegment(epoch: 2, itemID: 1, position: 48_000 * 30, at: at))])
+        shell.run(until: Self.ms(2_050))
+        #expect(shell.opened.last! == (1, 48_000 * 30))
+        let after = shell.sent[before...].map(\.packet)
+        #expect(after.allSatisfy { $0.epoch == 2 })
+        #expect(after.first?.presentationTime == at - AudioFormat.nanoseconds(forFrames: 312))
+    }
+
+    /// A live input's frames are heard `latency` after they arrived, never sent further
+    /// ahead; when its writer pauses and comes back the input has parted from the timeline,
+    /// and the house is asked: its new epoch goes on with the frames the input holds, placed
+    /// by their arrival again.
+    @Test func aLiveInputIsPlacedByArrivalAndRealignedByTheHouse() {
+        var shell = Shell()
+        shell.sources[4] = { FakeSource(.live(startedAt: Self.ms(1_000), pause: Self.ms(2_000)..<Self.ms(2_500))) }
+        shell.answer = { news in
+            guard case let .realigned(id, at, nil) = news else { return [] }
+            return [.cut(epoch: 1, at: at), .start(TimelineSegment(epoch: 2, itemID: id, position: 0, at: at))]
+        }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
+        shell.run(until: Self.ms(4_000))
+        let packets = shell.sent.map(\.packet)
+        #expect(packets.count >= 120, "2.5 s of input in 20 ms packets: \(packets.count)")
+        for (at, p) in shell.sent {
+            let lead = p.presentationTime!.nanoseconds - at
+            #expect(lead <= 150_000_000 + 1, "sent \(lead) ns ahead")
+            #expect(lead >= 75_000_000 - 20_000_000, "sent only \(lead) ns ahead")
+        }
+        let realigned = shell.news.compactMap { n -> CoordinatorTime? in if case let .realigned(4, at, nil) = n { return at } else { return nil } }
+        #expect(realigned.count == 1)
+        // The writer came back at 2.5 s: its frames are heard from about 2.65 s, in epoch 2.
+        if let at = realigned.first { #expect(abs(at.nanoseconds - Self.ms(2_650)) < 25_000_000, "realigned at \(at)") }
+        let second = packets.filter { $0.epoch == 2 }
+        #expect(second.count > 60)
+        #expect(packets.filter { $0.epoch == 1 }.allSatisfy { $0.presentationTime!.nanoseconds < Self.ms(2_200) })
+        // It holds what the source gave and it did not send: under a packet's worth and a chunk.
+        #expect(shell.machine.buffered < 4_800 + 960)
+    }
+
+    /// A remote file that runs dry: once its next packet is due the house hears where the
+    /// epoch's audio ends; when frames come again, too late, the house is asked to go on
+    /// from the frame reached, `latency` from then.
+    @Test func aSourceThatRunsDryEndsItsAudioAndGoesOnInANewEpoch() {
+        var shell = Shell(lookahead: 150_000_000)
+        shell.sources[2] = { FakeSource(.dry(frames: 48_000 * 60, dryFrom: 48_000 * 2, dryUntil: Self.ms(4_000))) }
+        shell.answer = { news in
+            guard case let .realigned(id, at, position) = news else { return [] }
+            return [.cut(epoch: 1, at: at), .start(TimelineSegment(epoch: 2, itemID: id, position: position ?? 0, at: at))]
+        }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 2, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_200))))])
+        shell.run(until: Self.ms(5_000))
+        let dryAt = shell.news.compactMap { n -> CoordinatorTime? in if case let .ranDry(2, 1, at) = n { return at } else { return nil } }
+        #expect(dryAt.count == 1)
+        // Two seconds of audio (less the frames still held) were heard before it ran dry.
+        if let end = dryAt.first { #expect(abs(end.nanoseconds - Self.ms(3_200)) < 30_000_000, "ran dry at \(end)") }
+        let realigned = shell.news.compactMap { n -> (CoordinatorTime, Int64?)? in
+            if case let .realigned(2, at, position) = n { return (at, position) } else { return nil }
+        }
+        #expect(realigned.count == 1)
+        if let (at, position) = realigned.first {
+            #expect((Self.ms(4_150)...Self.ms(4_175)).contains(at.nanoseconds), "goes on at \(at)")
+            #expect(position.map { abs($0 - 48_000 * 2) <= 1_024 } == true, "goes on from \(String(describing: position))")
+        }
+        #expect(shell.sent.last?.packet.epoch == 2)
+    }
+
+    /// An item that cannot be opened fails (the house goes on); a source that fails at its
+    /// first read fails too; one that fails later ends where its frames did.
+    @Test func itemsThatCannotBeOpenedFail() {
+        var shell = Shell()
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 9, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_200))))])
+        shell.run(until: Self.ms(1_300))
+        #expect(shell.news == [.failed(itemID: 9, reason: "no such item")])
+        #expect(shell.sent.isEmpty)
+
+        var machine = SenderMachine(configuration: .init(), ssrc: 1, initialSequence: 0, initialTimestamp: 0)
+        machine.take([.start(TimelineSegment(epoch: 1, itemID: 3, position: 0, at: CoordinatorTime(nanoseconds: 0)))], now: 0)
+        machine.opened(itemID: 3, .init(isLive: false, isStored: true), length: nil)
+        machine.readFailed(reason: "broken", atOnce: true)
+        var news: [PlayerNews] = []
+        for _ in 0..<10 { if case let .news(n) = machine.next(now: 0) { news.append(n) } }
+        #expect(news.contains(.failed(itemID: 3, reason: "broken")))
+        #expect(machine.source == nil)
+    }
+}
