@@ -134,33 +134,61 @@ public struct RoomRegistry: Sendable {
         rooms[try find(name)] = nil
     }
 
-    /// The rooms the group's volume and mute act on: the connected ones (all when none is).
-    private var group: [Room] { connected.isEmpty ? Array(rooms.values) : connected }
+    // MARK: - Zones
 
-    /// The group's volume: the average of the group's rooms.
-    public var groupVolume: Double {
-        let pool = group
+    /// The rooms of a zone (by name, connected first).
+    public func rooms(in zone: String) -> [Room] { list.filter { $0.settings.zoneID == zone } }
+
+    /// Moves a room to another zone (its volume, delay and name go with it).
+    public mutating func move(_ name: String, to zone: String) throws(RoomError) {
+        try update(name) { $0.zone = zone == ZoneInfo.defaultID ? nil : zone }
+    }
+
+    /// Every room of `zone` goes to the default zone (the zone is removed).
+    public mutating func release(zone: String) {
+        for room in rooms.values where room.settings.zoneID == zone { try? move(room.key, to: ZoneInfo.defaultID) }
+    }
+
+    /// Rooms in zones that are not among `zones` go to the default zone (a saved state that
+    /// names a zone no longer there).
+    public mutating func keep(zones: Set<String>) {
+        for room in rooms.values where !zones.contains(room.settings.zoneID) { try? move(room.key, to: ZoneInfo.defaultID) }
+    }
+
+    /// The rooms a zone's volume and mute act on: its connected ones (all of them when none is).
+    private func group(_ zone: String) -> [Room] {
+        let members = rooms(in: zone)
+        let online = members.filter(\.connected)
+        return online.isEmpty ? members : online
+    }
+
+    /// A zone's volume: the average of its group's rooms.
+    public func groupVolume(in zone: String = ZoneInfo.defaultID) -> Double {
+        let pool = group(zone)
         guard !pool.isEmpty else { return 1 }
         return pool.map(\.settings.volume).reduce(0, +) / Double(pool.count)
     }
 
-    /// Whether every connected room is muted.
-    public var groupMuted: Bool { !connected.isEmpty && connected.allSatisfy(\.settings.muted) }
+    /// Whether every connected room of a zone is muted.
+    public func groupMuted(in zone: String = ZoneInfo.defaultID) -> Bool {
+        let online = rooms(in: zone).filter(\.connected)
+        return !online.isEmpty && online.allSatisfy(\.settings.muted)
+    }
 
-    /// Sets the group volume keeping the rooms' proportions: every room's volume is scaled by
+    /// Sets a zone's volume keeping its rooms' proportions: every room's volume is scaled by
     /// the same factor (rooms all at zero rise together).
-    public mutating func setGroupVolume(_ volume: Double) throws(RoomError) {
+    public mutating func setGroupVolume(_ volume: Double, in zone: String = ZoneInfo.defaultID) throws(RoomError) {
         try Self.check("volume", volume * 100, 0...100)
-        let current = groupVolume
-        for key in group.map(\.key) {
+        let current = groupVolume(in: zone)
+        for key in group(zone).map(\.key) {
             let old = rooms[key]!.settings.volume
             let new = current > 0 ? min(1, old * volume / current) : volume
             try update(key) { $0.volume = new }
         }
     }
 
-    public mutating func setGroupMuted(_ muted: Bool) {
-        for key in group.map(\.key) {
+    public mutating func setGroupMuted(_ muted: Bool, in zone: String = ZoneInfo.defaultID) {
+        for key in group(zone).map(\.key) {
             try? update(key) { $0.muted = muted }
         }
     }

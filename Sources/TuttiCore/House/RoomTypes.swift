@@ -9,14 +9,22 @@ public struct RoomSettings: Codable, Equatable, Sendable {
     public var outputDelayMilliseconds: Double
     /// Bumped on every change; a follower reports the version it has applied.
     public var version: UInt32
+    /// The zone it plays in (`ZoneInfo.id`); nil: the default zone (as in states saved
+    /// before zones).
+    public var zone: String?
 
-    public init(name: String, volume: Double = 1, muted: Bool = false, outputDelayMilliseconds: Double = 0, version: UInt32 = 1) {
+    public init(name: String, volume: Double = 1, muted: Bool = false, outputDelayMilliseconds: Double = 0, version: UInt32 = 1,
+                zone: String? = nil) {
         self.name = name
         self.volume = volume
         self.muted = muted
         self.outputDelayMilliseconds = outputDelayMilliseconds
         self.version = version
+        self.zone = zone
     }
+
+    /// The zone it plays in.
+    public var zoneID: String { zone ?? ZoneInfo.defaultID }
 
     /// The linear gain for a volume: cubic, so that equal steps sound like equal steps.
     public static func gain(volume: Double, muted: Bool) -> Float {
@@ -133,7 +141,10 @@ public enum RoomError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension Double {
+    /// At most two decimals, none when whole; any value (a request's 1e300 or infinity is
+    /// shown as it is, never converted to an integer, which would trap).
     var formatted2: String {
-        self == rounded() ? String(Int(self)) : String((self * 100).rounded() / 100)
+        guard isFinite, abs(self) < 1e15 else { return "\(self)" }
+        return self == rounded() ? String(Int(self)) : String((self * 100).rounded() / 100)
     }
 }

@@ -139,7 +139,7 @@ public actor House: ControlService {
         let s = transport.snapshot(at: time)
         var np = NowPlaying(state: s.state, elapsed: Double(s.position) / Double(AudioFormat.sampleRate), rate: s.rate,
                             queueCount: transport.queue.items.count, loopMode: transport.queue.loopMode,
-                            volume: (registry.groupVolume * 1000).rounded() / 10, muted: registry.groupMuted,
+                            volume: (registry.groupVolume() * 1000).rounded() / 10, muted: registry.groupMuted(),
                             at: time.nanoseconds, epoch: s.epoch)
         np.replayGain = loudnessSetting
         if let item = s.item {
