@@ -20,6 +20,11 @@ public final class ControlServer: Sendable {
         public var pages: [String: Page] = [:]
         /// Connections open at once; more wait in the kernel's queue until one closes.
         public var maximumConnections = 128
+        /// Connections one address may hold open at once; more are closed as they open.
+        public var connectionsPerAddress = 16
+        /// Event streams (WebSockets) open at once, and from one address.
+        public var maximumEventStreams = 64
+        public var eventStreamsPerAddress = 8
         /// HTTPS (and WSS) with this certificate chain and private key (PEM), when set.
         public var tls: TLSIdentity?
         /// `/metrics`: the Prometheus exposition and its content type, when set.
@@ -57,11 +62,16 @@ public final class ControlServer: Sendable {
     let service: any ControlService
     let configuration: Configuration
     let gate: TokenGate
+    /// Each address's share of the connections, and of the event streams.
+    let connections: PeerLimits
+    let eventStreams: PeerLimits
 
     public init(service: any ControlService, configuration: Configuration) {
         self.service = service
         self.configuration = configuration
         gate = TokenGate(service: service)
+        connections = PeerLimits(perAddress: configuration.connectionsPerAddress)
+        eventStreams = PeerLimits(perAddress: configuration.eventStreamsPerAddress, total: configuration.maximumEventStreams)
     }
 
     /// The server as a ServiceLifecycle service, for the caller's service group (whose
@@ -69,11 +79,15 @@ public final class ControlServer: Sendable {
     /// `onStarted` with the bound port once listening.
     public func service(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) throws -> any Service {
         // Bounded: at most `maximumConnections` open at once (file descriptors are the house's,
-        // for its files and sockets too); a first request head within 10 s; an idle
-        // keep-alive connection closed after 60 s.
+        // for its files and sockets too), and `connectionsPerAddress` from any one address (a
+        // stranger's many connections take their own share, not everyone's); a first request
+        // head within 10 s; an idle keep-alive connection closed after 60 s.
         // (With TLS the handshake counts towards the first request's deadline.)
+        let connections = self.connections
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(
-            webSocketRouter: makeEventRouter(), configuration: .init(http1: .init(idleTimeout: .seconds(60))), requestDeadline: .seconds(10))
+            webSocketRouter: makeEventRouter(),
+            configuration: .init(http1: .init(additionalChannelHandlers: [PeerLimitHandler(limits: connections)], idleTimeout: .seconds(60))),
+            requestDeadline: .seconds(10))
         return Application(
             router: makeRouter(),
             server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.serverConfiguration()) } ?? http,
@@ -97,6 +111,7 @@ public final class ControlServer: Sendable {
         // Requests, errors and durations by route, to swift-metrics (docs/metrics.md); the
         // errors are counted as answered (the error middleware inside turns them into answers).
         router.add(middleware: MetricsMiddleware())
+        router.add(middleware: OriginHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
         let service = self.service
         if let metrics = configuration.metrics {
@@ -137,8 +152,11 @@ public final class ControlServer: Sendable {
         }
         api.get("artwork/:id") { _, context -> Response in
             let id = try context.parameters.require("id", as: Int.self)
-            guard let art = await service.artwork(itemID: id) else { throw ControlError.notFound("queue item \(id) has no artwork") }
-            return Response(status: .ok, headers: [.contentType: art.mimeType, .cacheControl: "max-age=3600"],
+            // Served as the image its bytes are (never as the type the service says), else not at all.
+            guard let art = await service.artwork(itemID: id), let type = PictureKind.mimeType(of: art.data) else {
+                throw ControlError.notFound("queue item \(id) has no artwork")
+            }
+            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "max-age=3600"],
                             body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
         }
         TransportRoutes.add(to: api, service: service, gate: gate)
@@ -146,14 +164,21 @@ public final class ControlServer: Sendable {
         return router
     }
 
-    func makeEventRouter() -> Router<BasicWebSocketRequestContext> {
-        let router = Router(context: BasicWebSocketRequestContext.self)
+    func makeEventRouter() -> Router<EventSocketContext> {
+        let router = Router(context: EventSocketContext.self)
         let service = self.service
-        router.ws("/api/v1/events", shouldUpgrade: { request, _ in
-            // Only the coordinator's own pages (or clients that are not browsers).
-            SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority)
-                ? .upgrade([:]) : .dontUpgrade
-        }) { inbound, outbound, _ in
+        let streams = eventStreams
+        router.ws("/api/v1/events", shouldUpgrade: { request, context in
+            // Only the coordinator's own pages (or clients that are not browsers), and only
+            // while the address has event streams to spare.
+            guard SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority),
+                  streams.held(by: context.peer) < streams.perAddress else { return .dontUpgrade }
+            return .upgrade([:])
+        }) { inbound, outbound, context in
+            // Counted while it is open: one address holds at most its share, all of them the total.
+            let peer = context.requestContext.peer
+            guard streams.admit(peer) else { return }
+            defer { streams.release(peer) }
             let events = await service.subscribe()
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {

@@ -31,7 +31,7 @@ extension HTTPServerBuilder {
     /// HTTP/1.1 with the WebSocket upgrade (`webSocketRouter`), each connection closed unless
     /// its first request head arrives within `deadline`.
     static func http1WebSocketUpgrade(
-        webSocketRouter: Router<BasicWebSocketRequestContext>, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
+        webSocketRouter: Router<EventSocketContext>, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
         requestDeadline deadline: TimeAmount
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()

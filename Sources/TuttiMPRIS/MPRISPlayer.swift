@@ -141,7 +141,13 @@ public enum MPRISPlayer {
             return .seek(Double(position) / 1e6)
         case "OpenUri":
             guard case let .string(uri)? = arguments.first ?? nil, !uri.isEmpty else { throw .badArguments("OpenUri takes a URI (s)") }
-            guard uri.hasPrefix("file://") else { return .open(uri) }
+            // Only the schemes it says it supports: any program on the session bus may call
+            // this, and a bare path, `pcm:` or anything else is not for it to queue.
+            let lower = uri.lowercased()
+            if lower.hasPrefix("http://") || lower.hasPrefix("https://") { return .open(uri) }
+            guard lower.hasPrefix("file:///") else {
+                throw .badArguments("OpenUri takes a file://, http:// or https:// URI, not \(uri.prefix(64))")
+            }
             let path = String(uri.dropFirst(7))
             return .open(RemoteLocation.percentDecoded(path) ?? path)
         default:

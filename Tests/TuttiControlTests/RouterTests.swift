@@ -210,7 +210,31 @@ struct RouterTests {
             let art = try await client.execute(uri: "/api/v1/artwork/1", method: .get)
             #expect(art.status == .ok)
             #expect(art.headers[.contentType] == "image/png")
-            #expect(Array(buffer: art.body) == [0x89, 0x50, 0x4E, 0x47])
+            #expect(Array(buffer: art.body) == FakeHouse.png)
+            #expect(art.headers[.xContentTypeOptions] == "nosniff")
+            #expect(art.headers[.contentSecurityPolicy]?.contains("sandbox") == true)
+        }
+    }
+
+    /// Artwork is served only as the image its bytes are: a picture frame that claims to be a
+    /// page (or an SVG, which can hold a script) is not served at all, so it can never run on
+    /// the remote's origin and read the token. Every answer says `nosniff` and carries a
+    /// policy: the pages theirs, the rest one under which nothing runs.
+    @Test func artworkIsOnlyEverAnImageAndNothingServedRunsAnotherSitesCode() async throws {
+        try await withRouter { _, client in
+            for id in [2, 3] {
+                let art = try await client.execute(uri: "/api/v1/artwork/\(id)", method: .get)
+                #expect(art.status == .notFound, "artwork \(id): \(art.status)")
+                #expect(art.headers[.contentType]?.hasPrefix("application/json") == true)
+            }
+            let page = try await client.execute(uri: "/", method: .get)
+            #expect(page.headers[.contentSecurityPolicy]?.contains("frame-ancestors 'none'") == true)
+            #expect(page.headers[.contentSecurityPolicy]?.contains("default-src 'self'") == true)
+            #expect(page.headers[.xContentTypeOptions] == "nosniff")
+            let status = try await client.execute(uri: "/api/v1/status", method: .get)
+            #expect(status.headers[.contentSecurityPolicy] == "default-src 'none'; sandbox; frame-ancestors 'none'")
+            let missing = try await client.execute(uri: "/api/v1/nothing", method: .get)
+            #expect(missing.headers[.xContentTypeOptions] == "nosniff")
         }
     }
 }
@@ -242,7 +266,16 @@ final class FakeHouse: ControlService {
         (itemID ?? 1) == 1 ? TrackLyrics(itemID: 1, lyrics: nil, nowPlaying: Self.playing) : nil
     }
     func coordinatorTime() -> Int64 { 0 }
-    func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? { itemID == 1 ? ("image/png", [0x89, 0x50, 0x4E, 0x47]) : nil }
+    static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
+    func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? {
+        switch itemID {
+        case 1: ("image/png", Self.png)
+        // A track whose picture frame claims to be a page, with a script in it.
+        case 2: ("text/html", Array("<html><script>fetch('/x?'+localStorage.token)</script>".utf8))
+        case 3: ("image/svg+xml", Array("<svg xmlns='http://www.w3.org/2000/svg'><script>alert(1)</script></svg>".utf8))
+        default: nil
+        }
+    }
 
     func transport(_ command: TransportCommand) throws(ControlError) -> NowPlaying {
         record("transport \(command)")

@@ -61,6 +61,12 @@ import TuttiCore
         #expect(try MPRISPlayer.command(method: "SetPosition", [.objectPath("/org/tutti/track/6"), .int64(1)], state: s) == nil)
         #expect(try MPRISPlayer.command(method: "SetPosition", [.objectPath("/org/tutti/track/7"), .int64(99_000_000)], state: s) == nil)
         #expect(try MPRISPlayer.command(method: "OpenUri", [.string("file:///music/a%20b.mp3")], state: s) == .open("/music/a b.mp3"))
+        #expect(try MPRISPlayer.command(method: "OpenUri", [.string("https://radio.example/stream")], state: s)
+            == .open("https://radio.example/stream"))
+        // Any program on the session bus may call it: nothing but its schemes is queued.
+        for uri in ["pcm:/etc/shadow", "/etc/passwd", "file:relative", "ftp://host/x", "javascript:alert(1)"] {
+            #expect(throws: MPRISPlayer.Refusal.self) { try MPRISPlayer.command(method: "OpenUri", [.string(uri)], state: s) }
+        }
         #expect(throws: MPRISPlayer.Refusal.badArguments("Seek takes an offset in microseconds (x)")) {
             try MPRISPlayer.command(method: "Seek", [.string("x")], state: s)
         }

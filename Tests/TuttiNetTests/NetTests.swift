@@ -86,4 +86,25 @@ struct AtomicFileTests {
             #expect(error.errno == ENOENT && error.description.contains(dir + "/missing/x"), "\(error)")
         }
     }
+
+    /// Another local user who made the old temporary names first (`PATH.tmp-PID`, a file
+    /// they can read, or a link to one) learns nothing: the temporary file has a name of its
+    /// own and is always new, with the saved file's permissions.
+    @Test func aPlantedTemporaryFileIsNeitherUsedNorFollowed() throws {
+        let dir = NSTemporaryDirectory() + "tutti-atomic-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/stream.sdp"
+        let planted = path + ".tmp-\(getpid())"
+        try Data().write(to: URL(fileURLWithPath: planted))
+        chmod(planted, 0o666)
+        let elsewhere = dir + "/theirs"
+        try Data("theirs".utf8).write(to: URL(fileURLWithPath: elsewhere))
+        try FileManager.default.createSymbolicLink(atPath: path + ".tmp-link", withDestinationPath: elsewhere)
+        try AtomicFile.write(Data("a=crypto:secret".utf8), to: path, permissions: 0o600)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: planted)).isEmpty, "the planted file got the secret")
+        #expect(try String(contentsOfFile: elsewhere, encoding: .utf8) == "theirs")
+        #expect((try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int) == 0o600)
+        #expect(try String(contentsOfFile: path, encoding: .utf8) == "a=crypto:secret")
+    }
 }

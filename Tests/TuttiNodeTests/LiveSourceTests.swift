@@ -105,6 +105,28 @@ struct LiveSourceTests {
         #expect(info.tags.title == "PCM input /no/such/fifo" && info.length == nil && !info.hasArtwork)
     }
 
+    /// What the API queues plays a named pipe or standard input, never a regular file's
+    /// bytes as raw PCM (a token holder would hear any file the coordinator can read), not
+    /// even through a playlist or a pipe swapped for a file before it plays; the coordinator's
+    /// own command line may name a file.
+    @Test func rawPCMFromAFileOnlyWhereTheCoordinatorWasStartedWithIt() async throws {
+        let dir = try scratch()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let secret = dir + "/secret", fifo = dir + "/in.fifo"
+        try Data("hunter2hunter2hunter2".utf8).write(to: URL(fileURLWithPath: secret))
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let refused = await #expect(throws: SourceError.self) { try await TrackSource.expand(["pcm:" + secret], pcmFiles: false) }
+        #expect(refused?.description.contains("named pipe") == true)
+        try "pcm:\(secret)\n".write(toFile: dir + "/list.m3u", atomically: true, encoding: .utf8)
+        #expect(try await TrackSource.expand([dir + "/list.m3u"], pcmFiles: false).isEmpty)
+        #expect(try await TrackSource.expand(["pcm:" + fifo, "pcm:-"], pcmFiles: false).map(\.location) == ["pcm:" + fifo, "pcm:-"])
+        #expect(try await TrackSource.expand(["pcm:" + secret]).map(\.location) == ["pcm:" + secret])
+        // When it plays: a file only if it was given at the start.
+        #expect(throws: SourceError.self) { try openFrameSource("pcm:" + secret) }
+        #expect(try openFrameSource("pcm:" + secret, pcmFiles: ["pcm:" + secret]).isLive == false)
+        #expect(try openFrameSource("pcm:" + fifo).isLive)
+    }
+
     /// Saving happens on its own thread while the house goes on, so two changes may reach
     /// the disk out of order: the older state must never overwrite the newer.
     @Test func anOlderStateNeverOverwritesANewerOne() async throws {

@@ -4,11 +4,16 @@ of what came of it.
 
     flood.py --port 8485 --guess 12 [--source 127.0.0.2]
         POSTs a pause with a wrong token, 12 times from SOURCE: the statuses, in order.
-    flood.py --port 8485 --connections 1100 --hold 15
+    flood.py --port 8485 --connections 1100 --hold 15 [--source 127.0.0.2]
         Opens that many TCP connections and holds them for HOLD seconds: half send nothing,
         half the start of a request head and then a header line every 3 s (a slow client).
         How many opened, and how many the server closed before the end.
+    flood.py --port 8485 --websockets 128 --hold 10 [--source 127.0.0.3]
+        Asks for that many event streams (WebSocket upgrades, no Origin, no token) and holds
+        those it gets: how many were upgraded, and how many are still open at the end.
 """
+import base64
+import os
 import argparse
 import errno
 import http.client
@@ -35,6 +40,7 @@ def hold(opts):
     pending, failed = [], 0
     for i in range(opts.connections):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind((opts.source, 0))
         s.setblocking(False)
         if s.connect_ex(("127.0.0.1", opts.port)) not in (0, errno.EINPROGRESS):
             failed += 1
@@ -97,15 +103,71 @@ def hold(opts):
             "first_closed_after": times[0] if times else None}
 
 
+def websockets(opts):
+    upgraded, refused = [], 0
+    for i in range(opts.websockets):
+        s = socket.create_connection(("127.0.0.1", opts.port), timeout=5, source_address=(opts.source, 0))
+        key = base64.b64encode(os.urandom(16)).decode()
+        s.sendall((f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{opts.port}\r\nUpgrade: websocket\r\n"
+                   f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
+        try:
+            head = s.recv(4096)
+        except OSError:
+            head = b""
+        if head.startswith(b"HTTP/1.1 101"):
+            upgraded.append(s)
+        else:
+            refused += 1
+            s.close()
+    time.sleep(opts.hold)
+    open_now = 0
+    for s in upgraded:
+        s.setblocking(False)
+        data = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if chunk == b"":
+                    data = None  # the server closed the connection
+                    break
+                data += chunk
+        except BlockingIOError:
+            pass
+        except OSError:
+            data = None
+        if data is not None and not closing(data):
+            open_now += 1
+        s.close()
+    return {"upgraded": len(upgraded), "refused": refused, "open_at_end": open_now}
+
+
+def closing(data):
+    """Whether the server's WebSocket frames in `data` include a close frame."""
+    i = 0
+    while i + 2 <= len(data):
+        opcode, length = data[i] & 0x0F, data[i + 1] & 0x7F
+        i += 2
+        if length == 126:
+            length, i = int.from_bytes(data[i:i + 2], "big"), i + 2
+        elif length == 127:
+            length, i = int.from_bytes(data[i:i + 8], "big"), i + 8
+        if opcode == 0x8:
+            return True
+        i += length
+    return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--guess", type=int, default=0)
     ap.add_argument("--source", default="127.0.0.1")
     ap.add_argument("--connections", type=int, default=0)
+    ap.add_argument("--websockets", type=int, default=0)
     ap.add_argument("--hold", type=float, default=15)
     opts = ap.parse_args()
-    print(json.dumps(guess(opts) if opts.guess else hold(opts)), flush=True)
+    result = guess(opts) if opts.guess else websockets(opts) if opts.websockets else hold(opts)
+    print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

@@ -50,8 +50,10 @@ extension Coordinator {
         playerConfiguration.lookahead = Int64(configuration.lookaheadMilliseconds) * 1_000_000
         playerConfiguration.cname = cname
         let playerStop = StopFlag()
+        // Raw PCM from a regular file only where the coordinator was started with it.
+        let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
         let player = try Player(
-            configuration: playerConfiguration, ssrc: ssrc, stopFlag: playerStop,
+            configuration: playerConfiguration, ssrc: ssrc, stopFlag: playerStop, opener: { try openFrameSource($0, pcmFiles: pcmFiles) },
             send: { [self] packet in send(packet) }, sendReport: { [self] report in send(report) },
             onEpoch: { [self] packetizer in writeSDP(packetizer) })
         player.onNews = { news in house.tell(.player(news)) }

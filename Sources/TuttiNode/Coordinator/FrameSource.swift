@@ -46,8 +46,10 @@ extension FrameSource {
 }
 
 /// Opens what a queue entry names: a live input (`pcm:`), a URL or a file of any format.
-func openFrameSource(_ entry: String) throws -> any FrameSource {
-    if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry)) }
+/// `pcmFiles`: the `pcm:` entries that may read a regular file (those the coordinator was
+/// started with); any other plays a named pipe or standard input only.
+func openFrameSource(_ entry: String, pcmFiles: Set<String> = []) throws -> any FrameSource {
+    if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry), allowingFile: pcmFiles.contains(entry)) }
     if RemoteLocation.isRemote(entry) { return try RemoteSource(url: entry) }
     return try FileSource(path: entry)
 }
@@ -75,7 +77,10 @@ final class PCMReader: FrameSource {
         return AudioFormat.frames(size / Int64(input.bytesPerFrame), at: input.rate)
     }
 
-    init(_ input: LiveInput) throws {
+    /// - Parameter allowingFile: a regular file may be read as raw PCM too (the coordinator
+    ///   was started with it). Otherwise only a named pipe or standard input: raw PCM from
+    ///   any file the coordinator can read would play its bytes into the rooms.
+    init(_ input: LiveInput, allowingFile: Bool = true) throws {
         self.input = input
         if input.path == "-" {
             file = InputFile()
@@ -83,6 +88,7 @@ final class PCMReader: FrameSource {
             let kind = InputFile.kind(of: input.path)
             guard kind != .missing else { throw SourceError.missing(input.path) }
             guard kind == .pipe || kind == .file else { throw SourceError.notAFile(input.path, "neither a named pipe nor a file") }
+            guard kind == .pipe || allowingFile else { throw SourceError.pcmFile(input.path) }
             do {
                 // A named pipe for reading and writing: opening does not wait for a writer,
                 // and a writer that closes does not end the input.

@@ -28,10 +28,12 @@ public enum TrackSource {
     /// hold playlists; one that includes itself is refused. Playlist entries that are not
     /// regular audio files are left out; missing ones are kept (they fail when their turn
     /// comes, with an event), and so are URLs (the server is asked when they play).
-    public static func expand(_ inputs: [String], fetcher: RemoteFetcher = .shared) async throws -> [PlaylistParser.Entry] {
+    /// `pcmFiles`: `pcm:` may name a regular file (the coordinator's command line); else a
+    /// named pipe or standard input only (what the API queues), and playlists' others are left out.
+    public static func expand(_ inputs: [String], fetcher: RemoteFetcher = .shared, pcmFiles: Bool = true) async throws -> [PlaylistParser.Entry] {
         var entries: [PlaylistParser.Entry] = []
         for input in inputs {
-            try await expand(input, title: nil, within: [], fetcher: fetcher, into: &entries)
+            try await expand(input, title: nil, within: [], fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
         }
         return entries
     }
@@ -40,19 +42,26 @@ public enum TrackSource {
     static let maximumDepth = 8
 
     private static func expand(_ input: String, title: String?, within playlists: [String], fetcher: RemoteFetcher,
-                               into entries: inout [PlaylistParser.Entry]) async throws {
+                               pcmFiles: Bool = true, into entries: inout [PlaylistParser.Entry]) async throws {
         let top = playlists.isEmpty
         if LiveInput.isLive(input) {
+            let live: LiveInput
             do {
-                entries.append(.init(location: try LiveInput(parsing: input).entry, title: title))
+                live = try LiveInput(parsing: input)
             } catch {
                 if top { throw SourceError.badLiveInput(error) }
+                return
             }
+            if !pcmFiles, live.path != "-", await Blocking.run({ InputFile.kind(of: live.path) }) == .file {
+                if top { throw SourceError.pcmFile(live.path) }
+                return
+            }
+            entries.append(.init(location: live.entry, title: title))
             return
         }
         if RemoteLocation.isRemote(input) {
             if let format = PlaylistParser.Format(location: input) {
-                try await playlist(input, format: format, within: playlists, fetcher: fetcher, into: &entries)
+                try await playlist(input, format: format, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
             } else {
                 entries.append(.init(location: input, title: title))
             }
@@ -68,7 +77,7 @@ public enum TrackSource {
         case let .other(what):
             if top { throw SourceError.notAFile(input, what) }
         case .file where format != nil:
-            try await playlist(input, format: format!, within: playlists, fetcher: fetcher, into: &entries)
+            try await playlist(input, format: format!, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
         case .file where isAudio(input):
             entries.append(.init(location: input, title: title))
         case .file:
@@ -78,7 +87,7 @@ public enum TrackSource {
 
     /// A playlist's entries, expanded in turn (at most 1 MB of it is read).
     private static func playlist(_ location: String, format: PlaylistParser.Format, within playlists: [String],
-                                 fetcher: RemoteFetcher, into entries: inout [PlaylistParser.Entry]) async throws {
+                                 fetcher: RemoteFetcher, pcmFiles: Bool, into entries: inout [PlaylistParser.Entry]) async throws {
         let remote = RemoteLocation.isRemote(location)
         let key = remote ? location : await Blocking.run { InputFile.realPath(location) }
         if playlists.contains(key) {
@@ -112,7 +121,7 @@ public enum TrackSource {
             // A playlist from a web server names only web resources: never a file or an
             // input of this machine.
             if remote && !RemoteLocation.isRemote(entry.location) { continue }
-            try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, into: &entries)
+            try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
         }
     }
 
@@ -139,6 +148,8 @@ public enum SourceError: Error, CustomStringConvertible {
     case badLiveInput(LiveInputError)
     case includesItself([String])
     case tooDeep(String)
+    /// `pcm:` on a regular file, not given on the coordinator's command line.
+    case pcmFile(String)
     public var description: String {
         switch self {
         case let .missing(p): "no such file or folder: \(p)"
@@ -150,6 +161,7 @@ public enum SourceError: Error, CustomStringConvertible {
         case let .badLiveInput(error): error.description
         case let .includesItself(chain): "playlist \(chain.last ?? "") includes itself (\(chain.joined(separator: " → "))): refused"
         case let .tooDeep(p): "\(p) lies more than \(TrackSource.maximumDepth) playlists deep: refused"
+        case let .pcmFile(p): "\(p) is a regular file: pcm: plays a named pipe or standard input (a file only when the coordinator is started with it)"
         }
     }
 }

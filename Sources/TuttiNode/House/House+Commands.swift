@@ -26,7 +26,8 @@ extension House {
         // Folders and playlists are walked, and tags and lyrics read, on a disk thread.
         let entries: [PlaylistParser.Entry]
         do {
-            entries = try await TrackSource.expand(paths)
+            // What the API queues may not read a regular file as raw PCM.
+            entries = try await TrackSource.expand(paths, pcmFiles: false)
         } catch {
             throw .badRequest("\(error)")
         }

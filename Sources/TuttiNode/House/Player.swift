@@ -77,7 +77,7 @@ final class Player: @unchecked Sendable {
     ///   - initialSequence, initialTimestamp: the stream's first sequence number and
     ///     timestamp; nil: random, as RTP asks.
     init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag, clock: any MonotonicClock = SystemClock(),
-         opener: @escaping (String) throws -> any FrameSource = openFrameSource, encoder: (any FrameEncoding)? = nil,
+         opener: @escaping (String) throws -> any FrameSource = { try openFrameSource($0) }, encoder: (any FrameEncoding)? = nil,
          initialSequence: UInt16? = nil, initialTimestamp: UInt32? = nil,
          send: @escaping @Sendable (RTPPacket) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
          onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) throws {
