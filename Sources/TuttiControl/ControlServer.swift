@@ -22,6 +22,9 @@ public final class ControlServer: Sendable {
         public var maximumConnections = 128
         /// Connections one address may hold open at once; more are closed as they open.
         public var connectionsPerAddress = 16
+        /// The names it answers to (its addresses, localhost, this machine's names, and those
+        /// given): any other is refused, so a rebound DNS name reads nothing.
+        public var hostNames = HostNames()
         /// Event streams (WebSockets) open at once, and from one address.
         public var maximumEventStreams = 64
         public var eventStreamsPerAddress = 8
@@ -113,6 +116,7 @@ public final class ControlServer: Sendable {
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: OriginHeadersMiddleware())
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: HostNamesMiddleware(names: configuration.hostNames))
         let service = self.service
         if let metrics = configuration.metrics {
             router.get("/metrics") { _, _ in
@@ -168,10 +172,12 @@ public final class ControlServer: Sendable {
         let router = Router(context: EventSocketContext.self)
         let service = self.service
         let streams = eventStreams
+        let names = configuration.hostNames
         router.ws("/api/v1/events", shouldUpgrade: { request, context in
-            // Only the coordinator's own pages (or clients that are not browsers), and only
-            // while the address has event streams to spare.
-            guard SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority),
+            // Only the coordinator's own pages (or clients that are not browsers), by one of its
+            // own names, and only while the address has event streams to spare.
+            guard names.allows(request.head.authority),
+                  SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority),
                   streams.held(by: context.peer) < streams.perAddress else { return .dontUpgrade }
             return .upgrade([:])
         }) { inbound, outbound, context in

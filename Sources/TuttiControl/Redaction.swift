@@ -15,12 +15,20 @@ enum Redaction {
         let name = (path as NSString).lastPathComponent
         return name.isEmpty ? path : name
     }
+
+    /// Why a track failed, for a reader without the token: that it failed, not the paths,
+    /// addresses and answers in the reason (what a server said of a URL on the house's own
+    /// network would map it for a stranger).
+    static func failure(_ reason: String?) -> String? {
+        reason.map { _ in "the track could not be played (the reason is shown with the house's token)" }
+    }
 }
 
 extension NowPlaying: Redactable {
     var withoutFolders: NowPlaying {
         var copy = self
         copy.path = path.map(Redaction.fileName)
+        copy.failure = Redaction.failure(failure)
         return copy
     }
 }
@@ -85,7 +93,8 @@ extension Event: Redactable {
             Event(.trackChanged(itemID: itemID, nowPlaying: nowPlaying.withoutFolders, lyrics: lyrics?.withoutFolders), at: at)
         case let .queue(queue): Event(.queue(queue.withoutFolders), at: at)
         case let .feedback(entry): Event(.feedback(entry.withoutFolders), at: at)
-        case .state, .trackEnded, .volume, .roomJoined, .roomLeft, .room: self
+        case let .state(state, previous, reason): Event(.state(state, previous: previous, reason: Redaction.failure(reason)), at: at)
+        case .trackEnded, .volume, .roomJoined, .roomLeft, .room: self
         }
     }
 }

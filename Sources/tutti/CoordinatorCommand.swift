@@ -73,6 +73,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The private key (PEM) of --tls-certificate.")
     var tlsKey: String?
 
+    @Option(name: .customLong("allow-host"), help: "A name the control API answers to besides its addresses, localhost and this machine's host name (with .local): a DNS name of your own for it (repeatable). Requests for any other name are refused (a web page that rebinds its own name to the coordinator learns nothing).")
+    var allowHost: [String] = []
+
     @Option(help: "The house's name: announced on the network for followers, screens and `tutti ctl` to find, and shown by the web remote (default: 'tutti on HOSTNAME').")
     var houseName: String?
 
@@ -112,6 +115,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         for (name, value) in [("--replaygain-preamp-db", replaygainPreampDb), ("--replaygain-untagged-db", replaygainUntaggedDb)] {
             if let value, !ReplayGain.accepts(value) { throw ValidationError("\(name) must be between -24 and 24 (dB)") }
         }
+        for name in allowHost where name.isEmpty || name.count > 253 || name.contains(where: { $0.isWhitespace || $0 == "/" || $0 == ":" }) {
+            throw ValidationError("--allow-host takes a host name (no port, no spaces), not '\(name)'")
+        }
         if let houseName, houseName.isEmpty || houseName.utf8.count > 63 || houseName.contains(where: { $0.isNewline }) {
             throw ValidationError("--house-name must be 1 to 63 bytes on one line (a DNS-SD instance name)")
         }
@@ -148,6 +154,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         let control = try Self.listenAddress(controlListen)
         config.controlHost = control.host
         config.controlPort = control.port
+        config.allowedHosts = allowHost
         if let stateDir { config.stateDirectory = stateDir }
         if let houseName { config.houseName = houseName }
         config.announce = !noAnnounce

@@ -159,6 +159,20 @@ extension IntegrationTests {
                 let error = (try? JSONDecoder().decode([String: String].self, from: Data(response.body.utf8)))?["error"] ?? ""
                 #expect(error.contains(message), "\(method) \(path): '\(error)' does not say '\(message)'")
             }
+            // Numbers past any integer are refused with their range, never a crash.
+            for (path, json) in [("/rooms/Garage", #"{"outputDelayMs": 1e19}"#), ("/volume", #"{"volume": 1e300}"#),
+                                 ("/volume", #"{"volume": -1e300}"#)] {
+                let response = try api.call("PUT", path, json: json)
+                #expect([400, 404].contains(response.status), "PUT \(path) \(json): \(response.status) \(response.body)")
+            }
+            // A page of another site whose name was pointed at the coordinator (DNS rebinding)
+            // reads nothing; its own names and addresses are answered.
+            let url = try #require(h.controlURL())
+            for (host, status) in [("evil.example", "421"), ("localhost", "200"), ("127.0.0.1", "200")] {
+                let curl = try h.run("curl-\(host)", ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "5",
+                                                       "-H", "Host: \(host)", url + "/api/v1/status"])
+                #expect(curl.out == status, "GET /status as \(host): \(curl.out) \(curl.err)")
+            }
             #expect(try api.queue == queueBefore)
             #expect(try api.nowPlaying.epoch == epochBefore)
             #expect(h.log("coordinator").contains("Fatal") == false)

@@ -1,9 +1,14 @@
 /// The coordinator's open pairing code, if any: one code at a time, for `lifetime`, spent by
 /// the first follower that pairs with it or after `tries` wrong proofs (then a new one must
 /// be shown). Whether a proof is right is the caller's to check (TuttiSecurity's `Pairing`).
+///
+/// The code carries 50 bits, so wrong proofs online are no threat to it: a thousand guesses
+/// find it once in 10^12. A small budget would be one: five wrong proofs from strangers
+/// (each address may send 10 a minute) would close the code before its member could pair.
+/// A thousand takes a stranger twenty addresses and the code's whole five minutes.
 public struct PairingWindow: Sendable, Equatable {
     public static let lifetime: Int64 = 300_000_000_000
-    public static let tries = 5
+    public static let tries = 1_000
 
     public enum State: Equatable, Sendable {
         /// No code open (never shown, used, or spent by wrong tries).

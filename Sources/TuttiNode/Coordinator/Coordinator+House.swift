@@ -69,6 +69,7 @@ extension Coordinator {
         var control = ControlServer.Configuration()
         control.host = configuration.controlHost
         control.port = configuration.controlPort
+        control.hostNames = HostNames(extra: configuration.allowedHosts + [configuration.controlHost])
         control.pages = start.pages
         // The registry is swift-metrics' backend before the API's first request makes its metrics.
         _ = CoordinatorMetrics.shared

@@ -31,6 +31,9 @@ public final class Coordinator: @unchecked Sendable {
         /// Where the control API listens (files mode).
         public var controlHost = "0.0.0.0"
         public var controlPort = 8485
+        /// Names the control API answers to besides its addresses, localhost and this
+        /// machine's names (a DNS name of the house's).
+        public var allowedHosts: [String] = []
         /// A folder of `.lrc` files, matched to tracks by artist and title.
         public var lyricsDirectory: String?
         /// Where the house's state and token are kept.

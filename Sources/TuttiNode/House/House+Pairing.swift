@@ -5,7 +5,8 @@ import TuttiSecurity
 import TuttiTrust
 
 /// Pairing new members (TuttiSecurity's `Pairing`): a code shown on request, one pairing
-/// per code, five wrong proofs and it is spent.
+/// per code; wrong proofs cost the sender's address its share and the code one of its
+/// thousand tries.
 extension House {
     public func openPairing() throws(ControlError) -> PairingCode {
         let code = Pairing.newCode()
@@ -40,6 +41,6 @@ extension House {
         let left = pairing.failed()
         log.warning("a pairing attempt with a wrong code; \(left == 0 ? "the code is spent" : "\(left) tries left")")
         throw ControlError(status: 403, left == 0 ? "wrong pairing code; it is spent now: show a new one with `tutti ctl pair`"
-                                                  : "wrong pairing code (\(left) tries left)")
+                                                  : "wrong pairing code (check it, and that this is the right house)")
     }
 }

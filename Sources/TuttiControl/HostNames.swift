@@ -1,0 +1,59 @@
+import Foundation
+import Hummingbird
+import TuttiAPI
+
+/// The names the control API answers to: its addresses (any IP literal), `localhost`, this
+/// machine's host name (with and without `.local`, as mDNS names it) and the names its owner
+/// gives (`--allow-host`). A request for any other name is refused: a page of another site
+/// whose name an attacker points at the coordinator's address (DNS rebinding) reaches it
+/// by that name, and must learn nothing.
+public struct HostNames: Sendable {
+    private let names: Set<String>
+
+    /// - Parameter extra: names the coordinator is reached by besides its own (a DNS name).
+    public init(hostName: String = ProcessInfo.processInfo.hostName, extra: [String] = []) {
+        var names: Set<String> = ["localhost", "localhost.localdomain"]
+        let short = hostName.lowercased().split(separator: ".").first.map(String.init) ?? ""
+        for name in [hostName.lowercased(), short, short + ".local"] + extra.map({ $0.lowercased() }) where !name.isEmpty && name != ".local" {
+            names.insert(Self.trimmed(name))
+        }
+        self.names = names
+    }
+
+    /// Whether a request's `Host` (name or address, with or without its port) is one of
+    /// this coordinator's; a request without one (HTTP/1.0) is let in.
+    public func allows(_ host: String?) -> Bool {
+        guard let host, !host.isEmpty else { return true }
+        let name = Self.name(of: host)
+        return Self.isAddress(name) || names.contains(Self.trimmed(name))
+    }
+
+    /// The host part of a `Host` value: `[::1]:8485` → `::1`, `Kitchen.local:8485` → `kitchen.local`.
+    static func name(of host: String) -> String {
+        let lower = host.lowercased()
+        if lower.hasPrefix("["), let end = lower.firstIndex(of: "]") { return String(lower[lower.index(after: lower.startIndex)..<end]) }
+        if lower.filter({ $0 == ":" }).count == 1, let colon = lower.firstIndex(of: ":") { return String(lower[..<colon]) }
+        return lower
+    }
+
+    static func trimmed(_ name: String) -> String { name.hasSuffix(".") ? String(name.dropLast()) : name }
+
+    static func isAddress(_ name: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
+    }
+}
+
+/// Refuses requests for a name that is not the coordinator's (`421 Misdirected Request`).
+struct HostNamesMiddleware: RouterMiddleware {
+    let names: HostNames
+
+    func handle(_ request: Request, context: ControlContext,
+                next: (Request, ControlContext) async throws -> Response) async throws -> Response {
+        guard names.allows(request.head.authority) else {
+            throw ControlError(status: 421, "this coordinator does not answer to the name '\(request.head.authority ?? "")': "
+                               + "use its address, its host name, or start it with --allow-host NAME")
+        }
+        return try await next(request, context)
+    }
+}
