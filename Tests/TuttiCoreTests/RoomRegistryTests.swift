@@ -133,4 +133,19 @@ struct RoomRegistryTests {
         #expect(removed && !missing)
         #expect(log.rating(path: "/a.mp3") == nil)
     }
+
+    /// A member that reports under ever new names does not fill the house: past the limit,
+    /// new names are refused and counted; the rooms there go on reporting.
+    @Test func theHouseHoldsAtMostItsLimitOfRooms() {
+        var registry = RoomRegistry()
+        for n in 0..<300 { _ = registry.report(RoomReport(name: "fake \(n)"), from: "10.0.0.9", now: 0) }
+        #expect(registry.rooms.count == RoomRegistry.limit)
+        #expect(registry.refused == 300 - RoomRegistry.limit)
+        #expect(registry.savedSettings.count == RoomRegistry.limit)
+        _ = registry.report(RoomReport(name: "fake 0", state: .playing), from: "10.0.0.9", now: 1)
+        #expect(registry.rooms["fake 0"]?.report?.state == .playing)
+        try? registry.remove("fake 1")
+        _ = registry.report(RoomReport(name: "Kitchen"), from: "10.0.0.2", now: 2)
+        #expect(registry.rooms["Kitchen"] != nil, "room for a real one once one is removed")
+    }
 }

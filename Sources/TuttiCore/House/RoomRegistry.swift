@@ -20,6 +20,11 @@ public struct RoomRegistry: Sendable {
     /// A room that has not reported for this long has left.
     public var timeout: Int64 = 5_000_000_000
     public private(set) var rooms: [String: Room] = [:]
+    /// At most this many rooms, joined or remembered: reports under ever new names (a member
+    /// gone wrong, or one that is no longer a friend) are not rooms, nor saved.
+    public static let limit = 64
+    /// Reports of rooms refused because the house was full.
+    public private(set) var refused = 0
 
     public init(saved: [String: RoomSettings] = [:]) {
         // Rooms saved with names no follower can have any more ("", " ") are left behind.
@@ -43,6 +48,10 @@ public struct RoomRegistry: Sendable {
     public mutating func report(_ report: RoomReport, from address: String, now: Int64) -> [Event] {
         let key = report.name
         guard RoomReport.isValidName(key) else { return [] }
+        guard rooms[key] != nil || rooms.count < Self.limit else {
+            refused += 1
+            return []
+        }
         // A room new to the house keeps the output delay its follower was started with.
         var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key), outputDelayMilliseconds: report.outputDelayMilliseconds),
                                       report: nil, address: nil, lastSeen: nil, connected: false)

@@ -73,8 +73,16 @@ extension House {
     /// A room's report arrived on the clock port.
     func received(_ report: RoomReport, from address: SocketAddress, at time: Int64) {
         let before = registry.rooms[report.name]
-        messenger.remember(address, for: report.name)
+        let refused = registry.refused
         let events = registry.report(report, from: address.description, now: time)
+        guard registry.rooms[report.name] != nil else {
+            if registry.refused > refused, registry.refused % 100 == 1 {
+                log.warning("a report from \(address) names a new room '\(report.name.prefix(64))', but the house has \(RoomRegistry.limit) rooms: "
+                            + "not taken (remove rooms with `tutti ctl room remove NAME`; \(registry.refused) refused so far)")
+            }
+            return
+        }
+        messenger.remember(address, for: report.name)
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
             if let room = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(room), at: time)) }
