@@ -146,3 +146,46 @@ struct HouseTests {
         #expect(await house.queue().items.first?.duration == 10)
     }
 }
+
+/// Every number a request can carry, through the real house and the API's own checks, at
+/// the values that break conversions: each is taken or refused with a message, never a trap
+/// (1e300 as a room's delay once killed the coordinator while it wrote the refusal).
+@Suite("Numbers from outside")
+struct OutsideNumberTests {
+    static let extremes: [Double] = [0, -0.0, 1, -1, 0.5, 100, 101, 1e19, -1e19, 1e300, -1e300, .nan, .infinity, -.infinity,
+                                     Double(Int64.max), Double(Int64.min), Double(Int32.max), .leastNonzeroMagnitude, .greatestFiniteMagnitude]
+
+    @Test(arguments: extremes)
+    func everyNumberIsTakenOrRefusedNeverATrap(_ x: Double) async throws {
+        let rig = try HouseTests.Rig()
+        await rig.house.received(RoomReport(name: "Kitchen"), from: SocketAddress(address: 0x7F00_0001, port: 9), at: 0)
+        func refusal(_ body: () async throws -> Void) async -> String? {
+            do {
+                try await body()
+                return nil
+            } catch let error as ControlError {
+                #expect((400..<500).contains(error.status), "\(error)")
+                return error.message
+            } catch {
+                Issue.record("not a ControlError: \(error)")
+                return "\(error)"
+            }
+        }
+        let inRange = x.isFinite && (0...100).contains(x)
+        // The house's volume as a fraction (the route takes percent and divides), a room's in percent.
+        let volume = await refusal { try await rig.house.setGroup(volume: x, muted: nil) }
+        #expect((volume == nil) == (x.isFinite && (0...1).contains(x)), "volume \(x): \(volume ?? "taken")")
+        let roomVolume = await refusal { _ = try await rig.house.updateRoom("Kitchen", RoomUpdate(name: nil, volume: x, muted: nil, outputDelayMs: nil)) }
+        #expect((roomVolume == nil) == inRange, "room volume \(x): \(roomVolume ?? "taken")")
+        let delay = await refusal { _ = try await rig.house.updateRoom("Kitchen", RoomUpdate(name: nil, volume: nil, muted: nil, outputDelayMs: x)) }
+        #expect((delay == nil) == (x.isFinite && (0...2000).contains(x)), "delay \(x): \(delay ?? "taken")")
+        for update in [ReplayGainUpdate(preampDb: x), ReplayGainUpdate(untaggedDb: x)] {
+            let gain = await refusal { _ = try await rig.house.setReplayGain(update) }
+            #expect((gain == nil) == ReplayGain.accepts(x), "replaygain \(x): \(gain ?? "taken")")
+        }
+        // The transport's numbers go through the API's requests first.
+        for command in [try? SeekRequest(position: x).command(), try? SkipRequest(seconds: x).command()].compactMap({ $0 }) {
+            _ = try? await rig.house.transport(command)
+        }
+    }
+}
