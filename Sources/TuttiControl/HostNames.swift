@@ -3,8 +3,9 @@ import Hummingbird
 import TuttiAPI
 
 /// The names the control API answers to: its addresses (any IP literal), `localhost`, this
-/// machine's host name (with and without `.local`, as mDNS names it) and the names its owner
-/// gives (`--allow-host`). A request for any other name is refused: a page of another site
+/// machine's host name (alone, with `.local` as mDNS names it, and under the suffixes home
+/// routers give their DNS: `.lan`, `.home`, `.home.arpa`, `.fritz.box`...) and the names its
+/// owner gives (`--allow-host`). A request for any other name is refused: a page of another site
 /// whose name an attacker points at the coordinator's address (DNS rebinding) reaches it
 /// by that name, and must learn nothing.
 public struct HostNames: Sendable {
@@ -14,11 +15,15 @@ public struct HostNames: Sendable {
     public init(hostName: String = ProcessInfo.processInfo.hostName, extra: [String] = []) {
         var names: Set<String> = ["localhost", "localhost.localdomain"]
         let short = hostName.lowercased().split(separator: ".").first.map(String.init) ?? ""
-        for name in [hostName.lowercased(), short, short + ".local"] + extra.map({ $0.lowercased() }) where !name.isEmpty && name != ".local" {
+        let local = Self.localSuffixes.map { short + "." + $0 }
+        for name in [hostName.lowercased(), short] + local + extra.map({ $0.lowercased() }) where !name.isEmpty && !name.hasPrefix(".") {
             names.insert(Self.trimmed(name))
         }
         self.names = names
     }
+
+    /// The domains of a house's own network: mDNS's, and those home routers serve.
+    static let localSuffixes = ["local", "lan", "home", "home.arpa", "internal", "localdomain", "localnet", "fritz.box", "box"]
 
     /// Whether a request's `Host` (name or address, with or without its port) is one of
     /// this coordinator's; a request without one (HTTP/1.0) is let in.

@@ -73,7 +73,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The private key (PEM) of --tls-certificate.")
     var tlsKey: String?
 
-    @Option(name: .customLong("allow-host"), help: "A name the control API answers to besides its addresses, localhost and this machine's host name (with .local): a DNS name of your own for it (repeatable). Requests for any other name are refused (a web page that rebinds its own name to the coordinator learns nothing).")
+    @Option(name: .customLong("allow-host"), help: "A name the control API answers to besides its addresses, localhost and this machine's host name (alone and under .local, .lan, .home, .fritz.box and the like): a DNS name of your own for it (repeatable). Requests for any other name are refused (a web page that rebinds its own name to the coordinator learns nothing).")
     var allowHost: [String] = []
 
     @Option(help: "The house's name: announced on the network for followers, screens and `tutti ctl` to find, and shown by the web remote (default: 'tutti on HOSTNAME').")

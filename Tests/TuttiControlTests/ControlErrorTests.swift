@@ -37,10 +37,12 @@ struct HostNamesTests {
     @Test func itAnswersToItsAddressesAndNamesOnly() {
         let names = HostNames(hostName: "Living-Room.lan", extra: ["music.example.org"])
         for ok in ["127.0.0.1:8485", "192.168.1.20", "[::1]:8485", "[fe80::1]", "localhost:8485", "LOCALHOST",
-                   "living-room.lan", "living-room:8485", "living-room.local:8485", "Music.Example.Org", "music.example.org.", nil, ""] {
+                   "living-room.lan", "living-room:8485", "living-room.local:8485", "living-room.fritz.box", "living-room.home.arpa",
+                   "Music.Example.Org", "music.example.org.", nil, ""] {
             #expect(names.allows(ok), "\(String(describing: ok))")
         }
-        for refused in ["evil.example", "evil.example:8485", "living-room.evil.example", "127.0.0.1.nip.io", "localhost.evil"] {
+        for refused in ["evil.example", "evil.example:8485", "living-room.evil.example", "127.0.0.1.nip.io", "localhost.evil",
+                        "kitchen.lan", "living-room.lan.evil.example"] {
             #expect(!names.allows(refused), "\(refused)")
         }
     }
