@@ -58,4 +58,39 @@ struct PlayerTests {
         let used = try #require(cpu.withLock { $0 }, "the player's thread did not stop")
         #expect(used < 0.3, "the player's thread used \(used) s of CPU in 2 s")
     }
+
+    /// A live input whose writer went away gives nothing at every read (each waits a little):
+    /// the player reads it again and again, and must still stop when told (a coordinator
+    /// stopping with a silent pipe hung).
+    @Test func stopsWhileALiveInputGivesNothing() throws {
+        final class SilentPipe: FrameSource {
+            let name = "silent pipe"
+            let isLive = true
+            let framesRead: Int64 = 0
+            let length: Int64? = nil
+            func read(into output: inout [Float]) throws -> Int? {
+                Thread.sleep(forTimeInterval: 0.005)
+                return nil
+            }
+            func seek(toFrame frame: Int64) throws {}
+        }
+        let stop = StopFlag()
+        let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop, opener: { _ in SilentPipe() },
+                                send: { _ in }, sendReport: { _ in })
+        let done = Mutex(false)
+        let thread = Thread {
+            player.run()
+            done.withLock { $0 = true }
+        }
+        thread.start()
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let start = CoordinatorTime(nanoseconds: Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) + 50_000_000)
+        player.perform([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: start))], paths: [1: "pcm:/silent"])
+        Thread.sleep(forTimeInterval: 0.3)
+        stop.set()
+        player.wake()
+        for _ in 0..<100 where !done.withLock({ $0 }) { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(done.withLock { $0 }, "the player did not stop within a second")
+    }
 }

@@ -146,6 +146,9 @@ final class Player: @unchecked Sendable {
     func turn() -> Int64 {
         while true {
             let now = clock.nanosecondsNow()
+            // A source with nothing for a while (a live input whose writer paused) is read
+            // again and again without a rest: the player must still hear it should stop.
+            if stopFlag.isSet { return now }
             if let asked = awaiting {
                 let (actions, answered) = takeInbox(counting: asked.seen)
                 guard answered || now >= asked.until else { return asked.until }
