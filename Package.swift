@@ -95,6 +95,7 @@ let package = Package(
         .target(name: "TuttiControl", dependencies: [
             "TuttiCore",
             "TuttiAPI",
+            "TuttiNet",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),

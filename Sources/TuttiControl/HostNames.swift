@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TuttiAPI
+import TuttiNet
 
 /// The names the control API answers to: its addresses (any IP literal), `localhost`, this
 /// machine's host name (alone, with `.local` as mDNS names it, and under the suffixes home
@@ -30,7 +31,7 @@ public struct HostNames: Sendable {
     public func allows(_ host: String?) -> Bool {
         guard let host, !host.isEmpty else { return true }
         let name = Self.name(of: host)
-        return Self.isAddress(name) || names.contains(Self.trimmed(name))
+        return SocketAddress.isLiteral(name) || names.contains(Self.trimmed(name))
     }
 
     /// The host part of a `Host` value: `[::1]:8485` → `::1`, `Kitchen.local:8485` → `kitchen.local`.
@@ -42,11 +43,6 @@ public struct HostNames: Sendable {
     }
 
     static func trimmed(_ name: String) -> String { name.hasSuffix(".") ? String(name.dropLast()) : name }
-
-    static func isAddress(_ name: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, name, &v4) == 1 || inet_pton(AF_INET6, name, &v6) == 1
-    }
 }
 
 /// Refuses requests for a name that is not the coordinator's (`421 Misdirected Request`).

@@ -11,6 +11,12 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
         self.port = port
     }
 
+    /// Whether `text` is an IP address as written (IPv4 `A.B.C.D` or IPv6), not a name.
+    public static func isLiteral(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
     /// Parses `A.B.C.D`, or resolves a host name (IPv4).
     public init(host: String, port: UInt16) throws(AddressError) {
         var addr = in_addr()
