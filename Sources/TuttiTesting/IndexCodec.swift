@@ -19,10 +19,14 @@ public final class IndexCodec: FrameDecoder {
         return out
     }
 
+    /// The stream position of a payload's first frame, and how many frames it holds.
+    public static func contents(of payload: [UInt8]) -> (first: Int64, frames: Int)? {
+        guard payload.count == 16 else { return nil }
+        return (Int64(bitPattern: payload[0..<8].reduce(0) { $0 << 8 | UInt64($1) }), Int(payload[8..<16].reduce(0) { $0 << 8 | UInt64($1) }))
+    }
+
     public func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
-        guard payload.count == 16 else { throw IndexCodecError.malformed }
-        let first = Int64(bitPattern: payload[0..<8].reduce(0) { $0 << 8 | UInt64($1) })
-        let frames = Int(payload[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
+        guard let (first, frames) = Self.contents(of: payload) else { throw IndexCodecError.malformed }
         emit(from: first, frames: frames, into: &output)
         return frames
     }

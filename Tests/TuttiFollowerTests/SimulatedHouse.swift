@@ -252,16 +252,11 @@ final class SimulatedHouse: @unchecked Sendable {
         func reset() {}
     }
 
-    /// The stream position of the first frame of an IndexCodec payload.
-    static func firstPosition(_ payload: [UInt8]) -> Int64 {
-        Int64(bitPattern: payload[0..<8].reduce(0) { $0 << 8 | UInt64($1) })
-    }
-
     /// A packet the sender sends now: stamped, kept for retransmission, to every member there.
     private func sent(_ packet: RTPPacket) {
         var packet = packet
         packet.sendTime = CoordinatorTime(nanoseconds: now)
-        tamper?(Self.firstPosition(packet.payload), &packet)
+        tamper?(IndexCodec.contents(of: packet.payload)?.first ?? 0, &packet)
         retransmitter.record(packet)
         for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
     }
