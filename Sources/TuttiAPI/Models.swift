@@ -55,6 +55,8 @@ public struct NowPlaying: Codable, Equatable, Sendable {
     public var buffer: BufferView?
     /// How the house evens out loudness.
     public var replayGain: ReplayGain?
+    /// The zone this card is of (its id).
+    public var zone: String?
 
     public init(state: PlaybackState, elapsed: Double, rate: Double, queueCount: Int, loopMode: LoopMode,
                 volume: Double, muted: Bool, at: Int64, epoch: UInt32) {
@@ -134,9 +136,12 @@ public struct RoomView: Codable, Equatable, Sendable {
     /// How it reported itself last (nil if it never has since the coordinator started).
     public var report: RoomReport?
     public var lastSeenSecondsAgo: Double?
+    /// The id of the zone it plays in.
+    public var zone: String?
 
     public init(key: String, name: String, connected: Bool, volume: Double, muted: Bool, outputDelayMs: Double,
-                report: RoomReport?, lastSeenSecondsAgo: Double?) {
+                report: RoomReport?, lastSeenSecondsAgo: Double?, zone: String? = nil) {
+        self.zone = zone
         self.key = key
         self.name = name
         self.connected = connected
@@ -178,11 +183,30 @@ public struct Status: Codable, Equatable, Sendable {
     public var version: String
     /// The house's name (`--house-name`), as it is announced on the network.
     public var house: String?
-    public init(nowPlaying: NowPlaying, rooms: [RoomView], version: String, house: String? = nil) {
+    /// The house's zones, the default one first.
+    public var zones: [ZoneView]?
+    public init(nowPlaying: NowPlaying, rooms: [RoomView], version: String, house: String? = nil, zones: [ZoneView]? = nil) {
+        self.zones = zones
         self.nowPlaying = nowPlaying
         self.rooms = rooms
         self.version = version
         self.house = house
+    }
+}
+
+/// A zone: rooms that play one stream together, and what it plays.
+public struct ZoneView: Codable, Equatable, Sendable {
+    /// Its key in paths (`/api/v1/zones/{id}/...`): never changes.
+    public var id: String
+    public var name: String
+    /// Its rooms' names.
+    public var rooms: [String]
+    public var nowPlaying: NowPlaying
+    public init(id: String, name: String, rooms: [String], nowPlaying: NowPlaying) {
+        self.id = id
+        self.name = name
+        self.rooms = rooms
+        self.nowPlaying = nowPlaying
     }
 }
 
@@ -203,6 +227,7 @@ public struct Event: Equatable, Sendable {
         case roomLeft = "room-left"
         case room
         case feedback
+        case zones
     }
 
     public enum Change: Equatable, Sendable {
@@ -225,15 +250,21 @@ public struct Event: Equatable, Sendable {
         /// A room's state changed (playing, waiting, interrupted...).
         case room(RoomView)
         case feedback(FeedbackEntry)
+        /// Zones were made, renamed or removed, or a room moved: every zone as it is now.
+        case zones([ZoneView])
     }
 
     /// Coordinator time (ns) of the change.
     public var at: Int64
     public var change: Change
+    /// The id of the zone it is about (a room's: the zone the room is in); nil for the
+    /// whole house (the zones' list).
+    public var zone: String?
 
-    public init(_ change: Change, at: Int64) {
+    public init(_ change: Change, at: Int64, zone: String? = nil) {
         self.change = change
         self.at = at
+        self.zone = zone
     }
 
     public var kind: Kind {
@@ -249,18 +280,20 @@ public struct Event: Equatable, Sendable {
         case .roomLeft: .roomLeft
         case .room: .room
         case .feedback: .feedback
+        case .zones: .zones
         }
     }
 }
 
 extension Event: Codable {
     private enum Key: String, CodingKey {
-        case type, at, state, previousState, reason, nowPlaying, queue, rooms, room, feedback, itemID, lyrics
+        case type, at, zone, state, previousState, reason, nowPlaying, queue, rooms, room, feedback, itemID, lyrics, zones
     }
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: Key.self)
         at = try c.decode(Int64.self, forKey: .at)
+        zone = try c.decodeIfPresent(String.self, forKey: .zone)
         switch try c.decode(Kind.self, forKey: .type) {
         case .hello:
             change = .hello(nowPlaying: try c.decode(NowPlaying.self, forKey: .nowPlaying), queue: try c.decode(QueueView.self, forKey: .queue),
@@ -279,6 +312,7 @@ extension Event: Codable {
         case .roomLeft: change = .roomLeft(try c.decode(RoomView.self, forKey: .room))
         case .room: change = .room(try c.decode(RoomView.self, forKey: .room))
         case .feedback: change = .feedback(try c.decode(FeedbackEntry.self, forKey: .feedback))
+        case .zones: change = .zones(try c.decode([ZoneView].self, forKey: .zones))
         }
     }
 
@@ -286,6 +320,7 @@ extension Event: Codable {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(kind, forKey: .type)
         try c.encode(at, forKey: .at)
+        try c.encodeIfPresent(zone, forKey: .zone)
         switch change {
         case let .hello(nowPlaying, queue, rooms, lyrics):
             try c.encode(nowPlaying, forKey: .nowPlaying)
@@ -306,6 +341,7 @@ extension Event: Codable {
         case let .volume(rooms): try c.encode(rooms, forKey: .rooms)
         case let .roomJoined(room), let .roomLeft(room), let .room(room): try c.encode(room, forKey: .room)
         case let .feedback(entry): try c.encode(entry, forKey: .feedback)
+        case let .zones(zones): try c.encode(zones, forKey: .zones)
         }
     }
 }
@@ -381,12 +417,25 @@ public struct RoomUpdate: Codable, Sendable {
     public var volume: Double?
     public var muted: Bool?
     public var outputDelayMs: Double?
-    public init(name: String?, volume: Double?, muted: Bool?, outputDelayMs: Double?) {
+    /// The zone to move it to (a zone's name or id).
+    public var zone: String?
+    public init(name: String?, volume: Double?, muted: Bool?, outputDelayMs: Double?, zone: String? = nil) {
+        self.zone = zone
         self.name = name
         self.volume = volume
         self.muted = muted
         self.outputDelayMs = outputDelayMs
     }
+}
+/// A zone to make (`POST /zones`) or a new name for one (`PUT /zones/{zone}`).
+public struct ZoneRequest: Codable, Sendable {
+    public var name: String
+    public init(name: String) { self.name = name }
+}
+/// Every room into one zone (`POST /zones/party`): the one named, else the default zone.
+public struct PartyRequest: Codable, Sendable {
+    public var zone: String?
+    public init(zone: String? = nil) { self.zone = zone }
 }
 public struct FeedbackRequest: Codable, Sendable {
     public var kind: FeedbackKind

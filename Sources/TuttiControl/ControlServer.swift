@@ -137,34 +137,20 @@ public final class ControlServer: Sendable {
             }
         }
         let api = router.group("api/v1")
-        // Open to read; whole file paths only with the token (`Redaction`).
         let gate = self.gate
-        api.get("status") { request, context in gate.shown(await service.status(), request, context) }
-        api.get("now-playing") { request, context in gate.shown(await service.nowPlaying(), request, context) }
-        api.get("queue") { request, context in gate.shown(await service.queue(), request, context) }
+        // What plays is per zone: today's paths are the default zone's, the same under
+        // /zones/{zone}/ a zone's.
+        for group in [api, api.group("zones/:zone")] {
+            ZoneReadRoutes.add(to: group, service: service, gate: gate)
+            TransportRoutes.add(to: group, service: service, gate: gate)
+            QueueRoutes.add(to: group, service: service, gate: gate)
+        }
+        // Open to read; whole file paths only with the token (`Redaction`).
         api.get("rooms") { _, _ in await service.rooms() }
         api.get("feedback") { request, context in gate.shown(await service.feedback(), request, context) }
         api.get("replaygain") { _, _ in await service.replayGain() }
-        api.get("lyrics") { request, context -> TrackLyrics in
-            guard let lyrics = await service.lyrics(itemID: nil) else { throw ControlError.conflict("nothing is playing or queued") }
-            return gate.shown(lyrics, request, context)
-        }
-        api.get("lyrics/:id") { request, context -> TrackLyrics in
-            let id = try context.parameters.require("id", as: Int.self)
-            guard let lyrics = await service.lyrics(itemID: id) else { throw ControlError.notFound("no queue item with id \(id)") }
-            return gate.shown(lyrics, request, context)
-        }
-        api.get("artwork/:id") { _, context -> Response in
-            let id = try context.parameters.require("id", as: Int.self)
-            // Served as the image its bytes are (never as the type the service says), else not at all.
-            guard let art = await service.artwork(itemID: id), let type = PictureKind.mimeType(of: art.data) else {
-                throw ControlError.notFound("queue item \(id) has no artwork")
-            }
-            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "max-age=3600"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
-        }
-        TransportRoutes.add(to: api, service: service, gate: gate)
-        MutationRoutes.add(to: api, service: service, gate: gate)
+        HouseRoutes.add(to: api, service: service, gate: gate)
+        ZoneRoutes.add(to: api, service: service, gate: gate)
         return router
     }
 
@@ -173,7 +159,8 @@ public final class ControlServer: Sendable {
         let service = self.service
         let streams = eventStreams
         let names = configuration.hostNames
-        router.ws("/api/v1/events", shouldUpgrade: { request, context in
+        for path in ["/api/v1/events", "/api/v1/zones/:zone/events"] {
+        router.ws(RouterPath(path), shouldUpgrade: { request, context in
             // Only the coordinator's own pages (or clients that are not browsers), by one of its
             // own names, and only while the address has event streams to spare.
             guard names.allows(request.head.authority),
@@ -185,7 +172,10 @@ public final class ControlServer: Sendable {
             let peer = context.requestContext.peer
             guard streams.admit(peer) else { return }
             defer { streams.release(peer) }
-            let events = await service.subscribe()
+            // A zone's events: /zones/{zone}/events, or ?zone=NAME; else the default zone's.
+            let zone = context.requestContext.parameters.get("zone")?.removingPercentEncoding
+                ?? context.request.uri.queryParameters.get("zone")
+            guard let events = try? await service.subscribe(zone: zone) else { return }
             try await withThrowingTaskGroup(of: Void.self) { tasks in
                 tasks.addTask {
                     // Until the client goes away; it may ask the time (screens lock their clocks).
@@ -209,6 +199,7 @@ public final class ControlServer: Sendable {
                 try await tasks.next()
                 tasks.cancelAll()
             }
+        }
         }
         return router
     }

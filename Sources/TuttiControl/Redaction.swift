@@ -49,14 +49,6 @@ extension QueueView: Redactable {
     }
 }
 
-extension Status: Redactable {
-    var withoutFolders: Status {
-        var copy = self
-        copy.nowPlaying = nowPlaying.withoutFolders
-        return copy
-    }
-}
-
 extension FeedbackEntry: Redactable {
     var withoutFolders: FeedbackEntry {
         var copy = self
@@ -85,17 +77,37 @@ extension TrackLyrics: Redactable {
 
 extension Event: Redactable {
     var withoutFolders: Event {
+        var copy = self
         switch change {
         case let .hello(nowPlaying, queue, rooms, lyrics):
-            Event(.hello(nowPlaying: nowPlaying.withoutFolders, queue: queue.withoutFolders, rooms: rooms, lyrics: lyrics?.withoutFolders), at: at)
-        case let .nowPlaying(nowPlaying): Event(.nowPlaying(nowPlaying.withoutFolders), at: at)
+            copy.change = .hello(nowPlaying: nowPlaying.withoutFolders, queue: queue.withoutFolders, rooms: rooms, lyrics: lyrics?.withoutFolders)
+        case let .nowPlaying(nowPlaying): copy.change = .nowPlaying(nowPlaying.withoutFolders)
         case let .trackChanged(itemID, nowPlaying, lyrics):
-            Event(.trackChanged(itemID: itemID, nowPlaying: nowPlaying.withoutFolders, lyrics: lyrics?.withoutFolders), at: at)
-        case let .queue(queue): Event(.queue(queue.withoutFolders), at: at)
-        case let .feedback(entry): Event(.feedback(entry.withoutFolders), at: at)
-        case let .state(state, previous, reason): Event(.state(state, previous: previous, reason: Redaction.failure(reason)), at: at)
-        case .trackEnded, .volume, .roomJoined, .roomLeft, .room: self
+            copy.change = .trackChanged(itemID: itemID, nowPlaying: nowPlaying.withoutFolders, lyrics: lyrics?.withoutFolders)
+        case let .queue(queue): copy.change = .queue(queue.withoutFolders)
+        case let .feedback(entry): copy.change = .feedback(entry.withoutFolders)
+        case let .state(state, previous, reason): copy.change = .state(state, previous: previous, reason: Redaction.failure(reason))
+        case let .zones(zones): copy.change = .zones(zones.withoutFolders)
+        case .trackEnded, .volume, .roomJoined, .roomLeft, .room: break
         }
+        return copy
+    }
+}
+
+extension ZoneView: Redactable {
+    var withoutFolders: ZoneView {
+        var copy = self
+        copy.nowPlaying = nowPlaying.withoutFolders
+        return copy
+    }
+}
+
+extension Status: Redactable {
+    var withoutFolders: Status {
+        var copy = self
+        copy.nowPlaying = nowPlaying.withoutFolders
+        copy.zones = zones?.withoutFolders
+        return copy
     }
 }
 

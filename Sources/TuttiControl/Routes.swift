@@ -14,6 +14,7 @@ extension TrackLyrics: ResponseEncodable {}
 extension PairingCode: ResponseEncodable {}
 extension PairingAnswer: ResponseEncodable {}
 extension ReplayGain: ResponseEncodable {}
+extension ZoneView: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {
@@ -84,6 +85,16 @@ func roomName(_ context: ControlContext) throws -> String {
     return name
 }
 
+/// The zone a route is for: `/api/v1/zones/{zone}/...` names it (percent-decoded), today's
+/// paths the default zone (nil).
+func zone(_ context: ControlContext) throws -> String? {
+    guard let raw = context.parameters.get("zone") else { return nil }
+    guard let name = raw.removingPercentEncoding else {
+        throw ControlError.badRequest("malformed zone name in the path: '\(raw)' (percent-encode it as UTF-8)")
+    }
+    return name
+}
+
 /// Decodes a JSON body, saying what was wrong with it.
 func body<T: Decodable>(_ type: T.Type, _ request: Request, _ context: ControlContext) async throws -> T {
     let buffer = try await request.body.collect(upTo: context.maxUploadSize)
@@ -125,55 +136,98 @@ enum TransportRoutes {
             default:
                 throw ControlError.notFound("unknown transport command '\(name)': use play, pause, toggle, stop, next, previous, seek or skip")
             }
-            return try await service.transport(command)
+            return try await service.transport(command, zone: try zone(context))
         }
         api.post("queue/play") { request, context -> NowPlaying in
             try gate.authorize(request, context)
             let index = try await body(PlayIndexRequest.self, request, context).index
-            return try await service.transport(.playItem(index: index))
+            return try await service.transport(.playItem(index: index), zone: try zone(context))
         }
     }
 }
 
-/// The queue, loop mode, volumes, rooms and feedback.
-enum MutationRoutes {
+/// What a zone plays, to read: open, whole file paths only with the token (`Redaction`).
+enum ZoneReadRoutes {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
+        api.get("status") { request, context in gate.shown(try await service.status(zone: try zone(context)), request, context) }
+        api.get("now-playing") { request, context in gate.shown(try await service.nowPlaying(zone: try zone(context)), request, context) }
+        api.get("queue") { request, context in gate.shown(try await service.queue(zone: try zone(context)), request, context) }
+        api.get("lyrics") { request, context -> TrackLyrics in
+            guard let lyrics = try await service.lyrics(itemID: nil, zone: try zone(context)) else {
+                throw ControlError.conflict("nothing is playing or queued")
+            }
+            return gate.shown(lyrics, request, context)
+        }
+        api.get("lyrics/:id") { request, context -> TrackLyrics in
+            let id = try context.parameters.require("id", as: Int.self)
+            guard let lyrics = try await service.lyrics(itemID: id, zone: try zone(context)) else {
+                throw ControlError.notFound("no queue item with id \(id)")
+            }
+            return gate.shown(lyrics, request, context)
+        }
+        api.get("artwork/:id") { _, context -> Response in
+            let id = try context.parameters.require("id", as: Int.self)
+            // Served as the image its bytes are (never as the type the service says), else not at all.
+            guard let art = try await service.artwork(itemID: id, zone: try zone(context)), let type = PictureKind.mimeType(of: art.data) else {
+                throw ControlError.notFound("queue item \(id) has no artwork")
+            }
+            return Response(status: .ok, headers: [.contentType: type, .cacheControl: "max-age=3600"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
+        }
+    }
+}
+
+/// A zone's queue, loop mode, group volume, and feedback on what it plays.
+enum QueueRoutes {
     static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
         api.post("queue") { request, context -> [QueueEntry] in
             try gate.authorize(request, context)
             let add = try await body(AddRequest.self, request, context)
             guard !add.paths.isEmpty else { throw ControlError.badRequest("paths is empty: name files, folders or playlists") }
-            return try await service.add(paths: add.paths, placement: add.placement ?? .end)
+            return try await service.add(paths: add.paths, placement: add.placement ?? .end, zone: try zone(context))
         }
         api.delete("queue") { request, context -> Done in
             try gate.authorize(request, context)
-            try await service.clearQueue()
+            try await service.clearQueue(zone: try zone(context))
             return Done()
         }
         api.delete("queue/:id") { request, context -> Done in
             try gate.authorize(request, context)
-            try await service.remove(itemID: try context.parameters.require("id", as: Int.self))
+            try await service.remove(itemID: try context.parameters.require("id", as: Int.self), zone: try zone(context))
             return Done()
         }
         api.post("queue/:id/move") { request, context -> Done in
             try gate.authorize(request, context)
             let id = try context.parameters.require("id", as: Int.self)
-            try await service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index)
+            try await service.move(itemID: id, to: try await body(MoveRequest.self, request, context).index, zone: try zone(context))
             return Done()
         }
         api.put("loop") { request, context -> NowPlaying in
             try gate.authorize(request, context)
-            try await service.setLoopMode(try await body(LoopRequest.self, request, context).mode)
-            return await service.nowPlaying()
-        }
-        api.put("replaygain") { request, context -> ReplayGain in
-            try gate.authorize(request, context)
-            return try await service.setReplayGain(try await body(ReplayGainUpdate.self, request, context))
+            let zone = try zone(context)
+            try await service.setLoopMode(try await body(LoopRequest.self, request, context).mode, zone: zone)
+            return try await service.nowPlaying(zone: zone)
         }
         api.put("volume") { request, context -> NowPlaying in
             try gate.authorize(request, context)
+            let zone = try zone(context)
             let volume = try await body(VolumeRequest.self, request, context)
-            try await service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted)
-            return await service.nowPlaying()
+            try await service.setGroup(volume: volume.volume.map { $0 / 100 }, muted: volume.muted, zone: zone)
+            return try await service.nowPlaying(zone: zone)
+        }
+        api.post("feedback") { request, context -> FeedbackEntry in
+            try gate.authorize(request, context)
+            return try await service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind, zone: try zone(context))
+        }
+    }
+}
+
+/// The house's: loudness, rooms, pairing, feedback entries.
+enum HouseRoutes {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
+        api.put("replaygain") { request, context -> ReplayGain in
+            try gate.authorize(request, context)
+            return try await service.setReplayGain(try await body(ReplayGainUpdate.self, request, context))
         }
         api.put("rooms/:name") { request, context -> RoomView in
             try gate.authorize(request, context)
@@ -199,13 +253,41 @@ enum MutationRoutes {
                 throw error
             }
         }
-        api.post("feedback") { request, context -> FeedbackEntry in
-            try gate.authorize(request, context)
-            return try await service.recordFeedback(try await body(FeedbackRequest.self, request, context).kind)
-        }
         api.delete("feedback/:id") { request, context -> Done in
             try gate.authorize(request, context)
             try await service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
+            return Done()
+        }
+    }
+}
+
+/// The zones: listed, made, renamed, removed, merged.
+enum ZoneRoutes {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
+        api.get("zones") { request, context in gate.shown(await service.zones(), request, context) }
+        api.get("zones/:zone") { request, context -> ZoneView in
+            let id = try await service.nowPlaying(zone: try zone(context)).zone
+            guard let found = await service.zones().first(where: { $0.id == id }) else { throw ControlError.notFound("no such zone") }
+            return gate.shown(found, request, context)
+        }
+        api.post("zones") { request, context -> ZoneView in
+            try gate.authorize(request, context)
+            return try await service.addZone(try await body(ZoneRequest.self, request, context).name)
+        }
+        api.post("zones/party") { request, context -> ZoneView in
+            try gate.authorize(request, context)
+            // The body may be left out: the default zone.
+            let bytes = Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView)
+            let party = bytes.isEmpty ? PartyRequest() : try RequestBody.decode(PartyRequest.self, bytes)
+            return try await service.party(zone: party.zone)
+        }
+        api.put("zones/:zone") { request, context -> ZoneView in
+            try gate.authorize(request, context)
+            return try await service.renameZone(try zone(context) ?? "", to: try await body(ZoneRequest.self, request, context).name)
+        }
+        api.delete("zones/:zone") { request, context -> Done in
+            try gate.authorize(request, context)
+            try await service.removeZone(try zone(context) ?? "")
             return Done()
         }
     }

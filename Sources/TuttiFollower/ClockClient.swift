@@ -15,7 +15,8 @@ public final class ClockClient {
     /// What the client hands on, and asks for.
     public struct Handlers {
         public var sample: (ClockSample) -> Void
-        public var settings: (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void
+        /// The room's settings; `stream`: its zone's stream (0: any).
+        public var settings: (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32, _ stream: UInt32) -> Void
         public var epochEnd: (_ epoch: UInt32, _ at: CoordinatorTime) -> Void
         /// The room's report, once a second; nil for a member that is not a room (a screen).
         public var report: (() -> RoomReport)?
@@ -23,7 +24,8 @@ public final class ClockClient {
         public var retransmission: (([UInt8], LocalTime) -> Void)?
 
         public init(sample: @escaping (ClockSample) -> Void,
-                    settings: @escaping (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32) -> Void = { _, _, _, _ in },
+                    settings: @escaping (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32,
+                                         _ stream: UInt32) -> Void = { _, _, _, _, _ in },
                     epochEnd: @escaping (_ epoch: UInt32, _ at: CoordinatorTime) -> Void = { _, _ in },
                     report: (() -> RoomReport)? = nil, retransmission: (([UInt8], LocalTime) -> Void)? = nil) {
             self.sample = sample
@@ -66,6 +68,9 @@ public final class ClockClient {
 
     /// Asks for the stream by unicast on `port` from now on.
     public func receiveByUnicast(port: UInt16) { session.receiveByUnicast(port: port) }
+
+    /// Reports the room with the next turn (see `CoordinatorSession.reportSoon`).
+    public func reportSoon() { session.reportSoon(now: clock.nanosecondsNow()) }
 
     /// Sends what is due now, given how the clock stands; returns the latest time (local
     /// ns) to turn again.
@@ -146,7 +151,7 @@ public final class ClockClient {
     private func perform(_ action: CoordinatorSession.Action) {
         switch action {
         case let .sample(sample): handlers.sample(sample)
-        case let .settings(version, volume, muted, delay): handlers.settings(version, volume, muted, delay)
+        case let .settings(version, volume, muted, delay, stream): handlers.settings(version, volume, muted, delay, stream)
         case let .epochEnd(epoch, at): handlers.epochEnd(epoch, at)
         case let .notice(notice): say(notice)
         case .requestTime, .send, .sendReport: break  // sent by `turn`

@@ -193,6 +193,8 @@ final class FollowerNetwork {
     private(set) var unsealed = 0
     private var reportedUnsealed = 0
     private var nextSummary: Int64 = 0
+    /// When the room last reported early, hearing other zones' streams only.
+    private var lastNudge: Int64 = .min / 2
 
     init(stream: any DatagramSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: any DatagramSocket, coordinator: SocketAddress,
          clock: any MonotonicClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?,
@@ -217,11 +219,12 @@ final class FollowerNetwork {
                 trace?.record(sample, latest.estimate)
                 fromControl.append(.clockSample(sample))
             },
-            settings: { [unowned self] version, volume, muted, delay in
+            settings: { [unowned self] version, volume, muted, delay, stream in
                 fromControl.append(.settings(version: version, gain: RoomSettings.gain(volume: volume, muted: muted),
-                                             outputDelay: Int64(delay) * 1_000))
+                                             outputDelay: Int64(delay) * 1_000, stream: stream == 0 ? nil : stream))
                 log.info("room settings \(version): volume \((volume * 100).fixed(0))%\(muted ? " (muted)" : ""), "
-                         + "output delay \((Double(delay) / 1_000).fixed(1)) ms")
+                         + "output delay \((Double(delay) / 1_000).fixed(1)) ms"
+                         + (stream == 0 ? "" : ", the zone's stream \(stream.hex(digits: 8))"))
             },
             epochEnd: { [unowned self] epoch, at in fromControl.append(.epochEnd(epoch, at: at)) },
             report: { [unowned self] in latest.report(name: roomName) },
@@ -239,7 +242,16 @@ final class FollowerNetwork {
     }
 
     /// Sends what the control channel is due to send; returns the latest time to turn again.
-    func turn(lock: ClockLock) -> Int64 {
+    /// `othersOnly`: only other zones' streams come lately (the room's zone's stream may be
+    /// new): the room reports itself at once, once a second at most, for its settings.
+    func turn(lock: ClockLock, othersOnly: Bool = false) -> Int64 {
+        if othersOnly {
+            let now = clock.nanosecondsNow()
+            if now - lastNudge > 1_000_000_000 {
+                lastNudge = now
+                control.reportSoon()
+            }
+        }
         if multicastWatch != nil {
             if multicastWatch!.check(now: clock.nanosecondsNow(), locked: lock.uncertainty != nil, heardStream: heardStream) {
                 switchToUnicast()

@@ -11,8 +11,8 @@ enum PlayoutInput: Sendable {
     case retransmission([UInt8], arrived: LocalTime)
     case clockSample(ClockSample)
     case epochEnd(UInt32, at: CoordinatorTime)
-    /// The coordinator's settings for this room.
-    case settings(version: UInt32, gain: Float, outputDelay: Int64)
+    /// The coordinator's settings for this room; `stream`: its zone's stream (nil: any).
+    case settings(version: UInt32, gain: Float, outputDelay: Int64, stream: UInt32?)
 
     /// When it happened here (local ns): a packet's arrival, an exchange's end; nil for
     /// the coordinator's messages, which apply as soon as they are taken.
@@ -161,7 +161,7 @@ final class Playout {
         // time request rides the device's wakes where it can); and when a retransmission
         // request is due (a packet overdue, or a retry: a request sent late leaves its
         // answer less time).
-        let controlDue = network.turn(lock: engine.clockLock)
+        let controlDue = network.turn(lock: engine.clockLock, othersOnly: engine.othersOnlySince != nil)
         let before = clock.nanosecondsNow()
         let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
         let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
@@ -214,8 +214,9 @@ final class Playout {
         case let .retransmission(bytes, arrived): engine.receiveRetransmission(bytes, at: arrived)
         case let .clockSample(sample): engine.addClockSample(sample)
         case let .epochEnd(epoch, at): engine.endEpoch(epoch, at: at)
-        case let .settings(version, gain, outputDelay):
+        case let .settings(version, gain, outputDelay, stream):
             guard version != room.settingsVersion else { return }
+            engine.follow(stream: stream)
             if outputDelay != room.outputDelay { engine.deviceTimelineChanged() }
             room.settingsVersion = version
             room.gain = gain

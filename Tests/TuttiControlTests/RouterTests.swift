@@ -254,21 +254,41 @@ final class FakeHouse: ControlService {
     static let room = RoomView(key: "kitchen", name: "kitchen", connected: true, volume: 100, muted: false, outputDelayMs: 0,
                                report: nil, lastSeenSecondsAgo: 0.5)
 
-    func status() -> Status { Status(nowPlaying: Self.playing, rooms: [Self.room], version: "test") }
-    func nowPlaying() -> NowPlaying { Self.playing }
+    /// The zones this house has: the default one and a kitchen; any other is a 404.
+    private func check(_ zone: String?) throws(ControlError) -> String {
+        guard let zone else { return "" }
+        guard ["default", "kitchen", "Kitchen"].contains(zone) else { throw .notFound("no zone named '\(zone)'") }
+        return " @\(zone.lowercased())"
+    }
+
+    func status(zone: String?) throws(ControlError) -> Status {
+        _ = try check(zone)
+        return Status(nowPlaying: Self.playing, rooms: [Self.room], version: "test")
+    }
+    func nowPlaying(zone: String?) throws(ControlError) -> NowPlaying {
+        var np = Self.playing
+        np.zone = try check(zone).isEmpty ? "default" : "kitchen"
+        return np
+    }
+    func queue(zone: String?) throws(ControlError) -> QueueView {
+        _ = try check(zone)
+        return queue()
+    }
     func queue() -> QueueView {
         QueueView(items: [QueueEntry(index: 0, id: 1, path: "/music/album/song.mp3", title: "Song", artist: nil, album: nil,
                                      duration: 180, current: true)], currentIndex: 0, loopMode: .once)
     }
     func rooms() -> [RoomView] { [Self.room] }
     func feedback() -> [FeedbackEntry] { [] }
-    func lyrics(itemID: Int?) -> TrackLyrics? {
-        (itemID ?? 1) == 1 ? TrackLyrics(itemID: 1, lyrics: nil, nowPlaying: Self.playing) : nil
+    func lyrics(itemID: Int?, zone: String?) throws(ControlError) -> TrackLyrics? {
+        _ = try check(zone)
+        return (itemID ?? 1) == 1 ? TrackLyrics(itemID: 1, lyrics: nil, nowPlaying: Self.playing) : nil
     }
     func coordinatorTime() -> Int64 { 0 }
     static let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
-    func artwork(itemID: Int) -> (mimeType: String, data: [UInt8])? {
-        switch itemID {
+    func artwork(itemID: Int, zone: String?) throws(ControlError) -> (mimeType: String, data: [UInt8])? {
+        _ = try check(zone)
+        return switch itemID {
         case 1: ("image/png", Self.png)
         // A track whose picture frame claims to be a page, with a script in it.
         case 2: ("text/html", Array("<html><script>fetch('/x?'+localStorage.token)</script>".utf8))
@@ -277,33 +297,33 @@ final class FakeHouse: ControlService {
         }
     }
 
-    func transport(_ command: TransportCommand) throws(ControlError) -> NowPlaying {
-        record("transport \(command)")
+    func transport(_ command: TransportCommand, zone: String?) throws(ControlError) -> NowPlaying {
+        record("transport \(command)\(try check(zone))")
         return Self.playing
     }
-    func add(paths: [String], placement: PlayQueue.Placement) throws(ControlError) -> [QueueEntry] {
-        record("add \(paths.joined(separator: " ")) \(placement)")
+    func add(paths: [String], placement: PlayQueue.Placement, zone: String?) throws(ControlError) -> [QueueEntry] {
+        record("add \(paths.joined(separator: " ")) \(placement)\(try check(zone))")
         return paths.enumerated().map { QueueEntry(index: $0.offset + 1, id: $0.offset + 2, path: $0.element, title: nil, artist: nil,
                                                     album: nil, duration: nil, current: false) }
     }
-    func remove(itemID: Int) throws(ControlError) {
-        record("remove \(itemID)")
+    func remove(itemID: Int, zone: String?) throws(ControlError) {
+        record("remove \(itemID)\(try check(zone))")
         if itemID != 1 { throw .notFound("no queue item with id \(itemID)") }
     }
-    func move(itemID: Int, to index: Int) throws(ControlError) { record("move \(itemID) to \(index)") }
-    func clearQueue() { record("clear") }
-    func setLoopMode(_ mode: LoopMode) { record("loop \(mode.rawValue)") }
+    func move(itemID: Int, to index: Int, zone: String?) throws(ControlError) { record("move \(itemID) to \(index)\(try check(zone))") }
+    func clearQueue(zone: String?) throws(ControlError) { record("clear\(try check(zone))") }
+    func setLoopMode(_ mode: LoopMode, zone: String?) throws(ControlError) { record("loop \(mode.rawValue)\(try check(zone))") }
     func replayGain() -> ReplayGain { .standard }
     func setReplayGain(_ update: ReplayGainUpdate) throws(ControlError) -> ReplayGain {
         let setting = try update.applied(to: .standard)
         record("replaygain \(setting.mode.rawValue) \(setting.preampDB) \(setting.untaggedDB)")
         return setting
     }
-    func setGroup(volume: Double?, muted: Bool?) throws(ControlError) {
-        record("volume \(volume.map { "\($0)" } ?? "nil") \(muted.map { "\($0)" } ?? "nil")")
+    func setGroup(volume: Double?, muted: Bool?, zone: String?) throws(ControlError) {
+        record("volume \(volume.map { "\($0)" } ?? "nil") \(muted.map { "\($0)" } ?? "nil")\(try check(zone))")
     }
     func updateRoom(_ name: String, _ update: RoomUpdate) throws(ControlError) -> RoomView {
-        record("room \(name)\(update.muted == true ? " muted" : "")")
+        record("room \(name)\(update.muted == true ? " muted" : "")\(update.zone.map { " to \($0)" } ?? "")")
         var view = Self.room
         view.name = name
         return view
@@ -312,13 +332,39 @@ final class FakeHouse: ControlService {
         record("remove room \(name)")
         throw .notFound("no room named '\(name)'")
     }
-    func recordFeedback(_ kind: FeedbackKind) throws(ControlError) -> FeedbackEntry {
-        record("feedback \(kind.rawValue)")
+    func recordFeedback(_ kind: FeedbackKind, zone: String?) throws(ControlError) -> FeedbackEntry {
+        record("feedback \(kind.rawValue)\(try check(zone))")
         let json = #"{"id": 1, "kind": "\#(kind.rawValue)", "path": "/music/album/song.mp3", "date": 0}"#
         return try! JSONDecoder().decode(FeedbackEntry.self, from: Data(json.utf8))
     }
     func removeFeedback(id: Int) throws(ControlError) { record("remove feedback \(id)") }
-    func subscribe() -> AsyncStream<Event> { AsyncStream { $0.finish() } }
+    func subscribe(zone: String?) throws(ControlError) -> AsyncStream<Event> {
+        _ = try check(zone)
+        return AsyncStream { $0.finish() }
+    }
+    func zones() -> [ZoneView] {
+        var kitchen = Self.playing
+        kitchen.zone = "kitchen"
+        return [ZoneView(id: "default", name: "Default", rooms: [], nowPlaying: Self.playing),
+                ZoneView(id: "kitchen", name: "Kitchen", rooms: ["kitchen"], nowPlaying: kitchen)]
+    }
+    func addZone(_ name: String) throws(ControlError) -> ZoneView {
+        record("add zone \(name)")
+        guard name != "Kitchen" else { throw .conflict("a zone is already called 'Kitchen'") }
+        return ZoneView(id: name.lowercased(), name: name, rooms: [], nowPlaying: Self.playing)
+    }
+    func renameZone(_ zone: String, to name: String) throws(ControlError) -> ZoneView {
+        record("rename zone\(try check(zone)) to \(name)")
+        return ZoneView(id: "kitchen", name: name, rooms: [], nowPlaying: Self.playing)
+    }
+    func removeZone(_ zone: String) throws(ControlError) {
+        record("remove zone\(try check(zone))")
+        if zone == "default" { throw .conflict("the default zone cannot be removed") }
+    }
+    func party(zone: String?) throws(ControlError) -> ZoneView {
+        record("party\(try check(zone))")
+        return zones()[0]
+    }
     func authorizes(token: String) -> Bool { token == RouterTests.token }
     func openPairing() throws(ControlError) -> PairingCode {
         record("open pairing")

@@ -10,7 +10,7 @@ struct ControlChannelServiceTests {
     typealias Service = ControlChannelService<Int>
 
     func service() -> Service {
-        Service(key: Self.key, cookieKey: SumTag(key: 99), ssrc: 0xAB, payloadType: 96,
+        Service(key: Self.key, cookieKey: SumTag(key: 99), stream: { _ in 0xAB }, payloadType: 96,
                 addressBytes: { [UInt8(truncatingIfNeeded: $0 % 1000)] }, atPort: { $0 % 1000 + 1000 * Int($1) })
     }
 
@@ -60,12 +60,13 @@ struct ControlChannelServiceTests {
         // The answer's cookie alone does not admit: a message carrying it does.
         #expect(!service.admitsFeedback(from: 1, at: t))
         let actions = service.receive(subscribe.seal(stamp: cookie, with: Self.key), from: 1, at: t, clock: clock)
-        guard case let .subscribe(target, until, reply, to) = try #require(actions.first) else {
+        guard case let .subscribe(target, until, stream, reply, to) = try #require(actions.first) else {
             Issue.record("no subscription: \(actions)")
             return
         }
         #expect(target == 1 + 5004 * 1000 && to == 1)
         #expect(until == t + 60_000_000_000, "a lease is 60 s at most")
+        #expect(stream == 0xAB)
         #expect(try ControlMessage.open(reply, with: Self.key).message == .subscribed(ssrc: 0xAB, payloadType: 96))
         #expect(service.admitsFeedback(from: 1, at: t + 9_000_000_000))
         #expect(!service.admitsFeedback(from: 1, at: t + 10_000_000_000))

@@ -91,7 +91,7 @@ struct CoordinatorSessionTests {
         #expect(!session.turn(now: start + 500 * Self.ms, lock: Self.locked).contains(.sendReport))
         let settings = ControlMessage.roomSettings(version: 3, volume: 0.5, muted: false, outputDelayMicroseconds: 1_500)
         #expect(session.receive(settings, stamp: Self.stamp(at: start + 600 * Self.ms), arrived: LocalTime(nanoseconds: start + 600 * Self.ms))
-            == [.settings(version: 3, volume: 0.5, muted: false, outputDelayMicroseconds: 1_500)])
+            == [.settings(version: 3, volume: 0.5, muted: false, outputDelayMicroseconds: 1_500, stream: 0)])
         #expect(session.nextTurn <= start + 620 * Self.ms, "the new settings are confirmed within 20 ms")
         #expect(session.turn(now: start + 620 * Self.ms, lock: Self.locked).contains(.sendReport))
         var screen = CoordinatorSession(unicastPort: nil, reportsRoom: false)

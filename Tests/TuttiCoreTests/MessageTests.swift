@@ -8,11 +8,13 @@ struct MessageTests {
         .timeRequest(originate: 0x0102_0304_0506_0708),
         .timeResponse(originate: 99, receive: NTPTimestamp(rawValue: 1 << 40), transmit: NTPTimestamp(rawValue: (1 << 40) + 5), cookie: 0xC00C1E),
         .subscribe(rtpPort: 5004, leaseSeconds: 30),
+        .subscribe(rtpPort: 5004, leaseSeconds: 30, stream: 0xDEAD_BEEF),
         .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
         .roomReport(RoomReport(name: "Kitchen — 厨房", state: .playing, interrupted: true, clockOffsetMicroseconds: -3.5,
                                outputLatencyMilliseconds: 70.2, packetsReceived: 1_000, settingsVersion: 7, epoch: 3,
                                packetsMissed: 2, packetsRetransmitted: 1, steps: 0, slews: 3, outages: 0)),
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000),
+        .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000, stream: 0x1234_5678),
         .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
         .notPaired,
     ]
@@ -54,7 +56,7 @@ struct MessageTests {
         #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).seal(stamp: 0, with: key).count == 40)
         #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).seal(stamp: 0, with: key).count == 40)
         #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 32)
-        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 44)
+        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 48)
         #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 44)
         let full = RoomReport(name: String(repeating: "x", count: 64), state: .acquiringClock, clockOffsetMicroseconds: -123_456_789.123,
                               clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
@@ -96,7 +98,7 @@ struct MessageTests {
         }
     }
 
-    @Test func rejectsForeignAndUnknown() {
+    @Test func rejectsForeignAndUnknown() throws {
         #expect(throws: PacketError.badMagic) { try ControlMessage.decode(Array("HELLO WORLD12345".utf8)) }
         var bytes = ControlMessage.timeRequest(originate: 1).encode()
         bytes[5] = 77
@@ -104,6 +106,10 @@ struct MessageTests {
         bytes[4] = 9
         #expect(throws: PacketError.badVersion(9)) { try ControlMessage.decode(bytes) }
         #expect(throws: PacketError.oversized(2000)) { try ControlMessage.decode([UInt8](repeating: 0, count: 2000)) }
+        // Settings from a coordinator before zones (no stream field) name no stream.
+        let zoned = ControlMessage.roomSettings(version: 4, volume: 0.5, muted: false, outputDelayMicroseconds: 7, stream: 99).encode()
+        #expect(try ControlMessage.decode(Array(zoned.dropLast(4))).message
+            == .roomSettings(version: 4, volume: 0.5, muted: false, outputDelayMicroseconds: 7, stream: 0))
         var settings = ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode()
         settings[20] = 0xFF  // volume above 100 %
         #expect(throws: PacketError.self) { try ControlMessage.decode(settings) }

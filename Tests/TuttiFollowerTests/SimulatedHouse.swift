@@ -164,7 +164,7 @@ final class SimulatedHouse: @unchecked Sendable {
     static let houseKey = HouseKey.generate()
     static let key = houseKey.clockPort
     /// The coordinator's side of the control channel; members are their indices.
-    var channel = ControlChannelService<Int>(key: SimulatedHouse.key, cookieKey: SumTag(key: 99), ssrc: 77, payloadType: 96,
+    var channel = ControlChannelService<Int>(key: SimulatedHouse.key, cookieKey: SumTag(key: 99), stream: { _ in 77 }, payloadType: 96,
                                              addressBytes: { [UInt8(truncatingIfNeeded: $0)] }, atPort: { peer, _ in peer })
     /// The coordinator's clock, set to each moment it acts at.
     let coordinatorClock = ManualClock(start: 0)

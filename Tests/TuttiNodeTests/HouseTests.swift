@@ -138,8 +138,8 @@ struct HouseTests {
         let playing = try await house.transport(.play)
         let id = try #require(playing.itemID)
         let end = CoordinatorTime(nanoseconds: house.coordinatorTime() + 200_000_000)
-        house.tell(.player(.opened(itemID: id, length: 480_000)))
-        house.tell(.player(.ended(itemID: id, at: end)))
+        house.tell(.player(.opened(itemID: id, length: 480_000), zone: ZoneInfo.defaultID))
+        house.tell(.player(.ended(itemID: id, at: end), zone: ZoneInfo.defaultID))
         let stopped = await events.first { if case .state(.stopped, _, _) = $0.change { true } else { false } }
         #expect(stopped != nil, "the track's end did not stop the house: \(events.kinds)")
         #expect(house.coordinatorTime() >= end.nanoseconds - 20_000_000)

@@ -29,7 +29,9 @@ public struct CoordinatorSession: Sendable {
         case sendReport
         /// A time exchange, for the clock estimator.
         case sample(ClockSample)
-        case settings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32)
+        /// The room's settings; `stream`: the SSRC of its zone's stream, the only one it is to
+        /// play (0: any).
+        case settings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32, stream: UInt32)
         case epochEnd(UInt32, at: CoordinatorTime)
         /// Something to tell the person running this member.
         case notice(Notice)
@@ -71,6 +73,9 @@ public struct CoordinatorSession: Sendable {
     private var nextReport: Int64 = .min
     private var lastNotPaired: Int64?
     private var streamSSRC: UInt32?
+    /// The stream the coordinator's settings named for this room (0: any), which a
+    /// subscription asks for.
+    public private(set) var stream: UInt32 = 0
     private var lock = ClockLock(uncertainty: nil, suspect: false)
 
     static let reportInterval: Int64 = 1_000_000_000
@@ -84,6 +89,13 @@ public struct CoordinatorSession: Sendable {
     public init(unicastPort: UInt16?, reportsRoom: Bool) {
         self.unicastPort = unicastPort
         self.reportsRoom = reportsRoom
+    }
+
+    /// Reports the room at once (it heard another stream than its own, where its own is
+    /// silent: its zone's stream may be new, and the coordinator's answer, the settings
+    /// that name it, comes to a report).
+    public mutating func reportSoon(now: Int64) {
+        if reportsRoom, lastAnswer != nil { nextReport = min(nextReport, now) }
     }
 
     /// From now on, ask for the stream by unicast on `port` (a follower that multicast
@@ -120,7 +132,7 @@ public struct CoordinatorSession: Sendable {
         }
         // Subscriptions and reports count only with the coordinator's cookie: after an answer.
         if let port = unicastPort, now >= nextSubscribe, link.cookie != 0 {
-            actions.append(.send(.subscribe(rtpPort: port, leaseSeconds: 30)))
+            actions.append(.send(.subscribe(rtpPort: port, leaseSeconds: 30, stream: stream)))
             nextSubscribe = now + Self.subscribeInterval
         }
         if reportsRoom, now >= nextReport, lastAnswer != nil {
@@ -184,14 +196,21 @@ public struct CoordinatorSession: Sendable {
             return []
         }
         switch message {
-        case let .roomSettings(version, volume, muted, delay):
+        case let .roomSettings(version, volume, muted, delay, stream):
             nextReport = min(nextReport, t4 + 20_000_000)  // confirm soon
-            return [.settings(version: version, volume: volume, muted: muted, outputDelayMicroseconds: delay)]
+            if stream != self.stream {
+                // Another zone's stream: by unicast, ask for it now (the coordinator stops
+                // sending the other one).
+                self.stream = stream
+                nextSubscribe = min(nextSubscribe, t4)
+            }
+            return [.settings(version: version, volume: volume, muted: muted, outputDelayMicroseconds: delay, stream: stream)]
         case let .epochEnd(epoch, at):
             return [.epochEnd(epoch, at: at.coordinatorTime)]
         case let .subscribed(ssrc, _):
             defer { streamSSRC = ssrc }
-            if let known = streamSSRC, known != ssrc { return [.notice(.restarted(stream: ssrc, was: known))] }
+            // A new SSRC the room did not ask for (its zone's is another): the coordinator restarted.
+            if let known = streamSSRC, known != ssrc, ssrc != stream { return [.notice(.restarted(stream: ssrc, was: known))] }
             return []
         default:
             return []

@@ -15,9 +15,10 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
     public enum Action: Equatable, Sendable {
         /// A sealed message for `peer`.
         case send([UInt8], to: Peer)
-        /// `target` asks to be sent the stream until `expiry`; the shell keeps it (a lease
-        /// table) and, if it can, sends `reply` to `peer` (`subscribed`).
-        case subscribe(target: Peer, until: Int64, reply: [UInt8], to: Peer)
+        /// `target` asks to be sent stream `stream` (an SSRC of the house's) until `expiry`;
+        /// the shell keeps it (in that stream's lease table, and in no other) and, if it can,
+        /// sends `reply` to `peer` (`subscribed`).
+        case subscribe(target: Peer, until: Int64, stream: UInt32, reply: [UInt8], to: Peer)
         /// A room's report, for the house.
         case report(RoomReport, from: Peer, at: Int64)
         /// The first message from a stranger (one not signed with the house key): say so.
@@ -43,7 +44,9 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
 
     private let key: any MessageAuthenticator
     private let cookies: ReturnRoutability
-    private let ssrc: UInt32
+    /// The SSRC of the stream a follower asks for (0: the default zone's; one the house
+    /// does not have: the default zone's too).
+    private let stream: @Sendable (UInt32) -> UInt32
     private let payloadType: UInt8
     /// An address's bytes (for its cookie), and the same address at another port.
     private let addressBytes: @Sendable (Peer) -> [UInt8]
@@ -55,12 +58,14 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
     public private(set) var counts = Counts()
 
     /// `key`: the house key's clock-port authenticator; `cookieKey`: a secret of this run's
-    /// for the cookies; `ssrc`, `payloadType`: the stream's, told to subscribers.
-    public init(key: any MessageAuthenticator, cookieKey: any MessageAuthenticator, ssrc: UInt32, payloadType: UInt8,
-                addressBytes: @escaping @Sendable (Peer) -> [UInt8], atPort: @escaping @Sendable (Peer, UInt16) -> Peer) {
+    /// for the cookies; `stream`: the SSRC of the stream asked for (one per zone), and
+    /// `payloadType`, told to subscribers.
+    public init(key: any MessageAuthenticator, cookieKey: any MessageAuthenticator, stream: @escaping @Sendable (UInt32) -> UInt32,
+                payloadType: UInt8, addressBytes: @escaping @Sendable (Peer) -> [UInt8],
+                atPort: @escaping @Sendable (Peer, UInt16) -> Peer) {
         self.key = key
         cookies = ReturnRoutability(key: cookieKey)
-        self.ssrc = ssrc
+        self.stream = stream
         self.payloadType = payloadType
         self.addressBytes = addressBytes
         self.atPort = atPort
@@ -94,16 +99,17 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
                 originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3),
                 cookie: currentCookie)
             return [.send(reply.seal(stamp: NTPTimestamp(nanoseconds: t3).rawValue, with: key), to: peer)]
-        case let .subscribe(port, lease):
+        case let .subscribe(port, lease, wanted):
             guard verified else {
                 counts.unverified += 1
                 return []
             }
             let target = port == 0 ? peer : atPort(peer, port)
             let expiry = t2 + Int64(min(lease, Self.longestLease)) * 1_000_000_000
+            let ssrc = stream(wanted)
             let reply = ControlMessage.subscribed(ssrc: ssrc, payloadType: payloadType)
                 .seal(stamp: NTPTimestamp(nanoseconds: clock.nanosecondsNow()).rawValue, with: key)
-            return [.subscribe(target: target, until: expiry, reply: reply, to: peer)]
+            return [.subscribe(target: target, until: expiry, stream: ssrc, reply: reply, to: peer)]
         case let .roomReport(report):
             guard verified else {
                 counts.unverified += 1

@@ -12,6 +12,9 @@ public struct HouseState: Codable, Equatable, Sendable {
     public var feedback: FeedbackLog
     /// How the house evens out loudness, once it was set (absent in states saved before).
     public var replayGain: ReplayGain?
+    /// The zones besides the default one (whose queue is `queue`, as before zones), with
+    /// their queues; absent in states saved before zones.
+    public var zones: [SavedZone]?
 
     public init(queue: PlayQueue = PlayQueue(), position: Int64 = 0, epoch: UInt32 = 0,
                 rooms: [String: RoomSettings] = [:], feedback: FeedbackLog = FeedbackLog(), replayGain: ReplayGain? = nil) {
@@ -22,4 +25,21 @@ public struct HouseState: Codable, Equatable, Sendable {
         self.feedback = feedback
         self.replayGain = replayGain
     }
+}
+
+/// A zone as saved: its name and id, its queue, and where it was.
+public struct SavedZone: Codable, Equatable, Sendable {
+    public var info: ZoneInfo
+    public var queue: PlayQueue
+    public var position: Int64
+    public var epoch: UInt32
+
+    public init(info: ZoneInfo, queue: PlayQueue, position: Int64, epoch: UInt32) {
+        self.info = info
+        self.queue = queue
+        self.position = position
+        self.epoch = epoch
+    }
+
+    public var id: String { info.id }
 }

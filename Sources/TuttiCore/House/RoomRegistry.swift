@@ -83,8 +83,10 @@ public struct RoomRegistry: Sendable {
     /// How far ahead of a command's effect every room must hear of it: for the slowest room,
     /// its output latency (it writes that far ahead) plus its round trip (the quickest one
     /// over twice the quickest way there: room for the path's jitter), plus a margin.
-    public func commandLead(margin: Int64 = 15_000_000, minimum: Int64 = 40_000_000, maximum: Int64 = 1_000_000_000) -> Int64 {
-        let worst = connected.compactMap { room in
+    /// `zone`: of that zone's rooms only (a command of one zone's).
+    public func commandLead(in zone: String? = nil, margin: Int64 = 15_000_000, minimum: Int64 = 40_000_000,
+                            maximum: Int64 = 1_000_000_000) -> Int64 {
+        let worst = connected.filter { zone == nil || $0.settings.zoneID == zone }.compactMap { room in
             room.report.map { $0.outputLatencyMilliseconds * 1e6 + $0.roundTripMicroseconds * 1e3 }
         }.filter(\.isFinite).max() ?? 0
         // A report is a stranger's word: clamp before converting.
@@ -151,6 +153,12 @@ public struct RoomRegistry: Sendable {
     /// Moves a room to another zone (its volume, delay and name go with it).
     public mutating func move(_ name: String, to zone: String) throws(RoomError) {
         try update(name) { $0.zone = zone == ZoneInfo.defaultID ? nil : zone }
+    }
+
+    /// Every room's settings count as changed (a new version), so that every follower is
+    /// told them again: the zones' streams are new in a new run.
+    public mutating func renewAll() {
+        for key in rooms.keys { rooms[key]!.settings.version &+= 1 }
     }
 
     /// Every room of `zone` goes to the default zone (the zone is removed).

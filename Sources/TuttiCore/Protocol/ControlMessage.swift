@@ -27,14 +27,18 @@ public enum ControlMessage: Equatable, Sendable {
     case timeResponse(originate: UInt64, receive: NTPTimestamp, transmit: NTPTimestamp, cookie: UInt64)
     /// Follower → coordinator: send the audio stream by unicast to the sender's address at
     /// `rtpPort` for the next `leaseSeconds`. A lease of 0 cancels the subscription.
-    case subscribe(rtpPort: UInt16, leaseSeconds: UInt16)
+    /// `stream`: the SSRC of the zone's stream the room settings named (0: the default
+    /// zone's).
+    case subscribe(rtpPort: UInt16, leaseSeconds: UInt16, stream: UInt32 = 0)
     /// Coordinator → follower: subscription accepted; `ssrc` of the stream and its payload type.
     case subscribed(ssrc: UInt32, payloadType: UInt8)
     /// Follower → coordinator, about once a second: who it is and how it plays
     /// (fixed binary fields, then its name; `RoomReport+Wire`).
     case roomReport(RoomReport)
     /// Coordinator → follower: apply these settings (volume 0 to 1, cubic), labelled `version`.
-    case roomSettings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32)
+    /// `stream`: the SSRC of the stream of the room's zone, the only one it is to play
+    /// (0: any, in a house of one zone). A message without the field names none.
+    case roomSettings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32, stream: UInt32 = 0)
     /// Coordinator → follower: epoch `epoch` ends at `at` (coordinator time): silence from
     /// then on (a pause, a stop, the end of the queue).
     case epochEnd(epoch: UInt32, at: NTPTimestamp)
@@ -93,11 +97,11 @@ public enum ControlMessage: Equatable, Sendable {
             out.appendBigEndian(receive.rawValue)
             out.appendBigEndian(transmit.rawValue)
             out.appendBigEndian(cookie)
-        case let .subscribe(port, lease):
+        case let .subscribe(port, lease, stream):
             header(.subscribe)
             out.appendBigEndian(port)
             out.appendBigEndian(lease)
-            out += [0, 0, 0, 0]
+            out.appendBigEndian(stream)
         case let .subscribed(ssrc, pt):
             header(.subscribed)
             out.appendBigEndian(ssrc)
@@ -105,12 +109,13 @@ public enum ControlMessage: Equatable, Sendable {
         case let .roomReport(report):
             header(.roomReport)
             report.encodeBinary(into: &out)
-        case let .roomSettings(version, volume, muted, delay):
+        case let .roomSettings(version, volume, muted, delay, stream):
             header(.roomSettings)
             out.appendBigEndian(version)
             out.appendBigEndian(UInt16((min(max(volume, 0), 1) * 10_000).rounded()))
             out += [muted ? 1 : 0, 0]
             out.appendBigEndian(delay)
+            out.appendBigEndian(stream)
         case let .epochEnd(epoch, at):
             header(.epochEnd)
             out.appendBigEndian(epoch)
@@ -153,8 +158,7 @@ public enum ControlMessage: Equatable, Sendable {
         case .subscribe:
             let port = try r.u16()
             let lease = try r.u16()
-            try r.skip(4)
-            return .subscribe(rtpPort: port, leaseSeconds: lease)
+            return .subscribe(rtpPort: port, leaseSeconds: lease, stream: try r.u32())
         case .subscribed:
             let ssrc = try r.u32()
             let pt = try r.u8()
@@ -168,8 +172,9 @@ public enum ControlMessage: Equatable, Sendable {
             let muted = try r.u8()
             try r.skip(1)
             let delay = try r.u32()
+            let stream = r.remaining >= 4 ? try r.u32() : 0
             guard volume <= 1, muted <= 1 else { throw .badPayload("room settings out of range") }
-            return .roomSettings(version: version, volume: volume, muted: muted == 1, outputDelayMicroseconds: delay)
+            return .roomSettings(version: version, volume: volume, muted: muted == 1, outputDelayMicroseconds: delay, stream: stream)
         case .epochEnd:
             let epoch = try r.u32()
             return .epochEnd(epoch: epoch, at: NTPTimestamp(rawValue: try r.u64()))

@@ -78,6 +78,10 @@ public final class PlayoutEngine {
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
+    /// When a packet of the room's own stream last came, and since when only other
+    /// zones' streams come (the room's zone's stream may be new: the coordinator restarted).
+    var ownStreamHeard: LocalTime?
+    public private(set) var othersOnlySince: LocalTime?
 
     public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -139,7 +143,7 @@ public final class PlayoutEngine {
     /// the original packet of the stream playing goes in as if it had come in time.
     public func receiveRetransmission(_ datagram: [UInt8], at now: LocalTime) {
         guard let packet = try? RTPPacket.decode(datagram), packet.payloadType == RTPPacket.retransmissionPayloadType,
-              let ssrc = segments.current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
+              let ssrc = segments.stream ?? segments.current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
         else {
             statistics.malformed += 1
             return
@@ -152,6 +156,14 @@ public final class PlayoutEngine {
             statistics.foreign += 1
             return
         }
+        guard segments.isOwn(packet.ssrc) else {
+            // Another zone's stream (the house's, sealed: not a stranger's).
+            statistics.otherZones += 1
+            if ownStreamHeard.map({ now - $0 > 300_000_000 }) ?? true, othersOnlySince == nil { othersOnlySince = now }
+            return
+        }
+        ownStreamHeard = now
+        othersOnlySince = nil
         // Every packet of the stream is also a reading of the clock: when it left, when it came.
         let sent = retransmitted ? nil : packet.sendTime.flatMap { $0.nanoseconds == 0 ? nil : $0 }
         if let sent, segments.current.map({ $0.ssrc == packet.ssrc }) ?? true {
@@ -187,7 +199,7 @@ public final class PlayoutEngine {
     /// numbers, and how many copies of the request to send); `outputLead` is how far ahead
     /// of being heard the output decodes.
     public func retransmissionRequests(at now: LocalTime, outputLead: Int64) -> (ssrc: UInt32, sequences: [SequenceNumber], copies: Int)? {
-        guard let estimate = clock.estimate, let ssrc = segments.current?.ssrc else { return nil }
+        guard let estimate = clock.estimate, let ssrc = requester.stream ?? segments.current?.ssrc else { return nil }
         let due = requester.due(at: estimate.coordinatorTime(at: now), outputLead: outputLead)
         return due.sequences.isEmpty ? nil : (ssrc, due.sequences, due.copies)
     }
@@ -208,6 +220,19 @@ public final class PlayoutEngine {
         case .overflow: statistics.overflow += 1
         }
         statistics.buffered = segments.buffered
+    }
+
+    /// The room plays the stream `ssrc` of its zone from now on (nil: any, a house of one
+    /// zone): another one playing hands over to it within `SegmentSwitch.handoverLead`
+    /// of the sound heard last, faded out and in.
+    public func follow(stream ssrc: UInt32?) {
+        guard ssrc != segments.stream else { return }
+        let heard = lastRenderAt.flatMap { at in clock.estimate.map { $0.coordinatorTime(at: at) } }
+        let playing = segments.current?.ssrc
+        segments.follow(ssrc, heard: cursor == nil ? nil : heard)
+        if segments.current == nil, playing != nil { stopPlayback() }
+        ownStreamHeard = nil
+        othersOnlySince = nil
     }
 
     /// The coordinator ended epoch `epoch` at `time` (a pause, a stop, a cut before a seek):

@@ -5,6 +5,8 @@ public struct PlayoutStatistics: Equatable, Sendable {
     public var malformed = 0
     /// Valid RTP but not our stream: wrong payload type, unknown SSRC, no presentation time.
     public var foreign = 0
+    /// Packets of the house's other zones' streams (not the room's zone's).
+    public var otherZones = 0
     public var duplicates = 0
     /// Arrived after their turn, or after their presentation time.
     public var late = 0

@@ -81,6 +81,9 @@ public struct RetransmissionRequester: Sendable {
         self.configuration = configuration
     }
 
+    /// The stream whose packets it tracks.
+    public var stream: UInt32? { ssrc }
+
     /// The path's recent worst delay (the second largest of the last 128), and its smallest.
     public var worstDelay: Int64 {
         guard delays.count >= 2 else { return delays.first ?? 0 }

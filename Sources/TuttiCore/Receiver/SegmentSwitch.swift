@@ -4,12 +4,22 @@
 /// that jumped replaces the current one at once; a newer epoch is held as the next (only
 /// the newest); an older one, or one whose end has come, is late. The engine switches at
 /// the instant the coordinator chose: the current segment's end, or the next one's start.
+///
+/// A room that moves to another zone (`follow`) hands over: the stream playing ends a
+/// little ahead, faded out, and the new zone's stream is held as the next segment until
+/// then; it starts where it is at that instant (in step with the zone's other rooms),
+/// faded in. While the room follows a zone's stream, packets of other streams are not
+/// its own (another zone's).
 struct SegmentSwitch {
     enum Routed: Equatable {
         case accepted, duplicate, late, overflow
         /// It began a new current segment (playback stops, and starts again with it).
         case replaced
     }
+
+    /// How far ahead of the sound heard last a handover to another stream happens: time
+    /// for the new stream's packets sent before (the lookahead) to be resent.
+    static let handoverLead: Int64 = 60_000_000
 
     let capacity: Int
     let tolerance: Int64
@@ -18,6 +28,11 @@ struct SegmentSwitch {
     var upcoming: PlayoutSegment?
     /// Epochs the coordinator has ended, and when; their later packets are dropped.
     private var endedEpochs: [(epoch: UInt32, at: CoordinatorTime)] = []
+    /// The stream (SSRC) of the room's zone, when the coordinator named one.
+    private(set) var stream: UInt32?
+    /// Handing over to another stream: the current segment ends then, the next one is the
+    /// new stream's.
+    private var handover = false
 
     init(capacity: Int, tolerance: Int64) {
         self.capacity = capacity
@@ -31,6 +46,11 @@ struct SegmentSwitch {
     mutating func route(_ packet: RTPPacket, presentation: CoordinatorTime) -> (Routed, PlayoutSegment.Fit?) {
         if let end = endTime(of: packet.epoch), presentation >= end {
             return (.late, nil)  // after its epoch's end: a pause or a cut came first
+        }
+        if handover, let playing = current, playing.ssrc != packet.ssrc {
+            // The new stream, held until the current one's (near) end.
+            if upcoming?.ssrc != packet.ssrc { upcoming = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: capacity) }
+            return (.accepted, upcoming!.insert(packet, presentation: presentation, tolerance: tolerance))
         }
         if current == nil || current!.ssrc != packet.ssrc {
             replaceCurrent(with: packet)
@@ -52,8 +72,34 @@ struct SegmentSwitch {
         return (.replaced, current!.insert(packet, presentation: presentation, tolerance: tolerance))
     }
 
+    /// Whether a packet of stream `ssrc` is the room's (its zone's stream, or any when the
+    /// coordinator named none).
+    func isOwn(_ ssrc: UInt32) -> Bool { stream.map { $0 == ssrc } ?? true }
+
+    /// The room plays stream `ssrc` from now on (nil: any). When another stream plays, it
+    /// ends `handoverLead` after `heard` (the sound heard last; nil: none yet, it ends at
+    /// once), faded out, and the new one follows.
+    mutating func follow(_ ssrc: UInt32?, heard: CoordinatorTime?) {
+        guard ssrc != stream else { return }
+        stream = ssrc
+        // Any stream (a house of one zone again): the one playing plays on.
+        guard let playing = current, let ssrc, ssrc != playing.ssrc else {
+            upcoming = upcoming.flatMap { isOwn($0.ssrc) ? $0 : nil }
+            return
+        }
+        upcoming = nil
+        guard let heard else {
+            current = nil
+            return
+        }
+        let at = heard + Self.handoverLead
+        current!.end = min(current!.end ?? at, at)
+        handover = true
+    }
+
     /// A new stream (the coordinator restarted) or a timeline that jumped: it plays instead.
     private mutating func replaceCurrent(with packet: RTPPacket) {
+        handover = false
         current = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: capacity)
         current!.end = endTime(of: packet.epoch)
         upcoming = nil
@@ -80,13 +126,21 @@ struct SegmentSwitch {
     func currentIsOver(at heard: CoordinatorTime, playing: Bool) -> Bool {
         guard let current else { return true }
         if let end = current.end, heard >= end { return true }
-        if let next = upcoming?.start, heard >= next { return true }
+        if let next = upcoming?.start, upcoming!.ssrc == current.ssrc, heard >= next { return true }
         return !playing && current.jitter.isEmpty
     }
 
     /// Moves to the next segment when the current one's time is up at `heard`; true when it did.
     mutating func switchIfOver(at heard: CoordinatorTime, playing: Bool) -> Bool {
-        guard upcoming != nil, currentIsOver(at: heard, playing: playing) else { return false }
+        guard currentIsOver(at: heard, playing: playing) else { return false }
+        if handover {
+            // The handover's time: the new stream plays on, whatever it holds.
+            handover = false
+            current = upcoming
+            upcoming = nil
+            return true
+        }
+        guard upcoming != nil else { return false }
         current = upcoming
         upcoming = nil
         return true
@@ -94,7 +148,7 @@ struct SegmentSwitch {
 
     /// Where the current segment's sound must stop: its end or the next one's start.
     var boundary: CoordinatorTime? {
-        switch (current?.end, upcoming?.start) {
+        switch (current?.end, upcoming?.ssrc == current?.ssrc ? upcoming?.start : nil) {
         case let (end?, next?): min(end, next)
         case let (end?, nil): end
         case let (nil, next?): next

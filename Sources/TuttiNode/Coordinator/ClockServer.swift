@@ -14,9 +14,9 @@ final class ClockServer: @unchecked Sendable {
     private let stopFlag: StopFlag
     /// This service's thread only.
     private var service: ControlChannelService<SocketAddress>
-    /// The stream's subscribers, the packets sent lately (for peers that ask again) and its
-    /// protection (retransmissions are sealed like the stream).
-    let outlet: StreamOutlet
+    /// The zones' streams: their subscribers, the packets sent lately (for peers that ask
+    /// again) and their protection (retransmissions are sealed like the stream).
+    let streams: StreamDirectory
     /// Opens the followers' NACKs (SRTCP), when the stream is sealed.
     private var opener: SRTPContext?
     /// Called on this service's thread with every room report, its sender and arrival time.
@@ -28,15 +28,15 @@ final class ClockServer: @unchecked Sendable {
     private var nextSummary: Int64 = 0
     private let log = Log("coordinator")
 
-    init(socket: UDPSocket, clock: SystemClock, ssrc: UInt32, stopFlag: StopFlag, key: any MessageAuthenticator,
-         outlet: StreamOutlet, stream: SRTPMasterKey? = nil) {
+    init(socket: UDPSocket, clock: SystemClock, stopFlag: StopFlag, key: any MessageAuthenticator,
+         streams: StreamDirectory, stream: SRTPMasterKey? = nil) {
         self.socket = socket
-        self.outlet = outlet
+        self.streams = streams
         // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
         opener = stream.map { SRTPContext($0, capacity: 512) }
         self.clock = clock
         self.stopFlag = stopFlag
-        service = ControlChannelService(key: key, cookieKey: HMACAuthenticator.random(), ssrc: ssrc,
+        service = ControlChannelService(key: key, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
                                         atPort: { SocketAddress(address: $0.address, port: $1) })
     }
@@ -61,9 +61,9 @@ final class ClockServer: @unchecked Sendable {
                 switch action {
                 case let .send(reply, to):
                     try? socket.send(reply, to: to)
-                case let .subscribe(target, expiry, reply, to):
-                    let (accepted, isNew) = outlet.subscribe(target, until: expiry, at: t2)
-                    if accepted && isNew { log.info("unicast subscriber \(target)") }
+                case let .subscribe(target, expiry, ssrc, reply, to):
+                    let (accepted, isNew) = streams.subscribe(target, to: ssrc, until: expiry, at: t2)
+                    if accepted && isNew { log.info("unicast subscriber \(target) of stream \(ssrc.hex(digits: 8))") }
                     if accepted {
                         try? socket.send(reply, to: to)
                     } else {
@@ -98,7 +98,7 @@ final class ClockServer: @unchecked Sendable {
             refusedRequests += 1
             return
         }
-        for bytes in outlet.resend(nack, from: from, at: now) {
+        for bytes in streams.outlet(nack.mediaSSRC).resend(nack, from: from, at: now) {
             try? socket.send(bytes, to: from)
         }
     }
@@ -116,7 +116,7 @@ final class ClockServer: @unchecked Sendable {
                      + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")
             reportedStrangers = strangers
         }
-        let s = outlet.retransmissions
+        let s = streams.retransmissions
         guard s != reported || refusedRequests > 0 else { return }
         let asked = s.requested - reported.requested, resent = s.resent - reported.resent
         let gone = s.unknown - reported.unknown, refused = s.refused - reported.refused, foreign = s.foreign - reported.foreign

@@ -49,15 +49,17 @@ extension Coordinator {
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
         playerConfiguration.lookahead = Int64(configuration.lookaheadMilliseconds) * 1_000_000
         playerConfiguration.cname = cname
-        let playerStop = StopFlag()
         // Raw PCM from a regular file only where the coordinator was started with it.
         let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
-        let player = try Player(
-            configuration: playerConfiguration, ssrc: ssrc, stopFlag: playerStop, opener: { try openFrameSource($0, pcmFiles: pcmFiles) },
-            send: { [self] packet in send(packet) }, sendReport: { [self] report in send(report) },
-            onEpoch: { [self] packetizer in writeSDP(packetizer) })
-        player.onNews = { news in house.tell(.player(news)) }
-        await house.attach(player)
+        // One sender per zone, each on a thread of its own; the default zone's first.
+        let senders = CoordinatorSenders(coordinator: self, configuration: playerConfiguration,
+                                         opener: { try openFrameSource($0, pcmFiles: pcmFiles) })
+        do {
+            try await house.attach(senders)
+        } catch {
+            senders.stopAll()
+            throw error
+        }
         clockServer.onReport = { report, address, time in house.tell(.report(report, from: address, at: time)) }
         if let tracks = start.tracks {
             house.library.suggest(start.titles)
@@ -75,8 +77,8 @@ extension Coordinator {
         _ = CoordinatorMetrics.shared
         control.metrics = { [self] in
             let views = await house.rooms()
-            let playing = await house.nowPlaying().state == .playing
-            return (HouseMetrics.contentType, HouseMetrics.exposition { sampleMetrics(rooms: views, playing: playing) })
+            let zones = await house.zones()
+            return (HouseMetrics.contentType, HouseMetrics.exposition { sampleMetrics(rooms: views, zones: zones) })
         }
         control.tls = certificate.map { .init(certificateChainPEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM) }
         let scheme = certificate == nil ? "http" : "https"
@@ -96,7 +98,7 @@ extension Coordinator {
         let clockStop = stopFlag
         var group = ServiceGroupConfiguration(services: [
             .init(service: ThreadService(name: "tutti-clock", loop: { server.run() }, stop: { clockStop.set() })),
-            .init(service: ThreadService(name: "tutti-player", loop: { player.run() }, stop: { playerStop.set(); player.wake() })),
+            .init(service: ThreadService(name: "tutti-senders", loop: { senders.waitUntilStopped() }, stop: { senders.stopAll() })),
             .init(service: HouseService(house: house)),
             .init(service: Explained(service: api, what: "cannot serve the control API on \(control.host):\(control.port)",
                                      hint: "is another coordinator running? choose another with --control-listen")),
@@ -111,15 +113,15 @@ extension Coordinator {
 
 extension Coordinator {
     /// Brings the sampled metrics up to date, for a scrape.
-    func sampleMetrics(rooms: [RoomView], playing: Bool) {
+    func sampleMetrics(rooms: [RoomView], zones: [ZoneView]) {
         let metrics = CoordinatorMetrics.shared
         metrics.packetsSent.update(total: packetsSent.load(ordering: .relaxed))
-        let r = outlet.retransmissions
+        let r = streams.retransmissions
         metrics.retransmissionsAsked.update(total: r.requested)
         metrics.retransmissionsSent.update(total: r.resent)
         metrics.retransmissionsRefused.update(total: r.refused + r.unknown)
-        metrics.subscribers.set(Double(outlet.subscriberCount(at: clock.nanosecondsNow())))
-        metrics.sample(rooms: rooms, playing: playing)
+        metrics.subscribers.set(Double(streams.subscriberCount(at: clock.nanosecondsNow())))
+        metrics.sample(rooms: rooms, zones: zones)
     }
 }
 

@@ -74,12 +74,16 @@ public final class Coordinator: @unchecked Sendable {
     let clockSocket: UDPSocket
     let sendSocket: UDPSocket
     let clockServer: ClockServer
-    /// Where the stream's packets go, those kept for retransmission, and their seal (SRTP,
-    /// unless the configuration says not to).
-    let outlet: StreamOutlet
+    /// The zones' streams by SSRC: where each one's packets go, those kept for
+    /// retransmission, and their seal (SRTP, unless the configuration says not to). The
+    /// default zone's is made with the coordinator.
+    let streams: StreamDirectory
+    /// How many packets each stream keeps for retransmission, and resends at once.
+    private let resending: Retransmitter<SocketAddress>.Configuration
     /// The house's secret (the state folder's house.key, made on first start).
     let houseKey: HouseKey
-    let ssrc = UInt32.random(in: 1...UInt32.max)
+    /// The default zone's stream's SSRC (a new one every run: the SRTP key stays).
+    var ssrc: UInt32 { streams.defaultOutlet.ssrc }
     let log = Log("coordinator")
     /// The RTCP canonical name of this coordinator's streams.
     let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
@@ -102,10 +106,23 @@ public final class Coordinator: @unchecked Sendable {
         let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds))
         resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
-        outlet = StreamOutlet(ssrc: ssrc, master: configuration.sealStream ? houseKey.stream : nil,
-                              destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending)
-        clockServer = ClockServer(socket: clockSocket, clock: clock, ssrc: ssrc, stopFlag: stopFlag, key: houseKey.clockPort, outlet: outlet,
+        self.resending = resending
+        streams = StreamDirectory(default: StreamOutlet(
+            ssrc: UInt32.random(in: 1...UInt32.max), master: configuration.sealStream ? houseKey.stream : nil,
+            destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending))
+        clockServer = ClockServer(socket: clockSocket, clock: clock, stopFlag: stopFlag, key: houseKey.clockPort, streams: streams,
                                   stream: configuration.sealStream ? houseKey.stream : nil)
+    }
+
+    /// A new zone's stream, with an SSRC of its own (none of the house's), to the same
+    /// destinations as the default zone's, sealed alike.
+    func makeOutlet() -> StreamOutlet {
+        var ssrc = UInt32.random(in: 1...UInt32.max)
+        while streams.resolve(ssrc) == ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
+        let outlet = StreamOutlet(ssrc: ssrc, master: configuration.sealStream ? houseKey.stream : nil,
+                                  destinations: streams.defaultOutlet.destinations, resending: resending)
+        streams.add(outlet)
+        return outlet
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).
@@ -115,7 +132,7 @@ public final class Coordinator: @unchecked Sendable {
     public func stop() { shutdown.trigger() }
 
     var streamProtection: String {
-        outlet.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
+        streams.defaultOutlet.isSealing ? "sealed (SRTP, AES-GCM)" : "UNSEALED (plain RTP: anyone on the network can hear it and play into the rooms)"
     }
 
     var destinationSummary: String {
@@ -126,9 +143,10 @@ public final class Coordinator: @unchecked Sendable {
         return parts.joined(separator: ", ")
     }
 
-    /// Sends an RTP packet to every destination, stamped with the instant it leaves (a clock
-    /// reading for its receivers) and sealed; counts it when at least one took it.
-    func send(_ packet: RTPPacket) {
+    /// Sends an RTP packet of `outlet`'s stream to every destination, stamped with the
+    /// instant it leaves (a clock reading for its receivers) and sealed; counts it when at
+    /// least one took it.
+    func send(_ packet: RTPPacket, through outlet: StreamOutlet) {
         let (bytes, targets) = outlet.send(packet, at: clock.nanosecondsNow()) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
         var sent = false
         for destination in targets {
@@ -143,7 +161,7 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
-    func send(_ report: RTCPSenderReport) {
+    func send(_ report: RTCPSenderReport, through outlet: StreamOutlet) {
         let (bytes, targets) = outlet.send(report: report.encode(), at: clock.nanosecondsNow())
         for d in targets { try? sendSocket.send(bytes, to: d) }
     }

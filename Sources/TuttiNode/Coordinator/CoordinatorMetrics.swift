@@ -1,3 +1,4 @@
+import Synchronization
 import TuttiAPI
 import TuttiCore
 import TuttiMetrics
@@ -18,11 +19,14 @@ final class CoordinatorMetrics: Sendable {
     let rooms = GaugeValue("tutti_rooms", "Rooms the house knows.")
     let roomsConnected = GaugeValue("tutti_rooms_connected", "Rooms whose follower reported within the last seconds.")
     let roomsPlaying = GaugeValue("tutti_rooms_playing", "Rooms playing the stream.")
-    let playing = GaugeValue("tutti_playing", "1 while the house plays, else 0.")
+    let playing = GaugeValue("tutti_playing", "1 while any zone of the house plays, else 0.")
     let encode = DurationValues("tutti_encode_seconds", "Time to encode one Opus frame.", buckets: [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
         .milliseconds(20),
     ])
+
+    /// Per zone, by its id: whether it plays, and its rooms playing (made as zones appear).
+    private let zoneGauges = Mutex<[String: (playing: GaugeValue, rooms: GaugeValue)]>([:])
 
     private let commands = LabelledCounter("tutti_commands_total", "Commands taken from the control API, by command.", label: "command")
 
@@ -31,11 +35,23 @@ final class CoordinatorMetrics: Sendable {
     /// A command the house took (`play`, `queue-add`, `volume` ...).
     func command(_ name: String) { commands.increment(name) }
 
-    func sample(rooms views: [RoomView], playing isPlaying: Bool) {
+    func sample(rooms views: [RoomView], zones: [ZoneView]) {
         rooms.set(Double(views.count))
         roomsConnected.set(Double(views.filter(\.connected).count))
-        roomsPlaying.set(Double(views.filter { $0.connected && $0.report?.state == .playing }.count))
-        playing.set(isPlaying ? 1 : 0)
+        let playingRooms = views.filter { $0.connected && $0.report?.state == .playing }
+        roomsPlaying.set(Double(playingRooms.count))
+        playing.set(zones.contains { $0.nowPlaying.state == .playing } ? 1 : 0)
+        zoneGauges.withLock { gauges in
+            for zone in zones where gauges[zone.id] == nil {
+                gauges[zone.id] = (GaugeValue("tutti_zone_playing", "1 while the zone plays, else 0.", labels: [("zone", zone.id)]),
+                                   GaugeValue("tutti_zone_rooms_playing", "The zone's rooms playing its stream.", labels: [("zone", zone.id)]))
+            }
+            for (id, gauge) in gauges {
+                let zone = zones.first { $0.id == id }
+                gauge.playing.set(zone?.nowPlaying.state == .playing ? 1 : 0)
+                gauge.rooms.set(Double(playingRooms.filter { $0.zone == id }.count))
+            }
+        }
     }
 }
 

@@ -22,9 +22,12 @@ final class StreamOutlet: Sendable {
     /// Fixed destinations (their RTP port; RTCP goes to port + 1), the multicast group included.
     let destinations: [SocketAddress]
     let isSealing: Bool
+    /// The stream's SSRC.
+    let ssrc: UInt32
 
     init(ssrc: UInt32, master: SRTPMasterKey?, destinations: [SocketAddress],
          resending: Retransmitter<SocketAddress>.Configuration = .init()) {
+        self.ssrc = ssrc
         self.destinations = destinations
         isSealing = master != nil
         state = Mutex(State(sealing: master.map { SRTPContext($0) },

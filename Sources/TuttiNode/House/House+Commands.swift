@@ -6,22 +6,24 @@ import TuttiCore
 /// Changes, from the control API. Each one is made at once (the actor's state changes in
 /// one step, with nothing awaited in between) and saved before it is acknowledged.
 extension House {
-    public func transport(_ command: TransportCommand) async throws(ControlError) -> NowPlaying {
+    public func transport(_ command: TransportCommand, zone: String?) async throws(ControlError) -> NowPlaying {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command(command.metricName)
         let t = now
-        transport.configuration.cutLead = registry.commandLead()
+        plays[id]!.transport.configuration.cutLead = registry.commandLead(in: id)
         do throws(TransportError) {
-            execute(try transport.handle(command, now: t))
+            execute(try plays[id]!.transport.handle(command, now: t), zone: id)
         } catch {
             throw ControlError(error)
         }
-        publish(force: true)
-        let answer = nowPlaying(at: t)
+        publish(zone: id, force: true)
+        let answer = nowPlaying(at: t, zone: id)
         try await commit()
         return answer
     }
 
-    public func add(paths: [String], placement: PlayQueue.Placement) async throws(ControlError) -> [QueueEntry] {
+    public func add(paths: [String], placement: PlayQueue.Placement, zone: String?) async throws(ControlError) -> [QueueEntry] {
+        var id = try zoneID(zone)
         CoordinatorMetrics.shared.command("queue-add")
         // Folders and playlists are walked, and tags and lyrics read, on a disk thread.
         let entries: [PlaylistParser.Entry]
@@ -35,51 +37,57 @@ extension House {
         library.suggest(entries)
         let tracks = entries.map(\.location)
         await warm(tracks)
-        let added = Set(transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
-        lineUpAgain()
-        publishQueue()
-        let view = queueView().items.filter { added.contains($0.id) }
+        // The zone may have gone while the files were read.
+        id = try zoneID(zone)
+        let added = Set(plays[id]!.transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
+        lineUpAgain(zone: id)
+        publishQueue(zone: id)
+        let view = queueView(zone: id).items.filter { added.contains($0.id) }
         try await commit()
         return view
     }
 
-    public func remove(itemID: Int) async throws(ControlError) {
+    public func remove(itemID: Int, zone: String?) async throws(ControlError) {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("queue-remove")
-        transport.configuration.cutLead = registry.commandLead()
+        plays[id]!.transport.configuration.cutLead = registry.commandLead(in: id)
         do throws(TransportError) {
-            execute(try transport.remove(itemID: itemID, now: now))
+            execute(try plays[id]!.transport.remove(itemID: itemID, now: now), zone: id)
         } catch {
             throw ControlError(error)
         }
-        publishQueue()
+        publishQueue(zone: id)
         try await commit()
     }
 
-    public func move(itemID: Int, to index: Int) async throws(ControlError) {
+    public func move(itemID: Int, to index: Int, zone: String?) async throws(ControlError) {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("queue-move")
         do throws(TransportError) {
-            try transport.move(itemID: itemID, to: index)
+            try plays[id]!.transport.move(itemID: itemID, to: index)
         } catch {
             throw ControlError(error)
         }
-        lineUpAgain()
-        publishQueue()
+        lineUpAgain(zone: id)
+        publishQueue(zone: id)
         try await commit()
     }
 
-    public func clearQueue() async throws(ControlError) {
+    public func clearQueue(zone: String?) async throws(ControlError) {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("queue-clear")
-        transport.configuration.cutLead = registry.commandLead()
-        execute(transport.clear(now: now))
-        publishQueue()
+        plays[id]!.transport.configuration.cutLead = registry.commandLead(in: id)
+        execute(plays[id]!.transport.clear(now: now), zone: id)
+        publishQueue(zone: id)
         try await commit()
     }
 
-    public func setLoopMode(_ mode: LoopMode) async throws(ControlError) {
+    public func setLoopMode(_ mode: LoopMode, zone: String?) async throws(ControlError) {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("loop")
-        transport.setLoopMode(mode)
-        lineUpAgain()
-        publishQueue()
+        plays[id]!.transport.setLoopMode(mode)
+        lineUpAgain(zone: id)
+        publishQueue(zone: id)
         try await commit()
     }
 
@@ -88,39 +96,42 @@ extension House {
     public func setReplayGain(_ update: ReplayGainUpdate) async throws(ControlError) -> ReplayGain {
         CoordinatorMetrics.shared.command("replaygain")
         loudnessSetting = try update.applied(to: loudnessSetting)
-        player?.setReplayGain(loudnessSetting)
-        publish(force: true)
+        for play in plays.values { play.player?.setReplayGain(loudnessSetting) }
+        publishAll(force: true)
         try await commit()
         return loudnessSetting
     }
 
-    public func setGroup(volume: Double?, muted: Bool?) async throws(ControlError) {
+    public func setGroup(volume: Double?, muted: Bool?, zone: String?) async throws(ControlError) {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("volume")
         do throws(RoomError) {
-            if let volume { try registry.setGroupVolume(volume) }
+            if let volume { try registry.setGroupVolume(volume, in: id) }
         } catch {
             throw ControlError(error)
         }
-        if let muted { registry.setGroupMuted(muted) }
+        if let muted { registry.setGroupMuted(muted, in: id) }
         deliverSettings(force: true)
-        publishVolume()
+        publishVolume(zone: id)
         try await commit()
     }
 
     public func updateRoom(_ name: String, _ update: RoomUpdate) async throws(ControlError) -> RoomView {
         CoordinatorMetrics.shared.command("room")
         let key: String
+        let zone = try update.zone.map { zone throws(ControlError) in try zoneID(zone) }
         do throws(RoomError) {
             key = try registry.find(name)
             // Check everything before changing anything: a refused update changes nothing.
             var trial = registry
             try apply(update, to: key, in: &trial)
+            if let zone { try trial.move(key, to: zone) }
             registry = trial
         } catch {
             throw ControlError(error)
         }
         deliverSettings(force: true)
-        publishVolume()
+        if zone != nil { publishZones() } else { publishVolume(zone: nil) }
         let view = roomViews().first { $0.key == key }!
         try await commit()
         return view
@@ -140,19 +151,20 @@ extension House {
         } catch {
             throw ControlError(error)
         }
-        publishVolume()
+        publishZones()
         try await commit()
     }
 
-    public func recordFeedback(_ kind: FeedbackKind) async throws(ControlError) -> FeedbackEntry {
+    public func recordFeedback(_ kind: FeedbackKind, zone: String?) async throws(ControlError) -> FeedbackEntry {
+        let id = try zoneID(zone)
         CoordinatorMetrics.shared.command("feedback")
-        let s = transport.snapshot(at: now)
+        let s = plays[id]!.transport.snapshot(at: now)
         guard let item = s.item else { throw .conflict("nothing is playing or queued to \(kind)") }
         let tags = library.known(item.path).tags
         let entry = feedbackLog.record(kind, path: item.path, title: tags.title, artist: tags.artist,
                                        position: s.position, date: Date().timeIntervalSince1970)
-        broadcast(Event(.feedback(entry), at: now.nanoseconds))
-        publish(force: true)
+        broadcast(Event(.feedback(entry), at: now.nanoseconds, zone: id))
+        publishAll(force: true)
         try await commit()
         return entry
     }
@@ -160,18 +172,19 @@ extension House {
     public func removeFeedback(id: Int) async throws(ControlError) {
         CoordinatorMetrics.shared.command("feedback-remove")
         guard feedbackLog.remove(id: id) else { throw .notFound("no feedback entry with id \(id)") }
-        publish(force: true)
+        publishAll(force: true)
         try await commit()
     }
 
-    /// The command line named tracks: they become the queue, and play.
+    /// The command line named tracks: they become the default zone's queue, and play.
     func replaceQueue(with tracks: [String], loopMode: LoopMode, titles: [String: String] = [:]) async throws(ControlError) {
+        let id = ZoneInfo.defaultID
         await warm(tracks)
-        execute(transport.clear(now: now))
-        transport.setLoopMode(loopMode)
-        transport.add(tracks, titles: titles)
-        execute((try? transport.handle(.play, now: now)) ?? [])
-        publishQueue()
+        execute(plays[id]!.transport.clear(now: now), zone: id)
+        plays[id]!.transport.setLoopMode(loopMode)
+        plays[id]!.transport.add(tracks, titles: titles)
+        execute((try? plays[id]!.transport.handle(.play, now: now)) ?? [], zone: id)
+        publishQueue(zone: id)
         try await commit()
     }
 }

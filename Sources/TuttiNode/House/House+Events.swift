@@ -6,15 +6,16 @@ import TuttiNet
 
 /// Time passing, rooms reporting, and the event stream.
 extension House {
-    public func subscribe() -> AsyncStream<Event> {
+    public func subscribe(zone: String?) throws(ControlError) -> AsyncStream<Event> {
+        let id = try zoneID(zone)
         let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let id = UUID()
-        let current = nowPlaying(at: now)
-        continuation.yield(Event(.hello(nowPlaying: current, queue: queueView(), rooms: roomViews(),
-                                        lyrics: lyrics(ofItem: current.itemID)), at: now.nanoseconds))
-        subscribers[id] = continuation
+        let key = UUID()
+        let current = nowPlaying(at: now, zone: id)
+        continuation.yield(Event(.hello(nowPlaying: current, queue: queueView(zone: id), rooms: roomViews(),
+                                        lyrics: lyrics(ofItem: current.itemID, zone: id)), at: now.nanoseconds, zone: id))
+        subscribers[key] = (id, continuation)
         continuation.onTermination = { [weak self] _ in
-            Task { await self?.unsubscribe(id) }
+            Task { await self?.unsubscribe(key) }
         }
         return stream
     }
@@ -23,49 +24,66 @@ extension House {
         subscribers.removeValue(forKey: id)
     }
 
-    func lyrics(ofItem itemID: Int?) -> Lyrics? {
-        guard let id = itemID, let item = transport.queue.item(id: id) else { return nil }
+    func lyrics(ofItem itemID: Int?, zone: String) -> Lyrics? {
+        guard let id = itemID, let item = plays[zone]?.transport.queue.item(id: id) else { return nil }
         return lyricsLibrary.known(item.path)
     }
 
+    /// Sends an event to its subscribers: one of what a zone plays to that zone's, one of
+    /// the house (rooms, volumes, zones, feedback) to every one.
     func broadcast(_ event: Event) {
-        for continuation in subscribers.values { continuation.yield(event) }
+        let perZone: Set<Event.Kind> = [.hello, .nowPlaying, .state, .trackChanged, .trackEnded, .queue]
+        let only = perZone.contains(event.kind) ? event.zone : nil
+        for (zone, continuation) in subscribers.values where only == nil || zone == only { continuation.yield(event) }
     }
 
-    /// Publishes what changed on the now-playing card since it was last published: the
+    /// Publishes what changed on a zone's now-playing card since it was last published: the
     /// state, the track, the timeline. The position moving on by itself is not a change.
-    func publish(force: Bool = false) {
+    func publish(zone: String, force: Bool = false) {
+        guard plays[zone] != nil else { return }
         let t = now
-        let current = nowPlaying(at: t)
-        let previous = published
+        let current = nowPlaying(at: t, zone: zone)
+        let previous = plays[zone]!.published
         var stable = current
         var old = previous ?? current
         stable.elapsed = 0; stable.at = 0; old.elapsed = 0; old.at = 0
         guard force || previous == nil || stable != old else { return }
-        published = current
+        plays[zone]!.published = current
         if let previous {
             if previous.itemID != current.itemID {
                 if previous.state == .playing, let id = previous.itemID {
-                    broadcast(Event(.trackEnded(itemID: id), at: t.nanoseconds))
+                    broadcast(Event(.trackEnded(itemID: id), at: t.nanoseconds, zone: zone))
                 }
-                broadcast(Event(.trackChanged(itemID: current.itemID, nowPlaying: current, lyrics: lyrics(ofItem: current.itemID)),
-                                at: t.nanoseconds))
+                broadcast(Event(.trackChanged(itemID: current.itemID, nowPlaying: current, lyrics: lyrics(ofItem: current.itemID, zone: zone)),
+                                at: t.nanoseconds, zone: zone))
             }
             if previous.state != current.state || (current.failure != nil && previous.failure != current.failure) {
-                broadcast(Event(.state(current.state, previous: previous.state, reason: current.failure), at: t.nanoseconds))
+                broadcast(Event(.state(current.state, previous: previous.state, reason: current.failure), at: t.nanoseconds, zone: zone))
             }
         }
-        broadcast(Event(.nowPlaying(current), at: t.nanoseconds))
+        broadcast(Event(.nowPlaying(current), at: t.nanoseconds, zone: zone))
     }
 
-    func publishQueue() {
-        broadcast(Event(.queue(queueView()), at: now.nanoseconds))
-        publish(force: true)
+    /// Every zone's card (a change of the house's: ReplayGain, a rating).
+    func publishAll(force: Bool = false) {
+        for id in zoneList.ids { publish(zone: id, force: force) }
     }
 
-    func publishVolume() {
-        broadcast(Event(.volume(rooms: roomViews()), at: now.nanoseconds))
-        publish(force: true)
+    func publishQueue(zone: String) {
+        broadcast(Event(.queue(queueView(zone: zone)), at: now.nanoseconds, zone: zone))
+        publish(zone: zone, force: true)
+    }
+
+    /// Rooms' volumes changed: those of `zone` (nil: of any zone).
+    func publishVolume(zone: String?) {
+        broadcast(Event(.volume(rooms: roomViews()), at: now.nanoseconds, zone: zone))
+        if let zone { publish(zone: zone, force: true) } else { publishAll(force: true) }
+    }
+
+    /// Zones were made, renamed or removed, or rooms moved.
+    func publishZones() {
+        broadcast(Event(.zones(zones()), at: now.nanoseconds))
+        publishVolume(zone: nil)
     }
 
     // MARK: - Rooms
@@ -75,7 +93,7 @@ extension House {
         let before = registry.rooms[report.name]
         let refused = registry.refused
         let events = registry.report(report, from: address.description, now: time)
-        guard registry.rooms[report.name] != nil else {
+        guard let room = registry.rooms[report.name] else {
             if registry.refused > refused, registry.refused % 100 == 1 {
                 log.warning("a report from \(address) names a new room '\(report.name.prefix(64))', but the house has \(RoomRegistry.limit) rooms: "
                             + "not taken (remove rooms with `tutti ctl room remove NAME`; \(registry.refused) refused so far)")
@@ -85,14 +103,20 @@ extension House {
         messenger.remember(address, for: report.name)
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
-            if let room = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(room), at: time)) }
+            if let view = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(view), at: time, zone: view.zone)) }
             saveSoon()  // a new room's settings are kept
         }
         if let before, before.connected,
            before.report?.state != report.state || before.report?.interrupted != report.interrupted {
-            if let room = roomViews().first(where: { $0.key == report.name }) { broadcast(Event(.room(room), at: time)) }
+            if let view = roomViews().first(where: { $0.key == report.name }) { broadcast(Event(.room(view), at: time, zone: room.settings.zoneID)) }
         }
         deliverSettings(force: false)
+    }
+
+    /// The SSRC of the stream a room is to play: its zone's, once the house has more than
+    /// one zone (0 before: any, as a house of one stream always was).
+    func stream(of room: RoomRegistry.Room) -> UInt32 {
+        zoneList.zones.count > 1 ? plays[room.settings.zoneID]?.ssrc ?? 0 : 0
     }
 
     /// Sends rooms the settings they have not applied yet (again every 250 ms until they do).
@@ -101,27 +125,32 @@ extension House {
         for room in registry.undelivered {
             if !force, let last = lastDelivery[room.key], t - last < 250_000_000 { continue }
             lastDelivery[room.key] = t
-            messenger.deliver(room.settings, to: room.key)
+            messenger.deliver(room.settings, stream: stream(of: room), to: room.key)
         }
     }
 
     // MARK: - Time
 
     /// Time passing: scheduled changes happen, rooms that fell silent leave, epoch ends are
-    /// sent again, settings are delivered again, the position is saved now and then.
+    /// sent again, settings are delivered again, the positions are saved now and then.
     func tick() {
         let t = now
-        transport.tick(now: t)
         for case let .left(key) in registry.expire(now: t.nanoseconds) {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' left (silent for 5 s)")
-            if let room = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomLeft(room), at: t.nanoseconds)) }
+            if let view = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomLeft(view), at: t.nanoseconds, zone: view.zone)) }
         }
-        let due = resends.filter { $0.at <= t.nanoseconds }
-        resends.removeAll { $0.at <= t.nanoseconds }
-        for resend in due { messenger.endEpoch(resend.epoch, at: resend.end, rooms: registry.connected) }
+        var playing = false
+        for id in zoneList.ids {
+            plays[id]!.transport.tick(now: t)
+            let due = plays[id]!.resends.filter { $0.at <= t.nanoseconds }
+            plays[id]!.resends.removeAll { $0.at <= t.nanoseconds }
+            let rooms = registry.rooms(in: id).filter(\.connected)
+            for resend in due { messenger.endEpoch(resend.epoch, at: resend.end, rooms: rooms) }
+            publish(zone: id)
+            playing = playing || plays[id]!.transport.snapshot(at: t).state == .playing
+        }
         deliverSettings(force: false)
-        publish()
-        if transport.snapshot(at: t).state == .playing, Date().timeIntervalSince(lastSaved) > 5 {
+        if playing, Date().timeIntervalSince(lastSaved) > 5 {
             saveSoon()
         }
     }

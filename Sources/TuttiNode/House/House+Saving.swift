@@ -35,10 +35,18 @@ final class StateSaver: Sendable {
 extension House {
     /// The house as it is saved, counted as the newest change.
     func stateToSave() -> (state: HouseState, version: Int) {
-        let snapshot = transport.snapshot(at: now)
-        let state = HouseState(queue: transport.queueAsHeard(at: now), position: snapshot.state == .stopped ? 0 : snapshot.position,
-                               epoch: transport.epoch, rooms: registry.savedSettings, feedback: feedbackLog,
-                               replayGain: loudnessSetting)
+        let t = now
+        func saved(_ info: ZoneInfo) -> SavedZone {
+            let transport = plays[info.id]!.transport
+            let snapshot = transport.snapshot(at: t)
+            return SavedZone(info: info, queue: transport.queueAsHeard(at: t), position: snapshot.state == .stopped ? 0 : snapshot.position,
+                             epoch: transport.epoch)
+        }
+        let home = saved(zoneList.zones[0])
+        var state = HouseState(queue: home.queue, position: home.position, epoch: home.epoch, rooms: registry.savedSettings,
+                               feedback: feedbackLog, replayGain: loudnessSetting)
+        // The default zone's queue is saved where it always was; its name among the zones.
+        state.zones = [SavedZone(info: zoneList.zones[0], queue: PlayQueue(), position: 0, epoch: 0)] + zoneList.zones.dropFirst().map(saved)
         saveVersion += 1
         lastSaved = Date()
         return (state, saveVersion)

@@ -3,30 +3,35 @@ import TuttiCore
 
 /// Remote sources: what the player says of them, and how now playing shows it.
 extension House {
-    /// The player's report on the remote source of `itemID`.
-    func heard(_ status: StreamStatus, of itemID: Int) {
-        let old = streams[itemID]
-        streams[itemID] = status
-        if streams.count > 64 { streams = streams.filter { transport.queue.item(id: $0.key) != nil } }
-        let name = transport.queue.item(id: itemID)?.path ?? "item \(itemID)"
+    /// A zone's player's report on the remote source of `itemID`.
+    func heard(_ status: StreamStatus, of itemID: Int, zone: String) {
+        let old = plays[zone]!.streams[itemID]
+        plays[zone]!.streams[itemID] = status
+        if plays[zone]!.streams.count > 64 {
+            let queue = plays[zone]!.transport.queue
+            plays[zone]!.streams = plays[zone]!.streams.filter { queue.item(id: $0.key) != nil }
+        }
+        let name = plays[zone]!.transport.queue.item(id: itemID)?.path ?? "item \(itemID)"
         if status.phase != .connecting, status.phase != .failed {
-            transport.setSeekable(itemID: itemID, status.canSeek,
+            plays[zone]!.transport.setSeekable(itemID: itemID, status.canSeek,
                                   reason: status.isLive ? "\(name) is a live stream" : "\(name) is on a server that serves no byte ranges")
         }
         if let tags = status.tags, tags != old?.tags {
             library.setTags(tags, of: name)
-            publishQueue()
+            publishQueue(zone: zone)
         }
         if let length = status.length, !status.isLive {
-            transport.setDuration(itemID: itemID, frames: length)
+            plays[zone]!.transport.setDuration(itemID: itemID, frames: length)
             library.setLength(length, of: name)
         }
         let dry: Set<StreamStatus.Phase> = [.buffering, .reconnecting, .connecting]
-        let current = transport.snapshot(at: now)
+        let current = plays[zone]!.transport.snapshot(at: now)
         if dry.contains(status.phase), current.item?.id == itemID, current.state == .playing {
-            if dryAt?.itemID != itemID { dryAt = (itemID, Double(current.position) / Double(AudioFormat.sampleRate)) }
-        } else if dryAt?.itemID == itemID, !dry.contains(status.phase) {
-            dryAt = nil
+            if plays[zone]!.dryAt?.itemID != itemID {
+                plays[zone]!.dryAt = (itemID, Double(current.position) / Double(AudioFormat.sampleRate))
+            }
+        } else if plays[zone]!.dryAt?.itemID == itemID, !dry.contains(status.phase) {
+            plays[zone]!.dryAt = nil
         }
         if status.phase != old?.phase {
             log.info("\(name): \(status.phase.rawValue)\(status.station.map { " (\($0))" } ?? "")")
@@ -34,12 +39,12 @@ extension House {
         if status.streamTitle != old?.streamTitle, let title = status.streamTitle {
             log.info("\(status.station ?? name) now plays \(title)")
         }
-        publish()
+        publish(zone: zone)
     }
 
     /// Adds what is known of a remote source to now playing: the station, the live title,
-    /// the buffer; the state is `buffering` while the rooms wait for it.
-    func describe(_ stream: StreamStatus, itemID: Int, in np: inout NowPlaying) {
+    /// the buffer; the state is `buffering` while the rooms wait for it (since `dryAt`).
+    func describe(_ stream: StreamStatus, itemID: Int, dryAt: (itemID: Int, elapsed: Double)?, in np: inout NowPlaying) {
         np.isLiveStream = stream.isLive
         np.station = stream.station
         np.streamTitle = stream.streamTitle

@@ -5,20 +5,42 @@ import TuttiCore
 import TuttiNet
 import TuttiSecurity
 
-/// The coordinator's house: the transport and its queue, the rooms, the feedback, the
-/// saved state and the event stream, owned by one actor. The control API calls it; the
-/// player and the clock service tell it what happened through its notices (in order); its
-/// service lets time pass (scheduled changes, rooms that leave, settings to deliver).
+/// One zone's part of the house: its transport and queue, its sender, what its remote
+/// sources are doing, and what it last published.
+struct ZonePlay {
+    var transport: Transport
+    /// Its sender (nil until the coordinator starts one; a house tested alone has none).
+    var player: Player?
+    /// Its stream's SSRC, once its sender runs (0 before).
+    var ssrc: UInt32 = 0
+    /// How the remote sources are doing, by item, as the player last said; and where the
+    /// position stood when the current one ran dry (the rooms are silent since).
+    var streams: [Int: StreamStatus] = [:]
+    var dryAt: (itemID: Int, elapsed: Double)?
+    /// Epoch ends to send again (loss happens), and when.
+    var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
+    var published: NowPlaying?
+}
+
+/// The coordinator's house: its zones (each with its transport and queue, and its sender),
+/// the rooms, the feedback, the saved state and the event stream, owned by one actor. The
+/// control API calls it; the zones' players and the clock service tell it what happened
+/// through its notices (in order); its service lets time pass (scheduled changes, rooms
+/// that leave, settings to deliver).
 ///
 /// Nothing in it waits on a disk: tags, lyrics and artwork are read, and the state is
 /// written, on threads of their own (`Blocking`), while the actor serves other callers.
 /// Every change that is acknowledged is on disk first.
 public actor House: ControlService {
-    nonisolated let clock = SystemClock()
-    var transport: Transport
+    nonisolated let clock: any MonotonicClock
+    /// The zones, the default one first, and what each plays.
+    var zoneList: ZoneList
+    var plays: [String: ZonePlay]
+    /// Starts and ends the zones' senders (the coordinator's).
+    var senders: (any ZoneSenders)?
     var registry: RoomRegistry
     var feedbackLog: FeedbackLog
-    /// How loudness is evened out (ReplayGain): the player applies it before encoding.
+    /// How loudness is evened out (ReplayGain): the players apply it before encoding.
     var loudnessSetting: ReplayGain
     nonisolated let library = TrackLibrary()
     nonisolated let lyricsLibrary: LyricsLibrary
@@ -27,20 +49,13 @@ public actor House: ControlService {
     nonisolated let houseKey: HouseKey
     var pairing = PairingWindow()
     nonisolated let messenger: RoomMessenger
-    var player: Player?
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
     /// The house's name, in its status (the web remote shows it).
     nonisolated let name: String
 
-    // Events.
-    var subscribers: [UUID: AsyncStream<Event>.Continuation] = [:]
-    var published: NowPlaying?
-
-    /// How the remote sources are doing, by item, as the player last said; and where the
-    /// position stood when the current one ran dry (the rooms are silent since).
-    var streams: [Int: StreamStatus] = [:]
-    var dryAt: (itemID: Int, elapsed: Double)?
+    // Events, and the zone each subscriber follows.
+    var subscribers: [UUID: (zone: String, continuation: AsyncStream<Event>.Continuation)] = [:]
 
     // Saving.
     nonisolated let saver: StateSaver
@@ -48,20 +63,20 @@ public actor House: ControlService {
     /// Changes counted, so that the newest state wins on disk.
     var saveVersion = 0
 
-    /// Epoch ends to send again (loss happens), and when.
-    var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
     var lastDelivery: [String: Int64] = [:]
 
-    /// What the player and the clock service tell the house, in the order they told it.
+    /// What the players and the clock service tell the house, in the order they told it.
     nonisolated let notices: AsyncStream<Notice>
     private nonisolated let noticeInbox: AsyncStream<Notice>.Continuation
 
-    /// Reads the saved house, and the tags and lyrics of its queue (before it serves anyone).
+    /// Reads the saved house, and the tags and lyrics of its queues (before it serves anyone).
     /// `saving`: where the state is written (tests hold it up). `replayGain`: the setting
     /// the coordinator was started with, which wins over the saved one (else the saved one,
-    /// else `ReplayGain.standard`).
+    /// else `ReplayGain.standard`). `clock`: the coordinator's.
     init(store: StateStore, messenger: RoomMessenger, version: String, name: String = "tutti", lyricsFolder: String? = nil,
-         replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state")) throws {
+         replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state"),
+         clock: any MonotonicClock = SystemClock()) throws {
+        self.clock = clock
         houseKey = try store.houseKey()
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
@@ -69,20 +84,39 @@ public actor House: ControlService {
         self.name = name
         token = try store.token()
         let saved = store.load() ?? HouseState()
-        transport = Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch)
+        zoneList = ZoneList(saved: (saved.zones ?? []).map(\.info))
+        var plays = [ZoneInfo.defaultID: ZonePlay(transport: Transport(queue: saved.queue, pausedAt: saved.position, epoch: saved.epoch))]
+        for zone in saved.zones ?? [] where zoneList.contains(id: zone.id) && zone.id != ZoneInfo.defaultID {
+            plays[zone.id] = ZonePlay(transport: Transport(queue: zone.queue, pausedAt: zone.position, epoch: zone.epoch))
+        }
+        self.plays = plays
         registry = RoomRegistry(saved: saved.rooms)
+        registry.keep(zones: Set(zoneList.ids))
+        // The zones' streams are new in every run: every room is told its own again.
+        registry.renewAll()
         feedbackLog = saved.feedback
         loudnessSetting = replayGain ?? saved.replayGain ?? .standard
         saver = StateSaver(store: store, queue: saving)
         (notices, noticeInbox) = AsyncStream<Notice>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        library.suggest(saved.queue.items.map { PlaylistParser.Entry(location: $0.path, title: $0.title) })
-        Self.warm(saved.queue.items.map(\.path), library, lyricsLibrary)
+        let items = plays.values.flatMap(\.transport.queue.items)
+        library.suggest(items.map { PlaylistParser.Entry(location: $0.path, title: $0.title) })
+        Self.warm(items.map(\.path), library, lyricsLibrary)
     }
 
-    /// The player that carries out the transport's actions.
-    func attach(_ player: Player) {
-        self.player = player
+    /// Starts a sender for every zone, with `senders` (the coordinator's), and for every
+    /// zone made from now on.
+    func attach(_ senders: any ZoneSenders) throws {
+        self.senders = senders
+        for id in zoneList.ids { try startSender(of: id) }
+    }
+
+    /// Starts zone `id`'s sender; its news comes back tagged with the zone.
+    func startSender(of id: String) throws {
+        guard let senders, plays[id] != nil else { return }
+        let (ssrc, player) = try senders.start(zone: id) { [weak self] news in self?.tell(.player(news, zone: id)) }
         player.setReplayGain(loudnessSetting)
+        plays[id]!.player = player
+        plays[id]!.ssrc = ssrc
     }
 
     /// Reads the tags, length and lyrics of `paths`, so that the house finds them known.
@@ -101,31 +135,54 @@ public actor House: ControlService {
 
     var now: CoordinatorTime { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
 
-    // MARK: - Reading
-
-    public func status() -> Status {
-        Status(nowPlaying: nowPlaying(at: now), rooms: roomViews(), version: version, house: name)
+    /// The id of the zone a caller names (its name or id; nil: the default zone).
+    func zoneID(_ zone: String?) throws(ControlError) -> String {
+        guard let zone else { return ZoneInfo.defaultID }
+        do throws(ZoneError) {
+            return try zoneList.find(zone)
+        } catch {
+            throw ControlError(error)
+        }
     }
 
-    public func nowPlaying() -> NowPlaying { nowPlaying(at: now) }
+    // MARK: - Reading
 
-    public func queue() -> QueueView { queueView() }
+    public func status(zone: String?) throws(ControlError) -> Status {
+        Status(nowPlaying: nowPlaying(at: now, zone: try zoneID(zone)), rooms: roomViews(), version: version, house: name,
+               zones: zones())
+    }
+
+    public func nowPlaying(zone: String?) throws(ControlError) -> NowPlaying { nowPlaying(at: now, zone: try zoneID(zone)) }
+
+    public func queue(zone: String?) throws(ControlError) -> QueueView { queueView(zone: try zoneID(zone)) }
 
     public func rooms() -> [RoomView] { roomViews() }
 
     public func feedback() -> [FeedbackEntry] { feedbackLog.entries }
 
-    public func lyrics(itemID: Int?) -> TrackLyrics? {
+    public func zones() -> [ZoneView] {
         let t = now
+        return zoneList.zones.map { zoneView($0, at: t) }
+    }
+
+    func zoneView(_ info: ZoneInfo, at time: CoordinatorTime) -> ZoneView {
+        ZoneView(id: info.id, name: info.name, rooms: registry.rooms(in: info.id).map(\.settings.name),
+                 nowPlaying: nowPlaying(at: time, zone: info.id))
+    }
+
+    public func lyrics(itemID: Int?, zone: String?) throws(ControlError) -> TrackLyrics? {
+        let id = try zoneID(zone)
+        let t = now
+        let transport = plays[id]!.transport
         let s = transport.snapshot(at: t)
-        guard let id = itemID ?? s.item?.id, transport.queue.item(id: id) != nil else { return nil }
-        return TrackLyrics(itemID: id, lyrics: lyrics(ofItem: id), nowPlaying: nowPlaying(at: t))
+        guard let item = itemID ?? s.item?.id, transport.queue.item(id: item) != nil else { return nil }
+        return TrackLyrics(itemID: item, lyrics: lyrics(ofItem: item, zone: id), nowPlaying: nowPlaying(at: t, zone: id))
     }
 
     public nonisolated func coordinatorTime() -> Int64 { clock.nanosecondsNow() }
 
-    public func artwork(itemID: Int) async -> (mimeType: String, data: [UInt8])? {
-        guard let path = transport.queue.item(id: itemID)?.path else { return nil }
+    public func artwork(itemID: Int, zone: String?) async throws(ControlError) -> (mimeType: String, data: [UInt8])? {
+        guard let path = plays[try zoneID(zone)]!.transport.queue.item(id: itemID)?.path else { return nil }
         let library = library
         guard let picture = await Blocking.run({ library.artwork(path) }) else { return nil }
         return (picture.mimeType, picture.data)
@@ -135,13 +192,16 @@ public actor House: ControlService {
         constantTimeEqual(Array(candidate.utf8)[...], Array(token.utf8)[...])
     }
 
-    func nowPlaying(at time: CoordinatorTime) -> NowPlaying {
+    func nowPlaying(at time: CoordinatorTime, zone: String) -> NowPlaying {
+        let play = plays[zone]!
+        let transport = play.transport
         let s = transport.snapshot(at: time)
         var np = NowPlaying(state: s.state, elapsed: Double(s.position) / Double(AudioFormat.sampleRate), rate: s.rate,
                             queueCount: transport.queue.items.count, loopMode: transport.queue.loopMode,
-                            volume: (registry.groupVolume() * 1000).rounded() / 10, muted: registry.groupMuted(),
+                            volume: (registry.groupVolume(in: zone) * 1000).rounded() / 10, muted: registry.groupMuted(in: zone),
                             at: time.nanoseconds, epoch: s.epoch)
         np.replayGain = loudnessSetting
+        np.zone = zone
         if let item = s.item {
             let info = library.known(item.path)
             np.itemID = item.id
@@ -157,7 +217,8 @@ public actor House: ControlService {
             np.genre = info.tags.genre
             np.year = info.tags.year
             np.duration = (transport.duration(itemID: item.id) ?? info.length).map { Double($0) / Double(AudioFormat.sampleRate) }
-            np.artworkURL = info.hasArtwork ? "/api/v1/artwork/\(item.id)" : nil
+            np.artworkURL = !info.hasArtwork ? nil : zone == ZoneInfo.defaultID ? "/api/v1/artwork/\(item.id)"
+                : "/api/v1/zones/\(zone)/artwork/\(item.id)"
             np.queueIndex = transport.queue.items.firstIndex { $0.id == item.id }
             np.rating = feedbackLog.rating(path: item.path)
             if let lyrics = lyricsLibrary.known(item.path), lyrics.isSynced {
@@ -168,11 +229,12 @@ public actor House: ControlService {
         np.failure = transport.lastFailure
         np.trackOrigin = s.trackOrigin?.nanoseconds
         if np.state == .stopped, np.failure != nil { np.state = .failed }
-        if let id = s.item?.id, let stream = streams[id] { describe(stream, itemID: id, in: &np) }
+        if let id = s.item?.id, let stream = play.streams[id] { describe(stream, itemID: id, dryAt: play.dryAt, in: &np) }
         return np
     }
 
-    func queueView() -> QueueView {
+    func queueView(zone: String) -> QueueView {
+        let transport = plays[zone]!.transport
         let q = transport.queueAsHeard(at: now)
         let items = q.items.enumerated().map { index, item -> QueueEntry in
             let info = library.known(item.path)
@@ -190,59 +252,60 @@ public actor House: ControlService {
             RoomView(key: room.key, name: room.settings.name, connected: room.connected,
                      volume: (room.settings.volume * 1000).rounded() / 10, muted: room.settings.muted,
                      outputDelayMs: room.settings.outputDelayMilliseconds, report: room.report,
-                     lastSeenSecondsAgo: room.lastSeen.map { Double(t - $0) / 1e9 })
+                     lastSeenSecondsAgo: room.lastSeen.map { Double(t - $0) / 1e9 }, zone: room.settings.zoneID)
         }
     }
 
-    // MARK: - The player's news
+    // MARK: - The players' news
 
-    func heard(_ news: PlayerNews) {
+    func heard(_ news: PlayerNews, zone: String) {
+        guard plays[zone] != nil else { return }  // a zone removed meanwhile
         switch news {
         case let .ended(itemID, end):
-            execute(transport.trackEnded(itemID: itemID, at: end))
+            execute(plays[zone]!.transport.trackEnded(itemID: itemID, at: end), zone: zone)
         case let .failed(itemID, reason):
-            execute(transport.trackFailed(itemID: itemID, reason: reason, now: now))
-            publish(force: true)
+            execute(plays[zone]!.transport.trackFailed(itemID: itemID, reason: reason, now: now), zone: zone)
+            publish(zone: zone, force: true)
         case let .opened(itemID, length):
             guard let length else { return }
-            transport.setDuration(itemID: itemID, frames: length)
-            if let path = transport.queue.item(id: itemID)?.path { library.setLength(length, of: path) }
+            plays[zone]!.transport.setDuration(itemID: itemID, frames: length)
+            if let path = plays[zone]!.transport.queue.item(id: itemID)?.path { library.setLength(length, of: path) }
         case let .realigned(itemID, time, position):
             // The player waits for this answer, even an empty one.
-            execute(transport.realign(itemID: itemID, at: time, position: position), answering: true)
-            publish()
+            execute(plays[zone]!.transport.realign(itemID: itemID, at: time, position: position), zone: zone, answering: true)
+            publish(zone: zone)
         case let .stream(itemID, status):
-            heard(status, of: itemID)
+            heard(status, of: itemID, zone: zone)
         case let .ranDry(_, epoch, end):
-            announceEnd(of: epoch, at: end)
+            announceEnd(of: epoch, at: end, zone: zone)
         }
     }
 
-    /// Carries out the transport's actions: rooms hear of cuts, the player streams (with
-    /// the paths of the items it is to open). `answering`: the player waits for these,
-    /// even none.
-    func execute(_ actions: [TransportAction], answering: Bool = false) {
-        for case let .cut(epoch, end) in actions { announceEnd(of: epoch, at: end) }
+    /// Carries out a zone's transport's actions: its rooms hear of cuts, its player streams
+    /// (with the paths of the items it is to open). `answering`: the player waits for
+    /// these, even none.
+    func execute(_ actions: [TransportAction], zone: String, answering: Bool = false) {
+        for case let .cut(epoch, end) in actions { announceEnd(of: epoch, at: end, zone: zone) }
         guard !actions.isEmpty || answering else { return }
-        player?.perform(actions, paths: paths(for: actions), answering: answering)
+        plays[zone]?.player?.perform(actions, paths: paths(for: actions, zone: zone), answering: answering)
     }
 
-    /// After a queue edit: what the player lined up ahead (up to the lookahead) follows the
-    /// queue as it now is.
-    func lineUpAgain() {
-        transport.configuration.cutLead = registry.commandLead()
-        execute(transport.lineUpAgain(now: now))
+    /// After a queue edit: what the zone's player lined up ahead (up to the lookahead)
+    /// follows the queue as it now is.
+    func lineUpAgain(zone: String) {
+        plays[zone]!.transport.configuration.cutLead = registry.commandLead(in: zone)
+        execute(plays[zone]!.transport.lineUpAgain(now: now), zone: zone)
     }
 
-    /// Tells the rooms that `epoch` ends at `end` (three copies now, and twice again soon:
-    /// loss happens); each keeps the earliest end it hears.
-    func announceEnd(of epoch: UInt32, at end: CoordinatorTime) {
-        messenger.endEpoch(epoch, at: end, rooms: registry.connected, copies: 3)
+    /// Tells a zone's rooms that `epoch` ends at `end` (three copies now, and twice again
+    /// soon: loss happens); each keeps the earliest end it hears.
+    func announceEnd(of epoch: UInt32, at end: CoordinatorTime, zone: String) {
+        messenger.endEpoch(epoch, at: end, rooms: registry.rooms(in: zone).filter(\.connected), copies: 3)
         let t = clock.nanosecondsNow()
-        resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
+        plays[zone]?.resends += [(t + 15_000_000, epoch, end), (t + 40_000_000, epoch, end)]
     }
 
-    private func paths(for actions: [TransportAction]) -> [Int: String] {
+    private func paths(for actions: [TransportAction], zone: String) -> [Int: String] {
         var paths: [Int: String] = [:]
         for action in actions {
             let id: Int
@@ -251,7 +314,7 @@ public actor House: ControlService {
             case let .start(segment): id = segment.itemID
             case let .continueWith(itemID): id = itemID
             }
-            paths[id] = transport.queue.item(id: id)?.path
+            paths[id] = plays[zone]?.transport.queue.item(id: id)?.path
         }
         return paths
     }
@@ -259,7 +322,8 @@ public actor House: ControlService {
 
 /// What the house is told from other threads.
 public enum Notice: Sendable {
-    case player(PlayerNews)
+    /// A zone's player's news.
+    case player(PlayerNews, zone: String)
     /// A room's report arrived on the clock port, from `address`, at `time`.
     case report(RoomReport, from: SocketAddress, at: Int64)
 }
@@ -276,7 +340,7 @@ extension House {
             tasks.addTask {
                 for await notice in self.notices {
                     switch notice {
-                    case let .player(news): await self.heard(news)
+                    case let .player(news, zone): await self.heard(news, zone: zone)
                     case let .report(report, address, time): await self.received(report, from: address, at: time)
                     }
                 }

@@ -26,11 +26,12 @@ final class RoomMessenger: Sendable {
         addresses.withLock { $0[key] = address }
     }
 
-    func deliver(_ settings: RoomSettings, to key: String) {
+    /// A room's settings, with the SSRC of the stream it is to play (0: any).
+    func deliver(_ settings: RoomSettings, stream: UInt32, to key: String) {
         guard let address = addresses.withLock({ $0[key] }) else { return }
         let message = ControlMessage.roomSettings(
             version: settings.version, volume: settings.volume, muted: settings.muted,
-            outputDelayMicroseconds: UInt32(max(0, min(settings.outputDelayMilliseconds * 1000, 4e9))))
+            outputDelayMicroseconds: UInt32(max(0, min(settings.outputDelayMilliseconds * 1000, 4e9))), stream: stream)
         try? socket.send(seal(message), to: address)
     }
 

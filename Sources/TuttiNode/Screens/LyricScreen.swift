@@ -141,7 +141,7 @@ public final class LyricScreen: @unchecked Sendable {
             case let .roomJoined(room), let .room(room), let .roomLeft(room):
                 rooms.removeAll { $0.key == room.key }
                 rooms.append(room)
-            case .state, .trackEnded, .queue, .feedback: break
+            case .state, .trackEnded, .queue, .feedback, .zones: break
             }
         }
     }

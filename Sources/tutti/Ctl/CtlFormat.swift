@@ -101,6 +101,18 @@ enum CtlFormat {
         case let .roomLeft(room): return "room left: \(room.name)"
         case let .room(room): return "room \(room.name): \(room.report?.state.rawValue ?? "?")\(room.report?.interrupted == true ? " (interrupted)" : "")"
         case let .feedback(entry): return "\(entry.kind.rawValue): \(entry.title ?? entry.path)"
+        case let .zones(zones): return "zones: " + zones.map { "\($0.name) (\($0.rooms.joined(separator: ", ")))" }.joined(separator: "; ")
         }
+    }
+
+    /// The zones, each with its rooms and what it plays.
+    static func zones(_ zones: [ZoneView]) -> String {
+        zones.map { zone in
+            let np = zone.nowPlaying
+            var playing = np.state.rawValue
+            if let title = np.title { playing += ": \(title)\(np.artist.map { " — \($0)" } ?? "")" }
+            let rooms = zone.rooms.isEmpty ? "no rooms" : zone.rooms.joined(separator: ", ")
+            return "\(zone.name) [\(zone.id)]  \(rooms)\n    \(playing)"
+        }.joined(separator: "\n")
     }
 }

@@ -1,0 +1,54 @@
+import Synchronization
+import TuttiCore
+import TuttiNet
+
+/// The house's streams, one per zone, by SSRC: where the clock service files a follower's
+/// subscription (in the stream it asks for, and in no other) and a retransmission request
+/// (in the stream whose packets it names). The default zone's stream is there from the
+/// start and answers for an SSRC the house does not have (0, or an earlier run's).
+final class StreamDirectory: Sendable {
+    private let outlets: Mutex<[UInt32: StreamOutlet]>
+    let defaultOutlet: StreamOutlet
+
+    init(default outlet: StreamOutlet) {
+        defaultOutlet = outlet
+        outlets = Mutex([outlet.ssrc: outlet])
+    }
+
+    func add(_ outlet: StreamOutlet) { outlets.withLock { $0[outlet.ssrc] = outlet } }
+
+    func remove(ssrc: UInt32) {
+        guard ssrc != defaultOutlet.ssrc else { return }
+        outlets.withLock { _ = $0.removeValue(forKey: ssrc) }
+    }
+
+    /// The stream with SSRC `ssrc`, else the default zone's.
+    func outlet(_ ssrc: UInt32) -> StreamOutlet { outlets.withLock { $0[ssrc] } ?? defaultOutlet }
+
+    /// The SSRC of the stream a follower gets when it asks for `ssrc`.
+    func resolve(_ ssrc: UInt32) -> UInt32 { outlet(ssrc).ssrc }
+
+    var all: [StreamOutlet] { outlets.withLock { Array($0.values) } }
+
+    /// `target` receives stream `ssrc` until `expiry`, and no other stream from now on (a
+    /// room that moved to another zone): whether it was taken, and whether it is new to it.
+    func subscribe(_ target: SocketAddress, to ssrc: UInt32, until expiry: Int64, at time: Int64) -> (accepted: Bool, isNew: Bool) {
+        let chosen = outlet(ssrc)
+        for other in all where other !== chosen { _ = other.subscribe(target, until: time, at: time) }
+        return chosen.subscribe(target, until: expiry, at: time)
+    }
+
+    /// What the streams' retransmitters did so far, together.
+    var retransmissions: Retransmitter<SocketAddress>.Statistics {
+        all.reduce(into: .init()) { sum, outlet in
+            let s = outlet.retransmissions
+            sum.requested += s.requested
+            sum.resent += s.resent
+            sum.unknown += s.unknown
+            sum.refused += s.refused
+            sum.foreign += s.foreign
+        }
+    }
+
+    func subscriberCount(at time: Int64) -> Int { all.reduce(0) { $0 + $1.subscriberCount(at: time) } }
+}

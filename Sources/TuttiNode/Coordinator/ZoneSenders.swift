@@ -1,0 +1,96 @@
+import Foundation
+import Synchronization
+import TuttiCore
+import TuttiNet
+
+/// Makes and ends the zones' senders: the house asks for one when a zone is made (and for
+/// each zone at start), and ends it when the zone goes.
+protocol ZoneSenders: Sendable {
+    /// A running sender for zone `zone`, whose news goes to `news`: its stream's SSRC and
+    /// its player.
+    func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player)
+    /// Ends the sender of stream `ssrc` (its thread stops, its stream is forgotten).
+    func stop(ssrc: UInt32)
+}
+
+/// The coordinator's senders: one player per zone, each on a thread of its own, each
+/// filling its own stream (`StreamOutlet`: its SSRC, retransmissions, seal). The default
+/// zone's stream is the coordinator's first. `stopAll` ends every one of them; `wait`
+/// returns once they all have ended (the service group's shutdown waits for it).
+final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
+    private let coordinator: Coordinator
+    private let configuration: Player.Configuration
+    private let opener: @Sendable (String) throws -> any FrameSource
+    /// Running players by SSRC, and whether they are all to stop.
+    private let condition = NSCondition()
+    private var running: [UInt32: (player: Player, stop: StopFlag)] = [:]
+    private var threads = 0
+    private var stopping = false
+
+    init(coordinator: Coordinator, configuration: Player.Configuration, opener: @escaping @Sendable (String) throws -> any FrameSource) {
+        self.coordinator = coordinator
+        self.configuration = configuration
+        self.opener = opener
+    }
+
+    func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player) {
+        let coordinator = coordinator
+        let isDefault = zone == ZoneInfo.defaultID
+        let outlet = isDefault ? coordinator.streams.defaultOutlet : coordinator.makeOutlet()
+        let stop = StopFlag()
+        let player: Player
+        do {
+            player = try Player(
+                configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, opener: opener,
+                send: { packet in coordinator.send(packet, through: outlet) },
+                sendReport: { report in coordinator.send(report, through: outlet) },
+                onEpoch: { packetizer in if isDefault { coordinator.writeSDP(packetizer) } })
+        } catch {
+            coordinator.streams.remove(ssrc: outlet.ssrc)
+            throw error
+        }
+        player.onNews = news
+        condition.lock()
+        defer { condition.unlock() }
+        if stopping { stop.set() }
+        running[outlet.ssrc] = (player, stop)
+        threads += 1
+        startThread(isDefault ? "tutti-player" : "tutti-zone") { [self] in
+            player.run()
+            condition.lock()
+            threads -= 1
+            condition.broadcast()
+            condition.unlock()
+        }
+        return (outlet.ssrc, player)
+    }
+
+    func stop(ssrc: UInt32) {
+        condition.lock()
+        let entry = running.removeValue(forKey: ssrc)
+        condition.unlock()
+        entry?.stop.set()
+        entry?.player.wake()
+        coordinator.streams.remove(ssrc: ssrc)
+    }
+
+    /// Asks every sender to stop (any thread).
+    func stopAll() {
+        condition.lock()
+        stopping = true
+        let all = running.values
+        condition.broadcast()
+        condition.unlock()
+        for (player, stop) in all {
+            stop.set()
+            player.wake()
+        }
+    }
+
+    /// Blocks until `stopAll` was called and every sender's thread has ended.
+    func waitUntilStopped() {
+        condition.lock()
+        while !stopping || threads > 0 { condition.wait() }
+        condition.unlock()
+    }
+}
