@@ -15,6 +15,6 @@ struct Tutti: AsyncParsableCommand {
 
     /// The command line completed from the role's file and the environment, then run.
     static func main() async {
-        await main(Configured.arguments(root: Tutti.self))
+        await main(Configured.arguments(root: Tutti.self, CtlCommand.placeZone(Array(CommandLine.arguments.dropFirst()))))
     }
 }

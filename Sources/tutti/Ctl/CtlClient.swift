@@ -25,13 +25,16 @@ struct CtlOptions: ParsableArguments {
     @Flag(help: "Print JSON, for scripts.")
     var json = false
 
+    @Option(help: "The zone a command is for, by name or id (default: the default zone): `tutti ctl --zone Kitchen play`.")
+    var zone: String?
+
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
         let folder = stateDir ?? StateStore.defaultDirectory()
         let url = try Discovered.controlURL(server: server, stateDirectory: folder)
         let http = try tls.client(url: url, stateDirectory: folder)
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
-        return CtlClient(http: http, token: token, url: url)
+        return CtlClient(http: http, token: token, url: url, zone: zone)
     }
 }
 
@@ -45,6 +48,18 @@ struct CtlClient {
     let http: HTTPClient
     let token: String?
     let url: String
+    /// The zone the per-zone calls are for (nil: the default zone, today's paths).
+    var zone: String?
+
+    /// What a zone plays: these paths are the zone's, under `/zones/{zone}` (and
+    /// `POST /feedback`, on what it plays).
+    static let zonePaths = ["/status", "/now-playing", "/queue", "/transport/", "/loop", "/volume", "/lyrics", "/artwork/"]
+
+    /// `path` for the zone this client is for.
+    func zoned(_ method: String, _ path: String) -> String {
+        guard let zone, Self.zonePaths.contains(where: { path.hasPrefix($0) }) || (method == "POST" && path == "/feedback") else { return path }
+        return "/zones/\(percentEncoded(zone))\(path)"
+    }
 
     func get<T: Decodable>(_ path: String, as type: T.Type) throws -> T {
         try decode(T.self, from: call("GET", path))
@@ -70,7 +85,7 @@ struct CtlClient {
         let data = try body.map { [UInt8](try JSONEncoder().encode($0)) }
         let response: HTTPClient.Response
         do {
-            response = try http.request(method, "/api/v1" + path, headers: headers, body: data ?? (method == "GET" ? nil : []))
+            response = try http.request(method, "/api/v1" + zoned(method, path), headers: headers, body: data ?? (method == "GET" ? nil : []))
         } catch {
             let hint = error.tls ? "" : " (is `tutti coordinator` running? see --server)"
             throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error)\(hint)")
@@ -95,7 +110,7 @@ struct CtlClient {
     func follow(_ body: (Event, String) throws -> Void) throws {
         let socket: WebSocketClient
         do {
-            socket = try WebSocketClient(server: http, path: "/api/v1/events")
+            socket = try WebSocketClient(server: http, path: "/api/v1/events" + (zone.map { "?zone=\(percentEncoded($0))" } ?? ""))
         } catch {
             throw CtlFailure(description: "cannot follow the coordinator at \(url): \(error)")
         }

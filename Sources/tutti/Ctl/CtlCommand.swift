@@ -7,14 +7,41 @@ import TuttiCore
 struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
-        abstract: "Control the house: transport, queue, loop mode, volumes, rooms, feedback.",
-        discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder).",
+        abstract: "Control the house: transport, queue, loop mode, volumes, rooms, zones, feedback.",
+        discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder). `--zone NAME` before (or after) a command aims it at a zone: `tutti ctl --zone Kitchen play`; without it, the default zone.",
         subcommands: [
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
-            QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self,
+            QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self,
         ])
+    /// `tutti ctl --zone NAME COMMAND ...`: the zone goes to the command itself (whose
+    /// options every command shares), right after its name, where no argument of the
+    /// command's own can take it.
+    static func placeZone(_ arguments: [String]) -> [String] {
+        guard let ctl = arguments.firstIndex(of: "ctl") else { return arguments }
+        var rest = Array(arguments[(ctl + 1)...])
+        var zone: [String] = []
+        if rest.first == "--zone", rest.count >= 2 {
+            zone = Array(rest[0...1])
+            rest.removeFirst(2)
+        } else if let first = rest.first, first.hasPrefix("--zone=") {
+            zone = [first]
+            rest.removeFirst()
+        } else {
+            return arguments
+        }
+        // Past the names of the command and its subcommands.
+        var command: any ParsableCommand.Type = CtlCommand.self
+        var at = 0
+        while at < rest.count,
+              let sub = command.configuration.subcommands.first(where: { $0._commandName == rest[at] }) {
+            command = sub
+            at += 1
+        }
+        rest.insert(contentsOf: zone, at: at)
+        return Array(arguments[...ctl]) + rest
+    }
 }
 
 /// `tutti ctl remote`: the web remote's address with the token in it (the coordinator's log

@@ -15,8 +15,18 @@ struct RoomsCommand: ParsableCommand {
 /// `tutti ctl room rename|remove|delay`.
 struct RoomCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "room", abstract: "Rename a room, forget it, or set its output delay.",
-        subcommands: [Rename.self, Remove.self, Delay.self])
+        commandName: "room", abstract: "Rename a room, forget it, set its output delay, or move it to another zone.",
+        subcommands: [Rename.self, Remove.self, Delay.self, Zone.self])
+
+    struct Zone: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Move a room to another zone: it plays that zone's music at once.")
+        @OptionGroup var options: CtlOptions
+        @Argument var room: String
+        @Argument var zone: String
+        func run() throws {
+            try RoomCommand.update(room, RoomUpdate(name: nil, volume: nil, muted: nil, outputDelayMs: nil, zone: zone), options)
+        }
+    }
 
     struct Rename: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Give a room another name.")
@@ -91,6 +101,64 @@ enum Feedback {
                 let at = e.position.map { " at \(clockText(Double($0) / 48_000))" } ?? ""
                 print("\(e.id). \(e.kind.rawValue)\(at): \(e.title ?? e.path)\(e.artist.map { " — \($0)" } ?? "")  (\(when))")
             }
+        }
+    }
+}
+
+/// `tutti ctl zones`: the zones, their rooms and what each plays.
+struct ZonesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "zones", abstract: "The zones: their rooms, and what each plays.")
+    @OptionGroup var options: CtlOptions
+    func run() throws {
+        let zones = try options.client().get("/zones", as: [ZoneView].self)
+        if options.json { try printJSON(zones) } else { print(CtlFormat.zones(zones)) }
+    }
+}
+
+/// `tutti ctl zone add|remove|rename|party`.
+struct ZoneCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "zone", abstract: "Make, rename or remove a zone, or gather every room into one (party).",
+        subcommands: [Add.self, Remove.self, Rename.self, Party.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make a zone (no rooms yet: move them with `tutti ctl room zone ROOM ZONE`).")
+        @OptionGroup var options: CtlOptions
+        @Argument var name: String
+        func run() throws {
+            let zone = try options.client().send("POST", "/zones", body: ZoneRequest(name: name), as: ZoneView.self)
+            if options.json { try printJSON(zone) } else { print("made zone \(zone.name) [\(zone.id)]") }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove a zone: its rooms go to the default zone.")
+        @OptionGroup var options: CtlOptions
+        @Argument var name: String
+        func run() throws {
+            try options.client().send("DELETE", "/zones/\(percentEncoded(name))")
+            if !options.json { print("removed zone \(name); its rooms play the default zone") }
+        }
+    }
+
+    struct Rename: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Give a zone another name (its id stays).")
+        @OptionGroup var options: CtlOptions
+        @Argument var name: String
+        @Argument var newName: String
+        func run() throws {
+            let zone = try options.client().send("PUT", "/zones/\(percentEncoded(name))", body: ZoneRequest(name: newName), as: ZoneView.self)
+            if options.json { try printJSON(zone) } else { print("zone \(zone.id) is now called \(zone.name)") }
+        }
+    }
+
+    struct Party: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Every room into one zone (the one named, else the default zone).")
+        @OptionGroup var options: CtlOptions
+        @Argument var name: String?
+        func run() throws {
+            let zone = try options.client().send("POST", "/zones/party", body: PartyRequest(zone: name), as: ZoneView.self)
+            if options.json { try printJSON(zone) } else { print(CtlFormat.zones([zone])) }
         }
     }
 }
