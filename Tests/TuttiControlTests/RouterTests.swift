@@ -107,6 +107,46 @@ struct RouterTests {
         }
     }
 
+    /// What plays is per zone: today's paths are the default zone's, the same paths under
+    /// /zones/{zone}/ a zone's (by name or id, percent-encoded); an unknown zone is a 404.
+    @Test func zonePathsAndZoneEndpointsReachTheHouse() async throws {
+        try await withRouter { house, client in
+            func call(_ uri: String, _ method: HTTPRequest.Method, _ body: String? = nil) async throws -> TestResponse {
+                try await client.execute(uri: uri, method: method, headers: Self.auth, body: body.map { ByteBuffer(string: $0) })
+            }
+            #expect(try await call("/api/v1/zones/kitchen/transport/play", .post).status == .ok)
+            #expect(try await call("/api/v1/zones/Kitchen/queue", .post, #"{"paths": ["/music/a.mp3"]}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/kitchen/volume", .put, #"{"volume": 50}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/kitchen/loop", .put, #"{"mode": "all"}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/kitchen/queue", .delete).status == .ok)
+            let np = try await client.execute(uri: "/api/v1/zones/kitchen/now-playing", method: .get)
+            #expect(try json(NowPlaying.self, np).zone == "kitchen")
+            #expect(try json(NowPlaying.self, try await client.execute(uri: "/api/v1/now-playing", method: .get)).zone == "default")
+            let unknown = try await client.execute(uri: "/api/v1/zones/garage/queue", method: .get)
+            #expect(unknown.status == .notFound && message(unknown).contains("garage"))
+            #expect(try await call("/api/v1/zones/garage/transport/play", .post).status == .notFound)
+
+            let zones = try json([ZoneView].self, try await client.execute(uri: "/api/v1/zones", method: .get))
+            #expect(zones.map(\.id) == ["default", "kitchen"])
+            #expect(zones[0].nowPlaying.path == "song.mp3", "file names only without the token")
+            #expect(try json(ZoneView.self, try await client.execute(uri: "/api/v1/zones/kitchen", method: .get)).rooms == ["kitchen"])
+            #expect(try await call("/api/v1/zones", .post, #"{"name": "Garden"}"#).status == .ok)
+            let taken = try await call("/api/v1/zones", .post, #"{"name": "Kitchen"}"#)
+            #expect(taken.status == .conflict)
+            #expect(try await client.execute(uri: "/api/v1/zones", method: .post, body: ByteBuffer(string: #"{"name": "x"}"#)).status == .unauthorized)
+            #expect(try await call("/api/v1/zones/kitchen", .put, #"{"name": "Cuisine"}"#).status == .ok)
+            #expect(try await call("/api/v1/rooms/kitchen", .put, #"{"zone": "default"}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/party", .post).status == .ok)
+            #expect(try await call("/api/v1/zones/party", .post, #"{"zone": "kitchen"}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/default", .delete).status == .conflict)
+            #expect(try await call("/api/v1/zones/kitchen", .delete).status == .ok)
+            #expect(house.commands == ["transport play @kitchen", "add /music/a.mp3 end @kitchen", "volume 0.5 nil @kitchen", "loop all @kitchen",
+                                       "clear @kitchen", "add zone Garden", "add zone Kitchen",
+                                       "rename zone @kitchen to Cuisine", "room kitchen to default", "party", "party @kitchen",
+                                       "remove zone @default", "remove zone @kitchen"])
+        }
+    }
+
     @Test func badRequestsGetAClearError() async throws {
         try await withRouter { house, client in
             let unknown = try await client.execute(uri: "/api/v1/transport/rewind", method: .post, headers: Self.auth)

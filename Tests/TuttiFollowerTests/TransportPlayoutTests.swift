@@ -180,3 +180,101 @@ struct FadeTests {
         #expect(engine.statistics.packetsReceived == 2)
     }
 }
+
+/// A room that moves to another zone: its settings name the new zone's stream, and it hands
+/// over from the one it plays, faded, at the new one's own position.
+@Suite("Zones: the room's stream")
+struct ZoneHandoverTests {
+    /// Every frame of a packet is the packet's payload value: 0.25 + k / 1000 for zone A's
+    /// packet k, 0.5 + k / 1000 for zone B's.
+    final class Values: FrameDecoder {
+        func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
+            let value = (payload[0] == 1 ? 0.25 : 0.5) + Float(payload[1]) / 1000
+            output.append(contentsOf: repeatElement(value, count: 960 * 2))
+            return 960
+        }
+        func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int { 0 }
+        func conceal(frames: Int, into output: inout [Float]) throws -> Int {
+            output.append(contentsOf: repeatElement(0, count: frames * 2))
+            return frames
+        }
+        func reset() {}
+    }
+
+    static let startA: Int64 = 1_100_000_000
+    static let startB: Int64 = 1_105_000_000
+
+    static func packet(_ k: Int, zone: UInt8) -> RTPPacket {
+        let start = zone == 1 ? startA : startB
+        return RTPPacket(sequenceNumber: SequenceNumber(UInt16(k + 100 * Int(zone))), timestamp: StreamTimestamp(UInt32(k * 960 + 7_000 * Int(zone))),
+                         ssrc: UInt32(zone) + 4, presentationTime: CoordinatorTime(nanoseconds: start + Int64(k) * 20_000_000),
+                         epoch: UInt32(zone) * 1_000, payload: [zone, UInt8(k)])
+    }
+
+    @Test func aRoomMovedToAnotherZoneHandsOverFadedAndInStepWithIt() {
+        let engine = PlayoutEngine(decoder: Values())
+        let zero = LocalTime(nanoseconds: 1_000_000_000)
+        engine.addClockSample(ClockSample(t1: zero, t2: CoordinatorTime(nanoseconds: 1_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 1_000_000_000), t4: zero))
+        engine.follow(stream: 5)
+        for k in 0..<100 {
+            engine.receive(Self.packet(k, zone: 1), at: zero)
+            engine.receive(Self.packet(k, zone: 2), at: zero)
+        }
+        #expect(engine.statistics.otherZones == 100, "zone B's packets are not this room's")
+        #expect(engine.statistics.packetsReceived == 100)
+        var out: [Float] = []
+        var heard = zero + 50_000_000
+        func render(until end: Int64) {
+            while heard.nanoseconds < end {
+                engine.render(frames: 480, heardAt: heard, into: &out)
+                heard = heard + 10_000_000
+            }
+        }
+        render(until: 1_500_000_000)
+        // Moved: the settings name zone B's stream, whose packets come from now on (those
+        // sent before, resent on joining).
+        engine.follow(stream: 6)
+        for k in 0..<100 { engine.receive(Self.packet(k, zone: 2), at: heard) }
+        for k in 0..<100 { engine.receive(Self.packet(k, zone: 1), at: heard) }
+        #expect(engine.statistics.otherZones == 200, "zone A's packets are no longer this room's")
+        render(until: 2_500_000_000)
+
+        let left = stride(from: 0, to: out.count, by: 2).map { out[$0] }
+        func at(_ ns: Int64) -> Float { left[Int(AudioFormat.frames(forNanoseconds: ns - 1_050_000_000))] }
+        func a(_ ns: Int64) -> Float { 0.25 + Float((ns - Self.startA) / 20_000_000) / 1000 }
+        func b(_ ns: Int64) -> Float { 0.5 + Float((ns - Self.startB) / 20_000_000) / 1000 }
+        // The last sound heard before the move was at 1.49 s; the handover comes 60 ms later.
+        let handover: Int64 = 1_490_000_000 + SegmentSwitch.handoverLead
+        for t in stride(from: Int64(1_200_000_000), to: handover - 6_000_000, by: 7_000_000) {
+            #expect(abs(at(t) - a(t)) < 1e-6, "zone A's sound until the handover: at \(t) \(at(t)), not \(a(t))")
+        }
+        let fading = at(handover - 2_500_000)
+        #expect(fading > 0.4 * a(handover) && fading < 0.6 * a(handover), "A fades out before the handover: \(fading)")
+        #expect(handover - 1_490_000_000 <= 200_000_000)
+        let rising = at(handover + 2_500_000)
+        #expect(rising > 0.4 * b(handover) && rising < 0.6 * b(handover), "B fades in after it: \(rising)")
+        for t in stride(from: handover + 6_000_000, to: Int64(2_400_000_000), by: 7_000_000) {
+            #expect(abs(at(t) - b(t)) < 1e-6, "zone B's sound at its own position: at \(t) \(at(t)), not \(b(t))")
+        }
+        // No click: down to the handover, up after it.
+        let down = left[Int(AudioFormat.frames(forNanoseconds: handover - 6_000_000 - 1_050_000_000))...Int(AudioFormat.frames(forNanoseconds: handover - 1_050_000_000))]
+        #expect(zip(down, down.dropFirst()).allSatisfy { $0 >= $1 })
+    }
+
+    @Test func aRoomOfAHouseOfOneZoneTakesAnyStream() {
+        let engine = PlayoutEngine(decoder: Values())
+        let zero = LocalTime(nanoseconds: 1_000_000_000)
+        engine.addClockSample(ClockSample(t1: zero, t2: CoordinatorTime(nanoseconds: 1_000_000_000),
+                                          t3: CoordinatorTime(nanoseconds: 1_000_000_000), t4: zero))
+        engine.receive(Self.packet(0, zone: 1), at: zero)
+        engine.receive(Self.packet(1, zone: 2), at: zero)
+        #expect(engine.statistics.otherZones == 0)
+        #expect(engine.statistics.discontinuities == 1, "another stream replaces the one held (a restarted coordinator)")
+        #expect(engine.othersOnlySince == nil)
+        // Named: another zone's packets alone, for a while, say so (the room asks for its settings).
+        engine.follow(stream: 9)
+        engine.receive(Self.packet(2, zone: 2), at: zero + 400_000_000)
+        #expect(engine.othersOnlySince == zero + 400_000_000)
+    }
+}

@@ -189,3 +189,122 @@ struct OutsideNumberTests {
         }
     }
 }
+
+/// Zones in the house actor: each with its queue and transport and sender, rooms moved
+/// between them and told their zone's stream, events by zone, all of it saved.
+@Suite("Zones in the house")
+struct HouseZoneTests {
+    /// Senders that do not send: a player per zone (never run), its SSRC, and what was stopped.
+    final class Senders: ZoneSenders {
+        let started = Mutex<[String: UInt32]>([:])
+        let stopped = Mutex<[UInt32]>([])
+        func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player) {
+            let ssrc = UInt32.random(in: 1...UInt32.max)
+            let player = try Player(configuration: .init(), ssrc: ssrc, stopFlag: StopFlag(), send: { _ in }, sendReport: { _ in })
+            started.withLock { $0[zone] = ssrc }
+            return (ssrc, player)
+        }
+        func stop(ssrc: UInt32) { stopped.withLock { $0.append(ssrc) } }
+    }
+
+    /// A room's follower: a socket the coordinator's settings come to.
+    final class Room: Sendable {
+        let socket: UDPSocket
+        let address: SocketAddress
+        init() throws {
+            socket = try UDPSocket()
+            try socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+            address = try socket.localAddress()
+        }
+        /// The stream the latest settings that came name (nil: none came within 1 s).
+        func namedStream() throws -> UInt32? {
+            var stream: UInt32?
+            while let datagram = try socket.receive(timeoutMilliseconds: stream == nil ? 1_000 : 50) {
+                if case let .roomSettings(_, _, _, _, named) = try ControlMessage.decode(Array(datagram.bytes.dropLast(16))).message {
+                    stream = named
+                }
+            }
+            return stream
+        }
+    }
+
+    func report(_ house: House, _ name: String, _ room: Room, version: UInt32 = 0) async {
+        var report = RoomReport(name: name, state: .playing)
+        report.settingsVersion = version
+        await house.received(report, from: room.address, at: house.coordinatorTime())
+    }
+
+    @Test func zonesPlayApartMoveRoomsAndSurviveARestart() async throws {
+        let rig = try HouseTests.Rig()
+        let house = rig.house
+        let senders = Senders()
+        try await house.attach(senders)
+        let (kitchen, living) = (try Room(), try Room())
+        await report(house, "Kitchen", kitchen)
+        await report(house, "Living", living)
+        #expect(try kitchen.namedStream() == 0, "a house of one zone names no stream")
+
+        let kids = try await house.addZone("Kids Room")
+        #expect(kids.id == "kids-room" && kids.rooms.isEmpty)
+        let ssrc = try #require(senders.started.withLock { $0["kids-room"] })
+        #expect(try kitchen.namedStream() == senders.started.withLock { $0["default"] }, "with two zones every room is told its stream")
+        _ = try await house.updateRoom("kitchen", RoomUpdate(name: nil, volume: 40, muted: nil, outputDelayMs: 12, zone: "Kids Room"))
+        #expect(try kitchen.namedStream() == ssrc)
+        let rooms = await house.rooms()
+        #expect(rooms.first { $0.name == "Kitchen" }?.zone == "kids-room")
+        #expect(rooms.first { $0.name == "Kitchen" }?.volume == 40 && rooms.first { $0.name == "Kitchen" }?.outputDelayMs == 12,
+                "the room's own settings go with it")
+        #expect(await house.zones().map(\.rooms) == [["Living"], ["Kitchen"]])
+
+        // Each zone its own queue and transport; events by zone.
+        let kidsEvents = HouseTests.EventLog(try await house.subscribe(zone: "kids-room"))
+        let homeEvents = HouseTests.EventLog(await house.subscribe())
+        _ = try await house.add(paths: [HouseTests.song], placement: .end, zone: "kids-room")
+        let playing = try await house.transport(.play, zone: "Kids Room")
+        #expect(playing.zone == "kids-room" && playing.state != .stopped)
+        #expect(await house.nowPlaying().state == .stopped)
+        #expect(await house.queue().items.isEmpty)
+        #expect(try await house.queue(zone: "kids-room").items.count == 1)
+        let queued = await kidsEvents.first { $0.kind == .queue }
+        #expect(queued?.zone == "kids-room")
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(!homeEvents.kinds.contains("queue"), "the default zone's subscribers hear nothing of the kids' queue: \(homeEvents.kinds)")
+
+        // Refusals.
+        await #expect(throws: ControlError.notFound("no zone named 'Garage'; the zones are: Default, Kids Room")) {
+            _ = try await house.nowPlaying(zone: "Garage")
+        }
+        let taken = await #expect(throws: ControlError.self) { _ = try await house.addZone("kids room") }
+        #expect(taken?.status == 409)
+        let stays = await #expect(throws: ControlError.self) { try await house.removeZone("Default") }
+        #expect(stays?.status == 409)
+
+        // Restarted: the zones, their queues and the rooms' zones are as they were.
+        let again = try House(store: rig.store, messenger: RoomMessenger(socket: try UDPSocket(), clock: SystemClock(), key: HMACAuthenticator.random()),
+                              version: "test")
+        #expect(await again.zones().map(\.name) == ["Default", "Kids Room"])
+        #expect(await again.zones().map(\.rooms) == [["Living"], ["Kitchen"]])
+        #expect(try await again.queue(zone: "kids-room").items.map(\.path) == [HouseTests.song])
+
+        // Removed: its rooms play the default zone, its sender ends.
+        try await house.removeZone("Kids Room")
+        #expect(senders.stopped.withLock { $0 } == [ssrc])
+        #expect(await house.rooms().allSatisfy { $0.zone == "default" })
+        #expect(try kitchen.namedStream() == 0, "one zone again: no stream named")
+        #expect(rig.store.load()?.zones?.map(\.id) == ["default"])
+
+        // A party: every room into one zone.
+        _ = try await house.addZone("Garden")
+        let party = try await house.party(zone: "Garden")
+        #expect(party.rooms.sorted() == ["Kitchen", "Living"])
+        #expect(try living.namedStream() == senders.started.withLock { $0["garden"] })
+    }
+
+    @Test func aHouseHasAtMostItsLimitOfZones() async throws {
+        let rig = try HouseTests.Rig()
+        for n in 1..<ZoneList.limit { _ = try await rig.house.addZone("Zone \(n)") }
+        let tooMany = await #expect(throws: ControlError.self) { _ = try await rig.house.addZone("One more") }
+        #expect(tooMany?.status == 409)
+        #expect(await rig.house.zones().count == ZoneList.limit)
+    }
+}
