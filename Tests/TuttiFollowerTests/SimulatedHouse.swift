@@ -159,7 +159,7 @@ final class SimulatedHouse: @unchecked Sendable {
         func nanosecondsNow() -> Int64 { time.now }
     }
     /// The coordinator's packets of late, for followers that ask for them again.
-    var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: 78, initialSequence: 1)
+    var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: RTPPacket.retransmissionSSRC(of: 77), initialSequence: 1)
     /// The house key, as the clock port's messages are sealed with it.
     static let houseKey = HouseKey.generate()
     static let key = houseKey.clockPort

@@ -6,6 +6,11 @@ extension RTPPacket {
     /// The payload type of tutti's retransmissions (`a=rtpmap:97 rtx/48000`, `apt=96`).
     public static let retransmissionPayloadType: UInt8 = 97
 
+    /// The SSRC of the retransmission stream of media stream `ssrc`, and the other way
+    /// round: tied to it, so that a follower knows which stream a retransmission belongs to
+    /// (a room that moved to another zone still gets answers to what it asked of the last).
+    public static func retransmissionSSRC(of ssrc: UInt32) -> UInt32 { ssrc ^ 0x7274_7800 }
+
     /// This packet as a retransmission: payload type `payloadType`, SSRC `ssrc`, sequence
     /// number `sequence` of the retransmission stream.
     public func retransmission(payloadType: UInt8 = RTPPacket.retransmissionPayloadType, ssrc: UInt32,

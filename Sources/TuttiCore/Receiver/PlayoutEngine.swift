@@ -143,9 +143,16 @@ public final class PlayoutEngine {
     /// the original packet of the stream playing goes in as if it had come in time.
     public func receiveRetransmission(_ datagram: [UInt8], at now: LocalTime) {
         guard let packet = try? RTPPacket.decode(datagram), packet.payloadType == RTPPacket.retransmissionPayloadType,
-              let ssrc = segments.stream ?? segments.current?.ssrc, let original = try? packet.originalFromRetransmission(ssrc: ssrc, payloadType: configuration.payloadType)
+              let playing = segments.stream ?? segments.current?.ssrc,
+              let original = try? packet.originalFromRetransmission(ssrc: playing, payloadType: configuration.payloadType)
         else {
             statistics.malformed += 1
+            return
+        }
+        // Of the zone's stream only: the answer to what the room asked of another zone's
+        // (it moved since) is not this one's, though it came to this room.
+        if segments.stream != nil, RTPPacket.retransmissionSSRC(of: packet.ssrc) != playing {
+            statistics.otherZones += 1
             return
         }
         receive(original, at: now, retransmitted: true)

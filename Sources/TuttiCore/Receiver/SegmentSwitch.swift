@@ -50,6 +50,10 @@ struct SegmentSwitch {
         if handover, let playing = current, playing.ssrc != packet.ssrc {
             // The new stream, held until the current one's (near) end.
             if upcoming?.ssrc != packet.ssrc { upcoming = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: capacity) }
+            let fit = upcoming!.insert(packet, presentation: presentation, tolerance: tolerance)
+            guard fit == .offTimeline else { return (.accepted, fit) }
+            // Its timeline moved on (a cut in that zone meanwhile): the newest holds.
+            upcoming = PlayoutSegment(ssrc: packet.ssrc, epoch: packet.epoch, capacity: capacity)
             return (.accepted, upcoming!.insert(packet, presentation: presentation, tolerance: tolerance))
         }
         if current == nil || current!.ssrc != packet.ssrc {

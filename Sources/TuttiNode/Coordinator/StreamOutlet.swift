@@ -31,7 +31,7 @@ final class StreamOutlet: Sendable {
         self.destinations = destinations
         isSealing = master != nil
         state = Mutex(State(sealing: master.map { SRTPContext($0) },
-                            retransmitter: Retransmitter(mediaSSRC: ssrc, ssrc: UInt32.random(in: 1...UInt32.max),
+                            retransmitter: Retransmitter(mediaSSRC: ssrc, ssrc: RTPPacket.retransmissionSSRC(of: ssrc),
                                                          initialSequence: UInt16.random(in: 0...UInt16.max), configuration: resending)))
     }
 
