@@ -191,6 +191,19 @@ final class FollowerNetwork {
     var latest = PlayoutSnapshot.starting
     /// Stream packets dropped as not sealed with the house key (or replayed).
     private(set) var unsealed = 0
+    /// The stream of the room's zone, once the coordinator names one: other zones' packets
+    /// are dropped before they are opened (their SSRC is in the clear), and counted.
+    var zoneStream: UInt32? {
+        didSet {
+            ownHeard = nil
+            othersOnly = false
+        }
+    }
+    private(set) var otherZones = 0
+    /// When a packet of the zone's stream last came; whether only other zones' streams
+    /// come since (for 300 ms: the zone's stream may be new, the coordinator restarted).
+    private var ownHeard: Int64?
+    private var othersOnly = false
     private var reportedUnsealed = 0
     private var nextSummary: Int64 = 0
     /// When the room last reported early, hearing other zones' streams only.
@@ -242,9 +255,9 @@ final class FollowerNetwork {
     }
 
     /// Sends what the control channel is due to send; returns the latest time to turn again.
-    /// `othersOnly`: only other zones' streams come lately (the room's zone's stream may be
-    /// new): the room reports itself at once, once a second at most, for its settings.
-    func turn(lock: ClockLock, othersOnly: Bool = false) -> Int64 {
+    /// When only other zones' streams come lately (the room's zone's stream may be new) the
+    /// room reports itself at once, once a second at most, for its settings.
+    func turn(lock: ClockLock) -> Int64 {
         if othersOnly {
             let now = clock.nanosecondsNow()
             if now - lastNudge > 1_000_000_000 {
@@ -311,6 +324,13 @@ final class FollowerNetwork {
             }
             guard var datagram = next else { return }
             heardStream = true
+            if let own = zoneStream, let ssrc = RTPPacket.ssrc(in: datagram.bytes), ssrc != own {
+                otherZones += 1
+                if ownHeard.map({ datagram.receivedAt - $0 > 300_000_000 }) ?? true { othersOnly = true }
+                continue
+            }
+            ownHeard = datagram.receivedAt
+            othersOnly = false
             if srtp != nil {
                 do {
                     datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)

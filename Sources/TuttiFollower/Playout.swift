@@ -75,7 +75,7 @@ struct PlayoutSnapshot: Sendable {
             + "buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) "
             + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
             + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), "
-            + "unsealed \(unsealed), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
+            + "unsealed \(unsealed)\(s.otherZones > 0 ? ", other zones' \(s.otherZones)" : ""), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
             + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps)"
     }
 }
@@ -161,7 +161,7 @@ final class Playout {
         // time request rides the device's wakes where it can); and when a retransmission
         // request is due (a packet overdue, or a retry: a request sent late leaves its
         // answer less time).
-        let controlDue = network.turn(lock: engine.clockLock, othersOnly: engine.othersOnlySince != nil)
+        let controlDue = network.turn(lock: engine.clockLock)
         let before = clock.nanosecondsNow()
         let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
         let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
@@ -216,6 +216,7 @@ final class Playout {
         case let .epochEnd(epoch, at): engine.endEpoch(epoch, at: at)
         case let .settings(version, gain, outputDelay, stream):
             guard version != room.settingsVersion else { return }
+            network.zoneStream = stream
             engine.follow(stream: stream)
             if outputDelay != room.outputDelay { engine.deviceTimelineChanged() }
             room.settingsVersion = version
@@ -237,9 +238,11 @@ final class Playout {
 
     /// How the playout stands now.
     func snapshot() -> PlayoutSnapshot {
-        PlayoutSnapshot(
+        var statistics = engine.statistics
+        statistics.otherZones += network.otherZones  // dropped before the engine saw them
+        return PlayoutSnapshot(
             state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
-            rememberedRejected: engine.clock.rememberedRejected, statistics: engine.statistics,
+            rememberedRejected: engine.clock.rememberedRejected, statistics: statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
             committedAhead: outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,

@@ -14,8 +14,9 @@ public protocol MPRISRemote: Sendable {
     func follow(_ handle: (Event) -> Void) throws
 }
 
-/// `tutti mpris`: owns `org.mpris.MediaPlayer2.tutti` on the session bus and keeps it in
-/// step with the house. The calling thread serves the bus (method calls, and every 100 ms
+/// `tutti mpris`: owns a zone's player (`org.mpris.MediaPlayer2.tutti`, the default
+/// zone's; `org.mpris.MediaPlayer2.tutti.ID` another's) on the session bus and keeps it in
+/// step with the zone. The calling thread serves the bus (method calls, and every 100 ms
 /// the PropertiesChanged and Seeked signals of what changed); a thread of its own follows
 /// the coordinator's event stream. See docs/mpris.md.
 public final class MPRISBridge: Sendable {
@@ -23,6 +24,8 @@ public final class MPRISBridge: Sendable {
     private let shared: Mutex<Shared>
     private let log: @Sendable (String) -> Void
     private let clock: @Sendable () -> Int64
+    /// The player's name on the desktop (`tutti`, or `tutti · Kitchen` for a zone's).
+    private let identity: String
 
     struct Shared {
         var state: MPRISPlayer.State
@@ -33,7 +36,9 @@ public final class MPRISBridge: Sendable {
         var connected = false
     }
 
-    public init(remote: any MPRISRemote, clock: @escaping @Sendable () -> Int64, log: @escaping @Sendable (String) -> Void) {
+    public init(remote: any MPRISRemote, identity: String = "tutti", clock: @escaping @Sendable () -> Int64,
+                log: @escaping @Sendable (String) -> Void) {
+        self.identity = identity
         self.remote = remote
         self.clock = clock
         self.log = log
@@ -107,7 +112,7 @@ public final class MPRISBridge: Sendable {
 
     private func properties(of interface: String, _ state: MPRISPlayer.State) -> [(String, DBusValue)] {
         switch interface {
-        case MPRISPlayer.rootInterface: MPRISPlayer.rootProperties
+        case MPRISPlayer.rootInterface: MPRISPlayer.rootProperties(identity: identity)
         case MPRISPlayer.playerInterface: MPRISPlayer.playerProperties(state, now: clock())
         default: []
         }

@@ -47,11 +47,21 @@ public enum MPRISPlayer {
 
     public static func trackID(_ np: NowPlaying?) -> String { np?.itemID.map { "/org/tutti/track/\($0)" } ?? noTrack }
 
-    /// The root interface's properties.
-    public static let rootProperties: [(String, DBusValue)] = [
-        ("CanQuit", .bool(false)), ("CanRaise", .bool(false)), ("HasTrackList", .bool(false)), ("Identity", .string("tutti")),
-        ("SupportedUriSchemes", .strings(["file", "http", "https"])), ("SupportedMimeTypes", .strings(["audio/mpeg"])),
-    ]
+    /// The root interface's properties; `identity`: the player's name on the desktop.
+    public static func rootProperties(identity: String = "tutti") -> [(String, DBusValue)] {
+        [("CanQuit", .bool(false)), ("CanRaise", .bool(false)), ("HasTrackList", .bool(false)), ("Identity", .string(identity)),
+         ("SupportedUriSchemes", .strings(["file", "http", "https"])), ("SupportedMimeTypes", .strings(["audio/mpeg"]))]
+    }
+
+    /// The bus name of a zone's player: the default zone's is `busName`, another's
+    /// `busName.ID`, its id as a bus name's element (letters, digits and underscores, not
+    /// starting with a digit).
+    public static func busName(zone: String) -> String {
+        guard zone != "default" else { return busName }
+        var element = String(zone.unicodeScalars.map { ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) ? Character($0) : "_" })
+        if element.first.map({ $0.isNumber }) ?? true { element = "z" + element }
+        return busName + "." + element.prefix(200)
+    }
 
     /// The player interface's properties (Position last).
     public static func playerProperties(_ state: State, now: Int64) -> [(String, DBusValue)] {

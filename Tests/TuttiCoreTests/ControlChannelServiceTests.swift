@@ -10,7 +10,8 @@ struct ControlChannelServiceTests {
     typealias Service = ControlChannelService<Int>
 
     func service() -> Service {
-        Service(key: Self.key, cookieKey: SumTag(key: 99), stream: { _ in 0xAB }, payloadType: 96,
+        // The house's streams: the default zone's (0xAB) and another zone's (0xCD).
+        Service(key: Self.key, cookieKey: SumTag(key: 99), stream: { $0 == 0xCD ? 0xCD : 0xAB }, payloadType: 96,
                 addressBytes: { [UInt8(truncatingIfNeeded: $0 % 1000)] }, atPort: { $0 % 1000 + 1000 * Int($1) })
     }
 
@@ -67,6 +68,16 @@ struct ControlChannelServiceTests {
         #expect(target == 1 + 5004 * 1000 && to == 1)
         #expect(until == t + 60_000_000_000, "a lease is 60 s at most")
         #expect(stream == 0xAB)
+        // Another zone's stream, asked for by its SSRC; one the house does not have is the default zone's.
+        for (wanted, given) in [(UInt32(0xCD), UInt32(0xCD)), (0x99, 0xAB)] {
+            let asked = ControlMessage.subscribe(rtpPort: 5004, leaseSeconds: 30, stream: wanted).seal(stamp: cookie, with: Self.key)
+            guard case let .subscribe(_, _, filed, answer, _) = try #require(service.receive(asked, from: 1, at: t, clock: clock).first) else {
+                Issue.record("no subscription to \(wanted)")
+                continue
+            }
+            #expect(filed == given)
+            #expect(try ControlMessage.open(answer, with: Self.key).message == .subscribed(ssrc: given, payloadType: 96))
+        }
         #expect(try ControlMessage.open(reply, with: Self.key).message == .subscribed(ssrc: 0xAB, payloadType: 96))
         #expect(service.admitsFeedback(from: 1, at: t + 9_000_000_000))
         #expect(!service.admitsFeedback(from: 1, at: t + 10_000_000_000))

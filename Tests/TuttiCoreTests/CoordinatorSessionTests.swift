@@ -111,6 +111,34 @@ struct CoordinatorSessionTests {
         #expect(session.turn(now: start + 901 * Self.ms, lock: suspect).contains(.send(.subscribe(rtpPort: 6000, leaseSeconds: 30))))
     }
 
+    /// Settings that name another zone's stream: by unicast the room asks for it at once
+    /// (and from then on), and its answer is no sign of a restart; a stream it did not ask
+    /// for is.
+    @Test func aRoomMovedToAnotherZoneSubscribesToItsStreamAtOnce() {
+        var session = CoordinatorSession(unicastPort: 6000, reportsRoom: true)
+        let start: Int64 = 1_000 * Self.ms
+        _ = session.turn(now: start, lock: Self.locked)
+        session.requestSent(originate: start)
+        _ = session.receive(Self.answer(to: start, cookie: 5), stamp: 0, arrived: LocalTime(nanoseconds: start + 200_000))
+        #expect(session.turn(now: start + Self.ms, lock: Self.locked).contains(.send(.subscribe(rtpPort: 6000, leaseSeconds: 30, stream: 0))))
+        let at = start + 300 * Self.ms
+        _ = session.receive(.subscribed(ssrc: 0xAAAA, payloadType: 96), stamp: Self.stamp(at: at), arrived: LocalTime(nanoseconds: at))
+        let moved = ControlMessage.roomSettings(version: 2, volume: 1, muted: false, outputDelayMicroseconds: 0, stream: 0xBEEF)
+        #expect(session.receive(moved, stamp: Self.stamp(at: at), arrived: LocalTime(nanoseconds: at))
+            == [.settings(version: 2, volume: 1, muted: false, outputDelayMicroseconds: 0, stream: 0xBEEF)])
+        #expect(session.stream == 0xBEEF)
+        #expect(session.turn(now: at + Self.ms, lock: Self.locked).contains(.send(.subscribe(rtpPort: 6000, leaseSeconds: 30, stream: 0xBEEF))),
+                "not a second later: now")
+        #expect(session.receive(.subscribed(ssrc: 0xBEEF, payloadType: 96), stamp: Self.stamp(at: at), arrived: LocalTime(nanoseconds: at + 2 * Self.ms))
+            .isEmpty, "the stream it asked for")
+        #expect(session.receive(.subscribed(ssrc: 0x1234, payloadType: 96), stamp: Self.stamp(at: at), arrived: LocalTime(nanoseconds: at + 3 * Self.ms))
+            == [.notice(.restarted(stream: 0x1234, was: 0xBEEF))], "a stream it did not ask for: the coordinator restarted")
+        // Hearing only other zones' streams, the room reports at once.
+        _ = session.turn(now: at + 10 * Self.ms, lock: Self.locked)
+        session.reportSoon(now: at + 20 * Self.ms)
+        #expect(session.turn(now: at + 20 * Self.ms, lock: Self.locked).contains(.sendReport))
+    }
+
     @Test func aSilentCoordinatorIsToldOnceAndAskedLessOften() {
         var (session, now) = Self.answered()
         var notices: [CoordinatorSession.Notice] = []

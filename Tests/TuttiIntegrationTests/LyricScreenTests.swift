@@ -178,5 +178,37 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.title) == "Tutti" }, "playing a queue item from the list")
             try browser.screenshot("remote-after")
         }
+
+        /// The remote with zones, at a phone's size: it picks the zone it steers, plays it,
+        /// and moves a room into another zone.
+        @Test(.enabled(if: Browser.available)) func webRemoteSteersZonesAndMovesRooms() throws {
+            let h = try Harness("web-zones")
+            let sweep = try h.sweepSong()
+            let clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator", Harness.demoSong, "--multicast", "off", "--clock-listen", clock])
+            try h.tutti("Kitchen", ["follower", "--coordinator", clock, "--unicast", "--output", "null", "--name", "Kitchen"])
+            let api = try ControlAPI(h)
+            let url = try #require(h.controlURL())
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.connected) == true })
+            try api.change("POST", "/zones", #"{"name": "Garden"}"#)
+            try api.change("POST", "/zones/garden/queue", #"{"paths": ["\#(sweep)"]}"#)
+            let browser = try Browser(h, url: url + "/#token=" + (try #require(h.token)), width: 412, height: 915)
+            func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
+            #expect(Harness.wait(timeout: 10) { (try? js("document.getElementById('zoneRow').style.display")) as? String == "flex" },
+                    "the zone picker shows with two zones")
+            #expect(Harness.wait(timeout: 5) { (try? js("!!document.querySelector('#move-Kitchen select')")) as? Bool == true })
+            _ = try js("const s = document.getElementById('zone'); s.value = 'garden'; s.dispatchEvent(new Event('change'))")
+            #expect(Harness.wait(timeout: 5) { (try? js("document.getElementById('title').textContent")) as? String == "Sweep" },
+                    "the page shows the garden's card")
+            _ = try js("document.getElementById('toggle').click()")
+            #expect(Harness.wait(timeout: 3) { [.playing, .loading].contains((try? api.get("/zones/garden/now-playing", as: NowPlaying.self).state) ?? .stopped) },
+                    "play from the remote plays the garden")
+            _ = try js("const m = document.querySelector('#move-Kitchen select'); m.value = 'garden'; m.dispatchEvent(new Event('change'))")
+            #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "Kitchen" }?.zone) == "garden" }, "the kitchen moved")
+            #expect(Harness.wait(timeout: 3) { (try? js("!!document.querySelector('#room-Kitchen input')")) as? Bool == true },
+                    "the garden's volumes now show the kitchen")
+            #expect((try? js("document.documentElement.scrollWidth <= window.innerWidth")) as? Bool == true, "no sideways scrolling")
+            try browser.screenshot("remote-zones")
+        }
     }
 }

@@ -91,6 +91,25 @@ struct MPRISTests {
             return out.count > before && out.suffix(out.count - min(before, out.count)).contains("string \"Paused\"")
         }, "no PropertiesChanged for a pause from tutti ctl")
         #expect(playerctl("status") == "Paused")
+
+        // A zone made meanwhile gets a player of its own (an instance of tutti's, as the
+        // specification names instances), which plays that zone; removed, it leaves.
+        try api.change("POST", "/zones", #"{"name": "Patio"}"#)
+        try api.change("POST", "/zones/patio/queue", #"{"paths": ["\#(sweep)"]}"#)
+        func patio(_ args: String...) -> String {
+            let run = try? h.run("playerctl-\(UInt32.random(in: 0...UInt32.max))",
+                                 ["env", "DBUS_SESSION_BUS_ADDRESS=" + bus, "playerctl", "-p", "tutti.patio"] + args)
+            return (run?.out ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(Harness.wait(timeout: 8) { patio("status") == "Stopped" }, "no player for the patio: \(h.log("mpris"))")
+        #expect(Harness.wait(timeout: 3) { patio("metadata", "xesam:title") == "Sweep" })
+        _ = patio("play")
+        #expect(Harness.wait(timeout: 3) { [.playing, .loading].contains((try? api.get("/zones/patio/now-playing", as: NowPlaying.self).state) ?? .stopped) },
+                "play on the patio's player plays the patio")
+        #expect(state() == .paused, "the default zone stays as it was")
+        try api.change("DELETE", "/zones/patio")
+        let listed = { (try? h.run("playerctl-list", ["env", "DBUS_SESSION_BUS_ADDRESS=" + bus, "playerctl", "-l"]).out) ?? "" }
+        #expect(Harness.wait(timeout: 8) { !listed().contains("tutti.patio") && listed().contains("tutti") }, "\(listed())")
         #expect(!h.log("mpris").contains("error"), "\(h.log("mpris"))")
     }
 }

@@ -30,6 +30,20 @@ import TuttiCore
         MPRISPlayer.playerProperties(state, now: now).first { $0.0 == name }?.1
     }
 
+    /// One player per zone: the default zone's under today's name, another's under a name
+    /// the bus takes (its id's dashes and any other character as underscores).
+    @Test func eachZoneHasABusNameOfItsOwn() {
+        #expect(MPRISPlayer.busName(zone: "default") == "org.mpris.MediaPlayer2.tutti")
+        #expect(MPRISPlayer.busName(zone: "kids-room") == "org.mpris.MediaPlayer2.tutti.kids_room")
+        #expect(MPRISPlayer.busName(zone: "2nd-floor") == "org.mpris.MediaPlayer2.tutti.z2nd_floor")
+        #expect(MPRISPlayer.busName(zone: "küche") == "org.mpris.MediaPlayer2.tutti.k_che")
+        for zone in ["kids-room", "2nd-floor", "küche", "a.b c"] {
+            let element = MPRISPlayer.busName(zone: zone).split(separator: ".").last!
+            #expect(element.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } && !element.first!.isNumber)
+        }
+        #expect(MPRISPlayer.rootProperties(identity: "tutti · Kitchen").contains { $0.0 == "Identity" && $0.1 == .string("tutti · Kitchen") })
+    }
+
     @Test func theCardBecomesTheSpecificationsProperties() {
         let s = Self.state(Self.card())
         #expect(Self.property("PlaybackStatus", s) == .string("Playing"))

@@ -1,4 +1,5 @@
-/// The web lyric screen (`/lyrics?room=NAME&delay=MS`): large type on a dark background, the
+/// The web lyric screen (`/lyrics?room=NAME&delay=MS`; it shows its room's zone, and follows
+/// the room when it moves to another): large type on a dark background, the
 /// current line centred with its words filling in, the lines around it dimmed and scrolling
 /// smoothly. It locks its own clock to the coordinator's over the event stream and draws each
 /// frame (requestAnimationFrame) for the moment that frame will be on the glass.
@@ -64,8 +65,21 @@ window.__state = {};
 
 function clockText(s) { s = Math.max(0, Math.floor(s)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
 
+// The zone this screen follows: its room's (the default zone's without a room, or until
+// the room is known); when the room moves, the screen follows it to its new zone.
+let zone = "default", socket = null;
+function roomZone() {
+  const r = room ? rooms.find(x => (x.name || "").toLowerCase() === room.toLowerCase() || (x.key || "").toLowerCase() === room.toLowerCase()) : null;
+  return (r && r.zone) || "default";
+}
+function followRoom() {
+  const wanted = roomZone();
+  if (wanted !== zone && socket) { zone = wanted; socket.moved = true; socket.close(); }
+}
+
 function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events");
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events?zone=" + encodeURIComponent(zone));
+  socket = ws;
   let timer = null, asked = 0;
   ws.onopen = () => { $("status").textContent = "…"; const tick = () => { clock.ask(ws); asked++;
     timer = setTimeout(tick, asked < 20 ? 50 : 1000); }; tick(); };
@@ -74,8 +88,10 @@ function connect() {
     if (m.nowPlaying) np = m.nowPlaying;
     if (m.type === "hello" || m.type === "track-changed") { lyrics = m.lyrics || null; build(); }
     if (m.rooms) rooms = m.rooms;
-    if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); } };
-  ws.onclose = () => { clearTimeout(timer); $("status").textContent = "reconnecting…"; setTimeout(connect, 1000); };
+    if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); }
+    if (m.rooms || m.room) followRoom(); };
+  ws.onclose = () => { clearTimeout(timer); if (ws !== socket) return;
+    $("status").textContent = "reconnecting…"; setTimeout(connect, ws.moved ? 0 : 1000); };
 }
 
 function build() {

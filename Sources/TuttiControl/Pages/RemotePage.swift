@@ -1,6 +1,8 @@
-/// The web remote (`/`): for a phone. Now playing (artwork, title, artist, a progress bar to
-/// drag), play/pause/next/previous, the loop mode, even loudness (ReplayGain), the queue, and a volume slider per room and
-/// for the group, kept live by the event stream. Changes need the house token: the page takes
+/// The web remote (`/`): for a phone. The zone it steers (a picker, when the house has more
+/// than one), its now playing (artwork, title, artist, a progress bar to drag),
+/// play/pause/next/previous, the loop mode, even loudness (ReplayGain), the queue, a volume
+/// slider per room of the zone and for its group, and the zones with their rooms (move a
+/// room by choosing its zone; make, remove, gather all rooms), kept live by the event stream. Changes need the house token: the page takes
 /// it from its address (`/#token=...`, as the coordinator prints it) and remembers it.
 enum RemotePage {
     static let html = #"""
@@ -37,9 +39,13 @@ enum RemotePage {
   h2 { font-size: 14px; text-transform: uppercase; letter-spacing: .08em; color: var(--dim); margin: 0 0 8px; }
   #message { color: var(--warn); min-height: 1.2em; font-size: 14px; }
   #tokenBox { display: none; } #tokenBox input { flex: 1; background: #2a313c; color: var(--fg); border: 0; border-radius: 8px; padding: 8px; }
+  #zoneRow { display: none; margin: 0 4px 10px; } #zoneRow select { flex: 1; font-size: 17px; }
+  .zone { border-bottom: 1px solid #232a34; padding: 8px 0; } .zone b { display: block; } .zone small { color: var(--dim); }
+  .zone .row select { flex: 1; min-width: 0; } .wrap { flex-wrap: wrap; }
 </style></head>
 <body><main>
 <h1 id="house"></h1>
+<div class="row" id="zoneRow"><select id="zone" title="the zone this page steers"></select></div>
 <div class="card">
   <div id="now"><div id="art"></div><div><div id="title">tutti</div><div id="artist"></div><div id="album"></div><div id="station"></div></div></div>
   <div id="lyric"></div>
@@ -59,6 +65,8 @@ enum RemotePage {
 </div>
 <div class="card"><h2>Volume</h2><div id="volumes"></div></div>
 <div class="card"><h2>Queue</h2><ol id="queue"></ol></div>
+<div class="card"><h2>Zones</h2><div id="zones"></div>
+  <div class="row wrap"><button id="addZone">+ zone</button><button id="party">all rooms here</button><button id="removeZone">remove this zone</button></div></div>
 <div class="card"><h2>New room</h2><div class="row"><button id="pair">show a pairing code</button><span id="pairCode"></span></div></div>
 </main>
 <script>
@@ -76,7 +84,12 @@ $("toggle").innerHTML = icon("play");
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
 if (fromHash) { localStorage.setItem("tutti-token", fromHash); history.replaceState(null, "", location.pathname + location.search); }
 let token = localStorage.getItem("tutti-token") || "";
-let np = null, queue = null, rooms = [], dragging = false, offset = null;
+let np = null, queue = null, rooms = [], zones = [], dragging = false, offset = null, socket = null;
+// The zone this page steers (its id), remembered.
+let zone = localStorage.getItem("tutti-zone") || "default";
+// What a zone plays is under /zones/{zone}/ (the default zone's at today's paths).
+const perZone = ["/transport/", "/queue", "/loop", "/volume", "/feedback"];
+const zoned = path => zone === "default" || !perZone.some(p => path.startsWith(p)) ? path : "/zones/" + encodeURIComponent(zone) + path;
 
 function clockText(s) { s = Math.max(0, Math.floor(s || 0)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
 function say(text) { $("message").textContent = text || ""; }
@@ -84,7 +97,7 @@ function say(text) { $("message").textContent = text || ""; }
 async function call(method, path, body) {
   if (!token) { $("tokenBox").style.display = "flex"; say("this needs the house token"); return null; }
   try {
-    const r = await fetch("/api/v1" + path, { method, headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
+    const r = await fetch("/api/v1" + zoned(path), { method, headers: { "Authorization": "Bearer " + token, "Content-Type": "application/json" },
       body: body === undefined ? (method === "GET" ? undefined : "") : JSON.stringify(body) });
     const data = await r.json().catch(() => null);
     if (!r.ok) { say(data && data.error ? data.error : "error " + r.status); if (r.status === 401 || r.status === 403) $("tokenBox").style.display = "flex"; return null; }
@@ -103,6 +116,13 @@ $("pair").onclick = async () => {
   const shown = await call("POST", "/pairing");
   if (shown) $("pairCode").textContent = shown.code + " — on the new machine: tutti pair " + shown.code + " --server " + location.origin + " (" + Math.round(shown.expiresInSeconds / 60) + " min, one machine)";
 };
+$("zone").onchange = e => steer(e.target.value);
+$("addZone").onclick = async () => {
+  const name = prompt("The new zone's name"); if (!name) return;
+  const made = await call("POST", "/zones", { name }); if (made) steer(made.id);
+};
+$("party").onclick = () => call("POST", "/zones/party", { zone });
+$("removeZone").onclick = async () => { if (zone !== "default" && confirm("Remove this zone? Its rooms go to the default zone.")) { if (await call("DELETE", "/zones/" + encodeURIComponent(zone)) !== null) steer("default"); } };
 $("saveToken").onclick = () => { token = $("token").value.trim(); localStorage.setItem("tutti-token", token); $("tokenBox").style.display = "none"; say(""); };
 $("progress").oninput = () => { dragging = true; if (np && np.duration) $("elapsed").textContent = clockText($("progress").value / 1000 * np.duration); };
 $("progress").onchange = () => { dragging = false; if (np && np.duration) call("POST", "/transport/seek", { position: $("progress").value / 1000 * np.duration }); };
@@ -138,6 +158,7 @@ function render() {
 }
 
 function renderRooms() {
+  renderZones();
   const box = $("volumes"); box.innerHTML = "";
   const group = np ? np.volume : 100;
   const make = (label, value, muted, away, onChange, id) => {
@@ -153,8 +174,51 @@ function renderRooms() {
     box.appendChild(row);
   };
   make("All rooms", group, np && np.muted, false, v => call("PUT", "/volume", v), "group");
-  rooms.forEach(r => make(r.name, r.volume, r.muted, !r.connected,
+  rooms.filter(r => (r.zone || "default") === zone).forEach(r => make(r.name, r.volume, r.muted, !r.connected,
     v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key));
+}
+
+// The zones, each with what it plays and its rooms; a room moves by choosing its zone.
+function renderZones() {
+  $("zoneRow").style.display = zones.length > 1 ? "flex" : "none";
+  const picker = $("zone"); picker.innerHTML = "";
+  zones.forEach(z => { const o = document.createElement("option"); o.value = z.id; o.textContent = z.name; picker.appendChild(o); });
+  picker.value = zone;
+  $("removeZone").style.display = zone === "default" ? "none" : "";
+  const box = $("zones"); box.innerHTML = "";
+  zones.forEach(z => {
+    const div = document.createElement("div"); div.className = "zone"; div.id = "zone-" + z.id;
+    div.innerHTML = "<b></b><small></small>";
+    div.querySelector("b").textContent = z.name + (z.id === zone ? " ◂" : "");
+    const p = z.nowPlaying || {};
+    div.querySelector("small").textContent = p.state + (p.title ? " · " + p.title + (p.artist ? " — " + p.artist : "") : "");
+    rooms.filter(r => (r.zone || "default") === z.id).forEach(r => {
+      const row = document.createElement("div"); row.className = "row"; row.id = "move-" + r.key;
+      row.innerHTML = "<label></label><select></select>";
+      row.querySelector("label").textContent = r.name; if (!r.connected) row.querySelector("label").className = "away";
+      const select = row.querySelector("select");
+      zones.forEach(o => { const opt = document.createElement("option"); opt.value = o.id; opt.textContent = o.name; select.appendChild(opt); });
+      select.value = z.id;
+      select.onchange = () => call("PUT", "/rooms/" + encodeURIComponent(r.name), { zone: select.value });
+      div.appendChild(row);
+    });
+    box.appendChild(div);
+  });
+}
+
+// Steers another zone: its card, queue and volumes, and its events.
+function steer(id) {
+  zone = id; localStorage.setItem("tutti-zone", id);
+  np = null; queue = null; renderQueue(); renderRooms();
+  if (socket) { socket.steered = true; socket.close(); }
+}
+
+function loadZones() {
+  fetch("/api/v1/zones").then(r => r.json()).then(list => {
+    zones = list;
+    if (!zones.some(z => z.id === zone)) { steer("default"); return; }
+    renderRooms();
+  }).catch(() => {});
 }
 
 function renderQueue() {
@@ -172,19 +236,23 @@ function renderQueue() {
 }
 
 function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events");
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events?zone=" + encodeURIComponent(zone));
+  socket = ws;
   let t1 = 0, best = Infinity, timer = null;
   ws.onopen = () => { const ask = () => { t1 = performance.now(); ws.send(JSON.stringify({ type: "time", id: 1, t1 })); timer = setTimeout(ask, 2000); }; ask(); };
   ws.onmessage = e => { const m = JSON.parse(e.data);
     if (m.type === "time") { const t4 = performance.now(), rtt = t4 - m.t1 - (m.t3 - m.t2) / 1e6;
       if (rtt <= best * 1.5) { best = Math.min(best, rtt); offset = ((m.t2 / 1e6 - m.t1) + (m.t3 / 1e6 - t4)) / 2; } return; }
-    if (m.nowPlaying) np = m.nowPlaying;
+    if (m.zones) { zones = m.zones; if (!zones.some(z => z.id === zone)) { steer("default"); return; } renderRooms(); }
+    if (m.nowPlaying) { np = m.nowPlaying; const z = zones.find(z => z.id === zone); if (z) { z.nowPlaying = np; } }
     if (m.queue) { queue = m.queue; renderQueue(); }
     if (m.rooms) { rooms = m.rooms; renderRooms(); }
     if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); rooms.sort((a, b) => a.name.localeCompare(b.name)); renderRooms(); }
+    if (m.type === "now-playing" && zones.length > 1) renderZones();
     if (m.type === "volume" || m.type === "hello") renderRooms();
     render(); };
-  ws.onclose = () => { clearTimeout(timer); $("state").textContent = "reconnecting…"; setTimeout(connect, 1000); };
+  ws.onclose = () => { clearTimeout(timer); if (ws !== socket) return;
+    $("state").textContent = "reconnecting…"; setTimeout(connect, ws.steered ? 0 : 1000); };
 }
 
 setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
@@ -192,6 +260,8 @@ setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
 if (!token) $("tokenBox").style.display = "flex";
 // The house's name, as it is announced on the network.
 fetch("/api/v1/status").then(r => r.json()).then(s => { if (s.house) { $("house").textContent = s.house; document.title = s.house + " · tutti"; } }).catch(() => {});
+loadZones();
+setInterval(loadZones, 10000);
 connect();
 </script>
 </main></body></html>

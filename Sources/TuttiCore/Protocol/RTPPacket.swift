@@ -147,6 +147,13 @@ public struct RTPPacket: Equatable, Sendable {
             payload: Array(bytes[r.offset..<payloadEnd]))
     }
 
+    /// The SSRC of an RTP (or SRTP: it is in the clear) packet, without reading the rest;
+    /// nil for what is too short to be one.
+    public static func ssrc(in bytes: [UInt8]) -> UInt32? {
+        guard bytes.count >= 12, bytes[0] >> 6 == 2 else { return nil }
+        return UInt32(bytes[8]) << 24 | UInt32(bytes[9]) << 16 | UInt32(bytes[10]) << 8 | UInt32(bytes[11])
+    }
+
     /// Where the send-time element's 8 bytes sit in an encoded packet, if it has one: the
     /// sender rewrites them just before each `sendto`.
     public static func sendTimeOffset(in bytes: [UInt8]) -> Int? {

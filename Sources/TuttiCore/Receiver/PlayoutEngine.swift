@@ -78,10 +78,6 @@ public final class PlayoutEngine {
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
-    /// When a packet of the room's own stream last came, and since when only other
-    /// zones' streams come (the room's zone's stream may be new: the coordinator restarted).
-    var ownStreamHeard: LocalTime?
-    public private(set) var othersOnlySince: LocalTime?
 
     public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -166,11 +162,8 @@ public final class PlayoutEngine {
         guard segments.isOwn(packet.ssrc) else {
             // Another zone's stream (the house's, sealed: not a stranger's).
             statistics.otherZones += 1
-            if ownStreamHeard.map({ now - $0 > 300_000_000 }) ?? true, othersOnlySince == nil { othersOnlySince = now }
             return
         }
-        ownStreamHeard = now
-        othersOnlySince = nil
         // Every packet of the stream is also a reading of the clock: when it left, when it came.
         let sent = retransmitted ? nil : packet.sendTime.flatMap { $0.nanoseconds == 0 ? nil : $0 }
         if let sent, segments.current.map({ $0.ssrc == packet.ssrc }) ?? true {
@@ -238,8 +231,6 @@ public final class PlayoutEngine {
         let playing = segments.current?.ssrc
         segments.follow(ssrc, heard: cursor == nil ? nil : heard)
         if segments.current == nil, playing != nil { stopPlayback() }
-        ownStreamHeard = nil
-        othersOnlySince = nil
     }
 
     /// The coordinator ended epoch `epoch` at `time` (a pause, a stop, a cut before a seek):

@@ -112,21 +112,40 @@ public final class LyricScreen: @unchecked Sendable {
         }
     }
 
-    /// The events of the house, reconnecting when the coordinator goes away.
+    /// The events of the zone of the screen's room (the default zone's without a room),
+    /// reconnecting when the coordinator goes away, and at once when the room moves to
+    /// another zone.
     private func followEvents() {
+        var zone = ZoneInfo.defaultID
         while !stopFlag.isSet {
+            var moved = false
             do {
-                let socket = try WebSocketClient(server: configuration.server, path: "/api/v1/events")
+                let query = zone == ZoneInfo.defaultID ? "" : "?zone=" + (zone.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? zone)
+                let socket = try WebSocketClient(server: configuration.server, path: "/api/v1/events" + query)
+                defer { socket.close() }
                 lock.withLock { connected = true }
                 while !stopFlag.isSet, let text = try socket.nextText() {
                     guard JSONNesting.isShallow(text), let event = try? JSONDecoder().decode(Event.self, from: Data(text.utf8)) else { continue }
                     apply(event)
+                    if let wanted = roomZone(), wanted != zone {
+                        zone = wanted
+                        moved = true
+                        break
+                    }
                 }
             } catch {
                 log.debug("events: \(error)")
             }
             lock.withLock { connected = false }
-            Thread.sleep(forTimeInterval: 1)
+            if !moved { Thread.sleep(forTimeInterval: 1) }
+        }
+    }
+
+    /// The zone the screen's room is in, once the room is known.
+    private func roomZone() -> String? {
+        guard let room = configuration.room?.lowercased() else { return nil }
+        return lock.withLock {
+            rooms.first { $0.name.lowercased() == room || $0.key.lowercased() == room }.map { $0.zone ?? ZoneInfo.defaultID }
         }
     }
 
