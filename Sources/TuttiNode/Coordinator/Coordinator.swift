@@ -114,13 +114,15 @@ public final class Coordinator: @unchecked Sendable {
                                   stream: configuration.sealStream ? houseKey.stream : nil)
     }
 
-    /// A new zone's stream, with an SSRC of its own (none of the house's), to the same
-    /// destinations as the default zone's, sealed alike.
+    /// A new zone's stream, with an SSRC of its own (none of the house's), sealed as the
+    /// default zone's: to the multicast group and the followers that subscribe to it. Not to
+    /// the fixed unicast destinations: those are stock receivers of the default zone's
+    /// stream, as the SDP file describes it, which another stream would only confuse.
     func makeOutlet() -> StreamOutlet {
         var ssrc = UInt32.random(in: 1...UInt32.max)
         while streams.resolve(ssrc) == ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
         let outlet = StreamOutlet(ssrc: ssrc, master: configuration.sealStream ? houseKey.stream : nil,
-                                  destinations: streams.defaultOutlet.destinations, resending: resending)
+                                  destinations: configuration.multicast.map { [$0] } ?? [], resending: resending)
         streams.add(outlet)
         return outlet
     }
