@@ -67,6 +67,23 @@ struct RoomRegistryTests {
         #expect(throws: RoomError.self) { try registry.setOutputDelay("Kitchen", milliseconds: -1) }
     }
 
+    /// A follower that applied a newer version than the house holds (its room was forgotten,
+    /// or the saved state is older) is sent a version newer still: it takes only newer ones.
+    @Test func aFollowerAheadOfTheHousesVersionIsToldANewerOne() throws {
+        var registry = Self.house(["Kitchen"])
+        try registry.remove("Kitchen")
+        _ = registry.report(RoomReport(name: "Kitchen", settingsVersion: 57), from: "a", now: 1)
+        #expect(registry.rooms["Kitchen"]?.settings.version == 58)
+        #expect(registry.undelivered.map(\.key) == ["Kitchen"])
+        _ = registry.report(RoomReport(name: "Kitchen", settingsVersion: 58), from: "a", now: 2)
+        #expect(registry.undelivered.isEmpty && registry.rooms["Kitchen"]?.settings.version == 58)
+        // Compared across the wrap of the 32-bit version: 1 is already newer than the largest.
+        _ = registry.report(RoomReport(name: "Study", settingsVersion: .max), from: "a", now: 3)
+        #expect(registry.rooms["Study"]?.settings.version == 1)
+        _ = registry.report(RoomReport(name: "Bath", settingsVersion: .max - 1), from: "a", now: 3)
+        #expect(registry.rooms["Bath"]?.settings.version == 1)
+    }
+
     /// The group volume is the rooms' average; setting it scales every room alike.
     @Test func groupVolumeKeepsTheRoomsProportions() throws {
         var registry = Self.house()

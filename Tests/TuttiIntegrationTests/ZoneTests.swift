@@ -30,6 +30,38 @@ extension IntegrationTests {
             }
         }
 
+        /// SIGKILL: the zones, their queues and places, and which zone each room is in come
+        /// back; the rooms, told their zone's new stream, play it when it plays again.
+        @Test func zonesSurviveAKillAndTheirRoomsFollowTheNewStreams() throws {
+            let h = try Harness("zones-kill")
+            let noise = try h.noiseSong(seconds: 20)
+            let control = ControlTests()
+            let clock = try control.coordinator(h, [], [])
+            let api = try ControlAPI(h)
+            try control.follower(h, "Den", clock: clock, output: "null")
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.connected) == true })
+            try api.change("POST", "/zones", #"{"name": "Kids Room"}"#)
+            try api.change("PUT", "/rooms/Den", #"{"zone": "Kids Room"}"#)
+            try api.change("POST", "/zones/kids-room/queue", #"{"paths": ["\#(noise)"]}"#)
+            try api.change("POST", "/zones/kids-room/transport/play")
+            #expect(Harness.wait(timeout: 5) { (try? api.rooms.first?.report?.state) == .playing })
+            Thread.sleep(forTimeInterval: 1)
+            let paused = try #require(try api.change("POST", "/zones/kids-room/transport/pause"))
+            h.kill("coordinator")
+
+            try h.tutti("coordinator2", ["coordinator", "--multicast", "off", "--clock-listen", clock])
+            let again = try ControlAPI(h, coordinator: "coordinator2")
+            let zones = try again.get("/zones", as: [ZoneView].self)
+            #expect(zones.map(\.id) == ["default", "kids-room"])
+            #expect(Harness.wait(timeout: 5) { (try? again.get("/zones", as: [ZoneView].self).last?.rooms) == ["Den"] })
+            let restored = try again.get("/zones/kids-room/now-playing", as: NowPlaying.self)
+            #expect(restored.state == .paused && abs(restored.elapsed - paused.elapsed) < 0.01, "\(restored.elapsed) vs \(paused.elapsed)")
+            #expect(try again.get("/zones/kids-room/queue", as: QueueView.self).items.count == 1)
+            try again.change("POST", "/zones/kids-room/transport/play")
+            #expect(Harness.wait(timeout: 5) { (try? again.rooms.first?.report?.state) == .playing },
+                    "the room did not play its zone's new stream: \(h.log("Den").suffix(600))")
+        }
+
         @Test func twoZonesPlayApartInSyncAndAMovedRoomSwitchesAtOnce() throws {
             let h = try Harness("zones")
             let noise = try h.noiseSong(seconds: 40)

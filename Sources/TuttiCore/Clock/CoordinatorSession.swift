@@ -73,6 +73,8 @@ public struct CoordinatorSession: Sendable {
     private var nextReport: Int64 = .min
     private var lastNotPaired: Int64?
     private var streamSSRC: UInt32?
+    /// The newest room-settings version taken.
+    private var settingsVersion: UInt32?
     /// The stream the coordinator's settings named for this room (0: any), which a
     /// subscription asks for.
     public private(set) var stream: UInt32 = 0
@@ -197,6 +199,13 @@ public struct CoordinatorSession: Sendable {
         }
         switch message {
         case let .roomSettings(version, volume, muted, delay, stream):
+            // Settings go forward only: an older version is a replay (within the stamp's
+            // freshness) or one overtaken on the way.
+            if let applied = settingsVersion, Int32(bitPattern: version &- applied) < 0 {
+                stale += 1
+                return []
+            }
+            settingsVersion = version
             nextReport = min(nextReport, t4 + 20_000_000)  // confirm soon
             if stream != self.stream {
                 // Another zone's stream: by unicast, ask for it now (the coordinator stops

@@ -56,6 +56,12 @@ public struct RoomRegistry: Sendable {
         var room = rooms[key] ?? Room(key: key, settings: RoomSettings(name: uniqueName(key), outputDelayMilliseconds: report.outputDelayMilliseconds),
                                       report: nil, address: nil, lastSeen: nil, connected: false)
         let joined = !room.connected
+        // A follower that applied a newer version than the house's (the room was forgotten and
+        // joins again, or the saved state is older than what it was told) takes only newer
+        // ones: the house's settings go on from the follower's.
+        if Int32(bitPattern: report.settingsVersion &- room.settings.version) > 0 {
+            room.settings.version = report.settingsVersion &+ 1
+        }
         room.report = report
         room.address = address
         room.lastSeen = now
