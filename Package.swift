@@ -148,7 +148,7 @@ let package = Package(
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),
         .testTarget(name: "TuttiMPRISTests", dependencies: ["TuttiMPRIS", "TuttiAPI", "TuttiCore"]),
-        .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery"]),
+        .testTarget(name: "TuttiDiscoveryTests", dependencies: ["TuttiDiscovery", "TuttiSecurity"]),
         // TOMLKit (toml++) here only: the reader is held to it on the same documents.
         .testTarget(name: "TuttiConfigTests", dependencies: [
             "TuttiConfig", "TuttiFollower", "TuttiCore", .product(name: "ArgumentParser", package: "swift-argument-parser"),

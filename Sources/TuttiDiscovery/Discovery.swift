@@ -34,6 +34,13 @@ public enum Discovery {
         /// HOST:PORT of its clock service.
         public var clockAddress: String { "\(host):\(clockPort)" }
 
+        /// Whether it proves itself with `check` (a `DiscoveryProof` that verifies a record
+        /// for a message): a proof over what it says, from the host it names among its addresses.
+        public func proves(_ record: String, with check: (String, [UInt8]) -> Bool) -> Bool {
+            guard let tag = records[record], (records["addresses"] ?? "").split(separator: ",").contains(Substring(host)) else { return false }
+            return check(tag, Discovery.proofMessage(clockPort: clockPort, records: records))
+        }
+
         /// Its control API's address, from the `control` and `tls` records.
         public var controlURL: String? {
             guard let port = records["control"].flatMap(UInt16.init) else { return nil }
@@ -60,6 +67,20 @@ public enum Discovery {
 
     static func message(_ code: Int32) -> String { String(cString: avahi_strerror(code)) }
 
+    /// The records that carry the proofs of an announcement (`DiscoveryProof`): the members'
+    /// (house key) and the controllers' (token).
+    public static let proofRecords = ["proof", "proof-token"]
+
+    /// What an announcement's proofs are made over: its clock port and its records but the
+    /// proofs, sorted, one `key=value` a line. (Not its name: avahi-daemon renames a service
+    /// whose name another has.) The `addresses` record, among them, says where the
+    /// coordinator is: an announcement replayed from another host does not prove that host.
+    public static func proofMessage(clockPort: UInt16, records: [String: String]) -> [UInt8] {
+        var text = "tutti announcement v1\nclock=\(clockPort)\n"
+        for key in records.keys.sorted() where !proofRecords.contains(key) { text += "\(key)=\(records[key]!)\n" }
+        return Array(text.utf8)
+    }
+
     /// The TXT records as `key=value` strings, sorted.
     static func strings(_ records: [String: String]) -> [String] {
         records.keys.sorted().map { "\($0)=\(records[$0]!)" }
@@ -78,7 +99,15 @@ public enum Discovery {
 
     /// Which coordinator to follow among those found: the only one; else the only one of
     /// the house whose key fingerprint is `houseKey`; else an error that lists them.
-    public static func choose(_ found: [Found], houseKey: String?) -> Result<Found, Choice> {
+    /// `proven`: when given, only those it says prove themselves count (a client that holds
+    /// the house key or its token follows, or talks to, no other).
+    public static func choose(_ found: [Found], houseKey: String?, proven: ((Found) -> Bool)? = nil) -> Result<Found, Choice> {
+        var found = found
+        if let proven {
+            let unproven = found.filter { !proven($0) }
+            found.removeAll { !proven($0) }
+            if found.isEmpty, !unproven.isEmpty { return .failure(.unproven(unproven)) }
+        }
         if found.count == 1 { return .success(found[0]) }
         if found.isEmpty { return .failure(.none) }
         if let houseKey {
@@ -91,6 +120,8 @@ public enum Discovery {
     public enum Choice: Error, CustomStringConvertible, Equatable {
         case none
         case several([Found])
+        /// Announced, but none proves itself the house's (another house, or a stranger).
+        case unproven([Found])
 
         public var description: String { description(naming: "--coordinator HOST[:PORT]") }
 
@@ -101,6 +132,10 @@ public enum Discovery {
             case let .several(found):
                 return "\(found.count) coordinators on the network: "
                     + found.map(\.description).joined(separator: "; ") + "; choose one with \(option)"
+            case let .unproven(found):
+                return "a coordinator is announced on the network (" + found.map(\.description).joined(separator: "; ")
+                    + "), but none proves it is this house's (another house's, or a stranger's): not trusted; "
+                    + "give the coordinator's address with \(option)"
             }
         }
     }
@@ -112,15 +147,18 @@ extension Discovery {
     /// (`lookup`) every `interval` seconds until one is found, telling `notice` once why it
     /// waits; then `choose`s (preferring the house whose key is `houseKey`'s fingerprint).
     /// Several houses with none of this key's is an error at once: the user must choose.
-    public static func awaitCoordinator(houseKey: String?, interval: Double = 5, notice: (String) -> Void,
+    public static func awaitCoordinator(houseKey: String?, proven: ((Found) -> Bool)? = nil, interval: Double = 5, notice: (String) -> Void,
                                         lookup: () throws(Failure) -> [Found] = { () throws(Failure) in try browse(timeout: 3) },
                                         pause: (Double) -> Void = { System.sleep(nanoseconds: Int64($0 * 1e9)) }) throws(LookupError) -> Found {
         var told = false
         while true {
             let why: String
-            switch Result(catching: lookup).map({ choose($0, houseKey: houseKey) }) {
+            switch Result(catching: lookup).map({ choose($0, houseKey: houseKey, proven: proven) }) {
             case let .success(.success(one)): return one
             case .success(.failure(.none)): why = "no coordinator is announced on the network yet (mDNS, \(serviceType))"
+            case let .success(.failure(.unproven(found))):
+                // Perhaps its own house's coordinator is yet to come: it waits.
+                why = Choice.unproven(found).description
             case let .success(.failure(several)): throw LookupError(description: several.description)
             case let .failure(failure): why = failure.description
             }

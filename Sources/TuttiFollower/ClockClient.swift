@@ -165,8 +165,10 @@ public final class ClockClient {
         case .answersAgain:
             log.info("coordinator at \(coordinator) answers again")
         case .notPaired:
-            log.warning("the coordinator at \(coordinator) says this machine is not a member of its house: its house key "
-                        + "is not this one (\(keyDescription)); pair it again: `tutti ctl pair` on the coordinator's "
+            // Unsigned (a stranger who is told nothing gets no key to sign with): it proves nothing.
+            log.warning("a \"not paired\" notice came from \(coordinator)'s address (unsigned: the coordinator's, or a "
+                        + "stranger's): if the coordinator does not answer either, this machine is not a member of its house "
+                        + "(this house key, \(keyDescription), is another); pair it again: `tutti ctl pair` on the coordinator's "
                         + "machine, then here `tutti pair CODE --server http://COORDINATOR:8485`")
         case let .restarted(stream, was):
             log.info("the coordinator restarted (stream \(stream.hex(digits: 8)), was \(was.hex(digits: 8)))")

@@ -4,6 +4,7 @@ import TuttiConfig
 import TuttiCore
 import TuttiDiscovery
 import TuttiNet
+import TuttiSecurity
 
 /// `tutti follower` and `tutti-follower`: the follower's command line.
 public struct FollowerCommand: ParsableCommand {
@@ -114,8 +115,11 @@ public struct FollowerCommand: ParsableCommand {
             config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
         } else {
             let keyPath = key ?? config.houseKeyPath
-            let fingerprint = (try? StateFolder.readHouseKey(path: keyPath))?.fingerprint
-            let found = try Discovery.awaitCoordinator(houseKey: fingerprint) { log.warning($0) }
+            // Only a coordinator that proves it holds this house's key (docs/security.md, "Discovery").
+            let key = try? StateFolder.readHouseKey(path: keyPath)
+            let proof = key.map { DiscoveryProof(houseKey: $0) }
+            let found = try Discovery.awaitCoordinator(houseKey: key?.fingerprint,
+                                                       proven: proof.map { proof in { $0.proves("proof", with: proof.verifies) } }) { log.warning($0) }
             log.info("found the coordinator on the network: \(found)")
             config.coordinator = try SocketAddress(parsing: found.clockAddress, defaultPort: 5005)
         }

@@ -12,6 +12,8 @@ public struct HouseKey: Sendable, Equatable {
         case stream = "tutti stream srtp v1"
         /// A short name of the key, to tell two keys apart without showing either.
         case fingerprint = "tutti fingerprint v1"
+        /// The proof in the coordinator's announcement on the network (`DiscoveryProof`).
+        case discovery = "tutti discovery v1"
     }
 
     public static let size = 32
@@ -95,5 +97,43 @@ public struct HMACAuthenticator: MessageAuthenticator {
 
     public func verify(_ tag: ArraySlice<UInt8>, for bytes: ArraySlice<UInt8>) -> Bool {
         tag.count == ControlMessage.tagSize && constantTimeEqual(self.tag(bytes)[...], tag)
+    }
+}
+
+/// Proof that an announcement on the network (mDNS, docs/security.md, "Discovery") is the
+/// house's coordinator's: an HMAC-SHA256 tag, cut to 16 bytes and written in hex, over what
+/// the announcement says (`Discovery.proofMessage`). Two keys make it, one for each kind of
+/// client: the members' (followers, screens: they hold the house key) and the controllers'
+/// (`tutti ctl` or `tutti mpris` on another machine: they hold the house token, and must
+/// not send it to a stranger). Neither key can be worked back from a tag.
+public struct DiscoveryProof: Sendable {
+    private let authenticator: HMACAuthenticator
+
+    /// The members' proof, keyed from the house key.
+    public init(houseKey: HouseKey) {
+        authenticator = HMACAuthenticator(key: houseKey.derived(.discovery))
+    }
+
+    /// The controllers' proof, keyed from the house token (HKDF-SHA256 of it).
+    public init(token: String) {
+        authenticator = HMACAuthenticator(key: Gcrypt.hkdfSHA256(key: Array(token.utf8), salt: Array("tutti house".utf8),
+                                                                 info: Array("tutti discovery token v1".utf8), count: 32))
+    }
+
+    /// The tag of `message`, in hex (32 digits).
+    public func tag(_ message: [UInt8]) -> String {
+        authenticator.tag(message[...]).map { $0.hex(digits: 2) }.joined()
+    }
+
+    /// Whether `tag` (hex) is `message`'s, compared in constant time.
+    public func verifies(_ tag: String, for message: [UInt8]) -> Bool {
+        let digits = Array(tag.utf8)
+        guard digits.count == 2 * ControlMessage.tagSize else { return false }
+        var bytes: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) else { return false }
+            bytes.append(byte)
+        }
+        return authenticator.verify(bytes[...], for: message[...])
     }
 }

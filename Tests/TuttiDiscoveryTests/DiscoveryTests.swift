@@ -1,5 +1,6 @@
 import Testing
 @testable import TuttiDiscovery
+import TuttiSecurity
 
 @Suite struct DiscoveryChoiceTests {
     static func found(_ name: String, _ port: UInt16, key: String?) -> Discovery.Found {
@@ -54,5 +55,73 @@ import Testing
         answers = [.success([lake, city])]
         #expect(try Discovery.awaitCoordinator(houseKey: "bb22", notice: { _ in Issue.record("no notice") },
                                                lookup: { () throws(Discovery.Failure) in try answers.removeFirst().get() }, pause: { _ in }) == city)
+    }
+}
+
+/// The proof in an announcement (docs/security.md, "Discovery"): a member takes a coordinator
+/// only if it proves the house key, a controller only if it proves the token; a changed
+/// record, another house's key, or an announcement replayed from another host proves nothing.
+@Suite struct DiscoveryProofTests {
+    static let key = HouseKey(bytes: Array(repeating: 7, count: 32))!
+    static let token = "0123456789abcdef"
+
+    /// An announcement as the coordinator makes it, from `host`, with proofs made with `key` and `token`.
+    static func announced(host: String = "10.0.0.1", addresses: String = "10.0.0.1,192.168.1.5", key: HouseKey = key,
+                          token: String = token) -> Discovery.Found {
+        var records = ["v": "1", "control": "8485", "tls": "0", "house-key": key.fingerprint, "addresses": addresses]
+        let message = Discovery.proofMessage(clockPort: 5005, records: records)
+        records["proof"] = DiscoveryProof(houseKey: key).tag(message)
+        records["proof-token"] = DiscoveryProof(token: token).tag(message)
+        return Discovery.Found(name: "Lake House", host: host, clockPort: 5005, records: records)
+    }
+
+    static func member(_ found: Discovery.Found, key: HouseKey = key) -> Bool { found.proves("proof", with: DiscoveryProof(houseKey: key).verifies) }
+    static func controller(_ found: Discovery.Found, token: String = token) -> Bool {
+        found.proves("proof-token", with: DiscoveryProof(token: token).verifies)
+    }
+
+    @Test func theHousesCoordinatorProvesItselfAndNoOtherDoes() {
+        let genuine = Self.announced()
+        #expect(Self.member(genuine) && Self.controller(genuine))
+        #expect(genuine.records["proof"]?.count == 32 && genuine.records["proof"] != genuine.records["proof-token"])
+        // From its other address too; renamed by avahi-daemon, still itself.
+        var renamed = Self.announced(host: "192.168.1.5")
+        renamed.name = "Lake House #2"
+        #expect(Self.member(renamed))
+
+        // Another house's key or token.
+        let other = HouseKey(bytes: Array(repeating: 9, count: 32))!
+        #expect(!Self.member(genuine, key: other) && !Self.controller(genuine, token: "another token"))
+        #expect(!Self.member(Self.announced(key: other)) && !Self.controller(Self.announced(token: "guess")))
+        // Its records replayed from another host, or one of them changed (TLS off, another port).
+        #expect(!Self.member(Self.announced(host: "10.0.0.66")) && !Self.controller(Self.announced(host: "10.0.0.66")))
+        for (record, value) in [("tls", "1"), ("control", "9999"), ("addresses", "10.0.0.1,10.0.0.66")] {
+            var changed = genuine
+            changed.records[record] = value
+            #expect(!Self.member(changed) && !Self.controller(changed), "\(record) changed")
+        }
+        var moved = genuine
+        moved.clockPort = 5105
+        #expect(!Self.member(moved))
+        // No proof, or garbage where it goes.
+        for tag in [nil, "", "zz", String(repeating: "0", count: 32), String(repeating: "é", count: 16)] {
+            var forged = genuine
+            forged.records["proof"] = tag
+            forged.records["proof-token"] = tag
+            #expect(!Self.member(forged) && !Self.controller(forged))
+        }
+    }
+
+    @Test func aClientWithAKeyOrTokenChoosesOnlyAProvenCoordinator() {
+        let genuine = Self.announced()
+        let stranger = Self.announced(host: "10.0.0.66", addresses: "10.0.0.66", key: HouseKey(bytes: Array(repeating: 9, count: 32))!,
+                                      token: "another")
+        let member: (Discovery.Found) -> Bool = { Self.member($0) }
+        #expect(Discovery.choose([stranger, genuine], houseKey: nil, proven: member) == .success(genuine))
+        #expect(Discovery.choose([stranger], houseKey: nil, proven: member) == .failure(.unproven([stranger])))
+        #expect(Discovery.Choice.unproven([stranger]).description(naming: "--server http://HOST:PORT")
+            .contains("none proves it is this house's"))
+        // Without a key or token a client sends nothing secret: it may take either.
+        #expect(Discovery.choose([stranger], houseKey: nil) == .success(stranger))
     }
 }

@@ -91,7 +91,7 @@ extension Coordinator {
             // Never the token: logs are read by more people than the house's owner.
             log.info("web remote: \(scheme)://\(shownHost):\(port)/ (`tutti ctl remote` prints it with the token)  lyrics: \(scheme)://\(shownHost):\(port)/lyrics")
             onControlPort(port)
-            announcer.start(port: port, tls: certificate != nil)
+            announcer.start(port: port, tls: certificate != nil, token: house.token)
         }
 
         let server = clockServer
@@ -135,13 +135,19 @@ final class Announcer: Sendable {
         self.coordinator = coordinator
     }
 
-    func start(port: Int, tls: Bool) {
+    /// `token`: the house token, which keys the controllers' proof.
+    func start(port: Int, tls: Bool, token: String) {
         let configuration = coordinator.configuration
         guard configuration.announce else { return }
-        let records = [
+        var records = [
             "v": "1", "control": String(port), "tls": tls ? "1" : "0", "house-key": coordinator.houseKey.fingerprint,
             "multicast": configuration.multicast?.description ?? "off", "sealed": configuration.sealStream ? "1" : "0",
+            "addresses": Self.addresses(listening: configuration.clockListen),
         ]
+        // The proofs that this is the house's coordinator (docs/security.md, "Discovery").
+        let message = Discovery.proofMessage(clockPort: coordinator.clockPort, records: records)
+        records["proof"] = DiscoveryProof(houseKey: coordinator.houseKey).tag(message)
+        records["proof-token"] = DiscoveryProof(token: token).tag(message)
         do {
             let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort, records: records))
             self.publisher.withLock { $0 = publisher }
@@ -154,4 +160,12 @@ final class Announcer: Sendable {
     }
 
     func stop() { publisher.withLock { $0?.stop(); $0 = nil } }
+
+    /// Where clients may find this coordinator (its clock service's address, or this
+    /// machine's IPv4 addresses but loopback, eight at most), comma-separated: proven with
+    /// the rest, so that an announcement replayed from another host proves nothing.
+    static func addresses(listening: SocketAddress) -> String {
+        let all = listening.address != 0 ? [listening.address] : SocketAddress.interfaceAddresses().filter { $0 >> 24 != 127 }
+        return all.prefix(8).map { SocketAddress(address: $0, port: 0).host }.joined(separator: ",")
+    }
 }

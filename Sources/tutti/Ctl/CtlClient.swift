@@ -31,9 +31,9 @@ struct CtlOptions: ParsableArguments {
     func client() throws -> CtlClient {
         let environment = ProcessInfo.processInfo.environment
         let folder = stateDir ?? StateStore.defaultDirectory()
-        let url = try Discovered.controlURL(server: server, stateDirectory: folder)
-        let http = try tls.client(url: url, stateDirectory: folder)
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
+        let url = try Discovered.controlURL(server: server, token: token, stateDirectory: folder)
+        let http = try tls.client(url: url, stateDirectory: folder)
         return CtlClient(http: http, token: token, url: url, zone: zone)
     }
 }
