@@ -124,6 +124,7 @@ def main():
     for selector, body in [(0, {"position": 12.5}), (1, {"seconds": -10}), (2, {"paths": ["a.mp3"], "placement": "next"}),
                            (3, {"volume": 40, "muted": False}), (4, {"name": "Kitchen", "volume": 10, "outputDelayMs": 35}),
                            (5, {"publicKey": "AAAA", "proof": "BBBB"}), (6, {"mode": "shuffle"}),
+                           (4, {"zone": "Kids Room"}), (5, {"name": "Kids Room"}), (6, {"zone": "kitchen"}),
                            (7, {"type": "time", "id": 1, "t1": 123.5})]:
         save("api", bytes([selector]) + json.dumps(body).encode())
     print("seeds written to", os.path.join(HERE, "corpus"))

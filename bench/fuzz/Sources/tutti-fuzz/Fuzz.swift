@@ -148,10 +148,18 @@ func api(_ bytes: [UInt8]) {
     case 2: _ = try? RequestBody.decode(AddRequest.self, body)
     case 3: _ = try? RequestBody.decode(VolumeRequest.self, body)
     case 4: _ = try? RequestBody.decode(RoomUpdate.self, body)
-    case 5: _ = try? RequestBody.decode(PairingRequest.self, body)
+    case 5:
+        _ = try? RequestBody.decode(PairingRequest.self, body)
+        // A zone's name, as `POST /zones` and `PUT /zones/{zone}` take it.
+        if let zone = try? RequestBody.decode(ZoneRequest.self, body) {
+            var zones = ZoneList()
+            if let id = try? zones.add(zone.name) { _ = try? zones.rename(id, to: zone.name + "x") }
+            _ = try? zones.find(zone.name)
+        }
     case 6:
         _ = try? RequestBody.decode(LoopRequest.self, body)
         _ = try? RequestBody.decode(ReplayGainUpdate.self, body).applied(to: .standard)
+        _ = try? RequestBody.decode(PartyRequest.self, body)
     default:
         // A WebSocket message, as the event stream reads it.
         let text = String(decoding: body, as: UTF8.self)
