@@ -1,4 +1,5 @@
 import Glibc
+import TuttiCore
 
 /// An IPv4 address and port.
 public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
@@ -102,5 +103,40 @@ extension SocketAddress {
             entry = current.pointee.ifa_next
         }
         return addresses
+    }
+}
+
+extension NetworkAddress {
+    /// Every address `host` (a name, or an IPv4 or IPv6 literal) resolves to, IPv4 and IPv6;
+    /// nil when it does not resolve. It waits on the system's resolver: call it off any
+    /// thread that must not wait.
+    public static func resolve(_ host: String) -> [NetworkAddress]? {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var result: UnsafeMutablePointer<addrinfo>?
+        let literal = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard getaddrinfo(literal, nil, &hints, &result) == 0 else { return nil }
+        defer { freeaddrinfo(result) }
+        var found: [NetworkAddress] = []
+        var next = result
+        while let info = next {
+            if let sa = info.pointee.ai_addr {
+                switch Int32(info.pointee.ai_family) {
+                case AF_INET:
+                    let a = sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+                    found.append(.v4(UInt32(bigEndian: a)))
+                case AF_INET6:
+                    var bytes = [UInt8](repeating: 0, count: 16)
+                    sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { six in
+                        withUnsafeBytes(of: six.pointee.sin6_addr) { for i in 0..<16 { bytes[i] = $0[i] } }
+                    }
+                    found.append(.v6(bytes))
+                default: break
+                }
+            }
+            next = info.pointee.ai_next
+        }
+        return found.isEmpty ? nil : found
     }
 }

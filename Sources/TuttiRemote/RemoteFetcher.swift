@@ -2,11 +2,14 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import Synchronization
 import TuttiCore
 
 /// Asks web servers for audio and playlists: one HTTP client for the process (connection
 /// pool, TLS, redirects followed up to 5 times, connect and read timeouts), and errors
-/// that say what went wrong in words a user can act on.
+/// that say what went wrong in words a user can act on. Where it may ask is its scope
+/// (`FetchScope`): before each request, and each redirect, the host's addresses are
+/// resolved and checked, and a host with one outside the scope is not asked at all.
 public final class RemoteFetcher: Sendable {
     public struct Configuration: Sendable {
         /// From asking to the server's answer (its status line and headers).
@@ -23,11 +26,15 @@ public final class RemoteFetcher: Sendable {
 
     let configuration: Configuration
     let client: HTTPClient
+    /// Where it may fetch from, and how a host name is resolved to check it (nil: no check,
+    /// until the coordinator sets one: `restrict`).
+    private let scope = Mutex<(scope: FetchScope, resolve: (@Sendable (String) -> [NetworkAddress]?)?)>((.lan, nil))
 
     public init(configuration: Configuration) {
         self.configuration = configuration
         var settings = HTTPClient.Configuration(
-            redirectConfiguration: .follow(max: configuration.maximumRedirects, allowCycles: false),
+            // Followed here, each checked against the scope as the URL asked for was.
+            redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(configuration.connectTimeout), read: .seconds(configuration.readTimeout)))
         settings.connectionPool.idleTimeout = .seconds(30)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: settings)
@@ -49,26 +56,63 @@ public final class RemoteFetcher: Sendable {
         public var contentLength: Int64? { header("Content-Length").flatMap { Int64($0.trimmingSpaces()) } }
     }
 
+    /// From now on, fetches only within `scope`, resolving host names with `resolve` to
+    /// check them (the coordinator's `--remote-sources`).
+    public func restrict(to scope: FetchScope, resolve: @escaping @Sendable (String) -> [NetworkAddress]?) {
+        self.scope.withLock { $0 = (scope, resolve) }
+    }
+
+    /// Refuses a URL whose host resolves to an address outside the scope (or not at all).
+    func admit(_ url: String) async throws(RemoteError) {
+        let (scope, resolve) = self.scope.withLock { $0 }
+        guard let resolve, scope != .any else { return }
+        guard let host = URL(string: url)?.host, !host.isEmpty else { throw .badURL(url) }
+        // The system's resolver waits: not on the cooperative pool.
+        let addresses = await withCheckedContinuation { (done: CheckedContinuation<[NetworkAddress]?, Never>) in
+            DispatchQueue.global().async { done.resume(returning: resolve(host)) }
+        }
+        guard let addresses else { throw .unreachable(url: url, reason: "unknown host") }
+        for address in addresses {
+            guard let refusal = scope.refusal(address) else { continue }
+            let what = "\(address)" == host ? host : "\(host) (\(address))"
+            throw .refused(url: url, reason: "\(what) is \(refusal)", scope: scope)
+        }
+    }
+
     /// GETs `url` (bytes from `offset` on, when given), with ICY metadata asked for when
-    /// `icy`. Throws for a status that is not a success, naming it.
+    /// `icy`, following redirects (each one checked against the scope). Throws for a status
+    /// that is not a success, naming it.
     public func get(_ url: String, from offset: Int64? = nil, icy: Bool = false) async throws(RemoteError) -> Answer {
-        var request = HTTPClientRequest(url: url)
-        request.headers.add(name: "User-Agent", value: "tutti")
-        request.headers.add(name: "Accept", value: "audio/*, application/ogg;q=0.9, */*;q=0.5")
-        if icy { request.headers.add(name: "Icy-MetaData", value: "1") }
-        if let offset, offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, timeout: .seconds(configuration.answerTimeout))
-        } catch {
-            throw RemoteError(error, url: url)
+        var target = url
+        for _ in 0...configuration.maximumRedirects {
+            try await admit(target)
+            var request = HTTPClientRequest(url: target)
+            request.headers.add(name: "User-Agent", value: "tutti")
+            request.headers.add(name: "Accept", value: "audio/*, application/ogg;q=0.9, */*;q=0.5")
+            if icy { request.headers.add(name: "Icy-MetaData", value: "1") }
+            if let offset, offset > 0 { request.headers.add(name: "Range", value: "bytes=\(offset)-") }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(request, timeout: .seconds(configuration.answerTimeout))
+            } catch {
+                throw RemoteError(error, url: url)
+            }
+            if [301, 302, 303, 307, 308].contains(response.status.code), let location = response.headers.first(name: "Location") {
+                guard let next = URL(string: location, relativeTo: URL(string: target))?.absoluteURL.absoluteString,
+                      next.hasPrefix("http://") || next.hasPrefix("https://") else {
+                    throw .status(url: url, code: Int(response.status.code), reason: "a redirect to what is not a web address")
+                }
+                target = next
+                continue
+            }
+            let answer = Answer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
+                                url: target, body: response.body)
+            guard (200..<300).contains(answer.status) else {
+                throw .status(url: url, code: answer.status, reason: response.status.reasonPhrase)
+            }
+            return answer
         }
-        let answer = Answer(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                            url: response.url?.absoluteString ?? url, body: response.body)
-        guard (200..<300).contains(answer.status) else {
-            throw .status(url: url, code: answer.status, reason: response.status.reasonPhrase)
-        }
-        return answer
+        throw .status(url: url, code: 310, reason: "too many redirects")
     }
 
     /// The text at `url` (a playlist), at most `limit` bytes, with its content type and where
@@ -110,6 +154,8 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
     case gaveUp(url: String, attempts: Int, last: String)
     /// A stream of a kind tutti does not play (encrypted HLS, an HLS playlist with nothing in it).
     case unsupported(url: String, reason: String)
+    /// Its host is outside where the coordinator fetches from (`FetchScope`).
+    case refused(url: String, reason: String, scope: FetchScope)
 
     public var description: String {
         switch self {
@@ -124,6 +170,8 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .badURL(url): "\(url) is not a URL tutti can ask for (http:// or https://)"
         case let .gaveUp(url, attempts, last): "\(url): lost the connection and could not get it back in \(attempts) tries (\(last))"
         case let .unsupported(url, reason): "\(url) cannot be played: \(reason)"
+        case let .refused(url, reason, scope):
+            "\(url): not fetched: \(reason), outside where this coordinator fetches from (--remote-sources \(scope.rawValue))"
         }
     }
 
@@ -133,7 +181,7 @@ public enum RemoteError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .unreachable, .timedOut, .gaveUp: true
         case let .status(_, code, _): code >= 500 || code == 408 || code == 429
-        case .tls, .notAudio, .playlistAsTrack, .tooLarge, .badURL, .unsupported: false
+        case .tls, .notAudio, .playlistAsTrack, .tooLarge, .badURL, .unsupported, .refused: false
         }
     }
 

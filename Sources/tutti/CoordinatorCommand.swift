@@ -91,6 +91,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "ReplayGain: the gain in decibels of a track without loudness tags (-24 to 24; default 0).")
     var replaygainUntaggedDb: Double?
 
+    @Option(help: "Where remote sources (URLs, and what remote playlists name) may be fetched from: lan (the internet and the house's own network, this machine included; never a link-local address such as a cloud's metadata service, nor a multicast or unspecified one), public (the internet only) or any. Every address a host resolves to, and every redirect, is checked.")
+    var remoteSources: FetchScope = .lan
+
     @OptionGroup var configFile: ConfigFileOption
 
     /// HOST:PORT for a listener; port 0 takes any free port.
@@ -159,6 +162,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let houseName { config.houseName = houseName }
         config.announce = !noAnnounce
         config.lyricsDirectory = lyricsDir
+        config.remoteSources = remoteSources
         if replaygain != nil || replaygainPreampDb != nil || replaygainUntaggedDb != nil {
             config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,
                                            untaggedDB: replaygainUntaggedDb ?? 0)
@@ -177,3 +181,5 @@ struct CoordinatorCommand: AsyncParsableCommand {
         try await coordinator.runHouse(.init(tracks: tracks, loopMode: loop ? .all : (tracks == nil ? nil : .once), titles: entries))
     }
 }
+
+extension FetchScope: ExpressibleByArgument {}

@@ -227,3 +227,40 @@ struct RemoteTests {
         #expect(try !tr.handle(.seek(to: 0), now: TransportTests.t(9500)).isEmpty)
     }
 }
+
+/// Where the coordinator fetches from: the addresses a host resolves to, by scope.
+@Suite struct FetchScopeTests {
+    static func v4(_ a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8) -> NetworkAddress {
+        .v4(UInt32(a) << 24 | UInt32(b) << 16 | UInt32(c) << 8 | UInt32(d))
+    }
+    static func v6(_ head: [UInt8], tail: [UInt8] = []) -> NetworkAddress {
+        .v6(head + [UInt8](repeating: 0, count: 16 - head.count - tail.count) + tail)
+    }
+
+    @Test func eachScopeRefusesWhatItShould() {
+        let cases: [(NetworkAddress, lan: Bool, public: Bool)] = [
+            (Self.v4(93, 184, 216, 34), true, true),          // the internet
+            (Self.v4(192, 168, 1, 20), true, false),          // a NAS at home
+            (Self.v4(10, 0, 0, 5), true, false),
+            (Self.v4(172, 16, 0, 1), true, false), (Self.v4(172, 31, 255, 255), true, false), (Self.v4(172, 32, 0, 1), true, true),
+            (Self.v4(100, 64, 0, 1), true, false),            // carrier-grade NAT
+            (Self.v4(127, 0, 0, 1), true, false),             // this machine
+            (Self.v4(169, 254, 169, 254), false, false),      // a cloud's metadata service
+            (Self.v4(224, 0, 0, 251), false, false), (Self.v4(255, 255, 255, 255), false, false), (Self.v4(0, 0, 0, 0), false, false),
+            (Self.v6([0x26, 0x06, 0x28, 0x00]), true, true),  // the internet, IPv6
+            (Self.v6([], tail: [1]), true, false),            // ::1
+            (Self.v6([0xFD, 0x12]), true, false),             // unique local
+            (Self.v6([0xFE, 0x80]), false, false),            // link-local
+            (Self.v6([0xFF, 0x02]), false, false), (Self.v6([]), false, false),
+            (Self.v6([], tail: [0xFF, 0xFF, 169, 254, 169, 254]), false, false),  // ::ffff:169.254.169.254
+            (Self.v6([], tail: [0xFF, 0xFF, 127, 0, 0, 1]), true, false),
+        ]
+        for (address, lan, open) in cases {
+            #expect((FetchScope.lan.refusal(address) == nil) == lan, "lan: \(address)")
+            #expect((FetchScope.public.refusal(address) == nil) == open, "public: \(address)")
+            #expect(FetchScope.any.refusal(address) == nil)
+        }
+        #expect(Self.v4(169, 254, 169, 254).description == "169.254.169.254")
+        #expect(FetchScope.public.refusal(Self.v4(127, 0, 0, 1)) == "this machine")
+    }
+}

@@ -37,6 +37,37 @@ extension IntegrationTests {
     struct RemoteSourceTests {
         let control = ControlTests()
 
+        /// Where the coordinator fetches from: never a link-local address (a cloud's metadata
+        /// service), not even by a redirect from a server it may ask; with `--remote-sources
+        /// public`, nothing on this machine or the house's network. Refused before any
+        /// connection, with the reason.
+        @Test func fetchesStayWithinTheirScopeRedirectsIncluded() throws {
+            let h = try Harness("fetch-scope")
+            _ = try h.noiseSong(seconds: 5)
+            let server = try MediaServer(h, folder: h.directory)
+            let metadata = "http://169.254.169.254/latest/meta-data/x.mp3"
+            let clock = try control.coordinator(h, [], [])
+            let api = try ControlAPI(h)
+            for url in [metadata, server.url("/redirectto?url=" + metadata.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)] {
+                try api.change("DELETE", "/queue")
+                try api.change("POST", "/queue", #"{"paths": ["\#(url)"]}"#)
+                try api.change("POST", "/transport/play")
+                #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.failure)?.contains("not fetched: 169.254.169.254 is a link-local") == true },
+                        "\(url): \(String(describing: try? api.nowPlaying.failure))")
+            }
+            #expect(server.requests.count == 1 && server.requests[0].hasPrefix("GET /redirectto"), "\(server.requests)")
+            h.stop("coordinator")
+
+            // Public only: this machine's server is refused; the scope is named.
+            try h.tutti("strict", ["coordinator", server.url("/files/noise.mp3"), "--multicast", "off", "--clock-listen", clock,
+                                   "--remote-sources", "public"])
+            let strict = try ControlAPI(h, coordinator: "strict")
+            #expect(Harness.wait(timeout: 8) { (try? strict.nowPlaying.failure)?.contains("127.0.0.1 is this machine") == true },
+                    "\(String(describing: try? strict.nowPlaying.failure))")
+            #expect((try? strict.nowPlaying.failure)?.contains("--remote-sources public") == true)
+            #expect(server.requests.count == 1, "asked anyway: \(server.requests)")
+        }
+
         /// A coordinator that plays internet radio in two rooms: the station and its live
         /// title in now playing as it changes, no seeking, pause stops listening and resume
         /// listens again from now, and both rooms play it together.

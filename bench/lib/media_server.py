@@ -20,6 +20,7 @@ Serves the files of one folder in the ways real servers behave:
   /hlsmaster/NAME.m3u8?...  a multivariant playlist: a video variant (which is not there) and
                             an audio-only one (/hls/NAME.m3u8 with the same query)
   /redirect/PATH            302 to /PATH
+  /redirectto?url=URL       302 to URL (anywhere)
   /page                     an HTML page (not audio)
 anything else               404
 Prints "listening PORT" once ready; logs one line per request on standard output.
@@ -54,6 +55,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
         parts = url.path.lstrip("/").split("/", 1)
         kind, name = parts[0], (urllib.parse.unquote(parts[1]) if len(parts) > 1 else "")
         try:
+            if kind == "redirectto":
+                self.send_response(302)
+                self.send_header("Location", query.get("url", "/"))
+                self.end_headers()
+                self.note(302)
+                return
             if kind == "redirect":
                 self.send_response(302)
                 self.send_header("Location", "/" + url.path.split("/", 2)[2] + ("?" + url.query if url.query else ""))

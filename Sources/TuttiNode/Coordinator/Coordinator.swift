@@ -3,6 +3,7 @@ import Synchronization
 import TuttiCodecs
 import TuttiCore
 import TuttiNet
+import TuttiRemote
 import TuttiSecurity
 
 /// The coordinator: its sockets, the shared clock's service and the stream's protection.
@@ -51,6 +52,9 @@ public final class Coordinator: @unchecked Sendable {
         /// How loudness is evened out, when the coordinator is told (it wins over the saved
         /// setting); nil: the house's saved setting.
         public var replayGain: ReplayGain?
+        /// Where remote sources may be fetched from (every address a host resolves to, and
+        /// every redirect, is checked).
+        public var remoteSources = FetchScope.lan
         public init() {}
     }
 
@@ -100,6 +104,7 @@ public final class Coordinator: @unchecked Sendable {
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
         houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
+        RemoteFetcher.shared.restrict(to: configuration.remoteSources, resolve: { NetworkAddress.resolve($0) })
         // The packets kept for retransmission cover the lookahead and a second more; a
         // follower that joins may have the whole lookahead resent at once.
         var resending = Retransmitter<SocketAddress>.Configuration()
