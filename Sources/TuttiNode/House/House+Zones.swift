@@ -25,8 +25,10 @@ extension House {
         zoneList = list
         log.info("zone '\(name)' made (\(id))")
         streamsChanged()
+        // Taken before the save: another call may change the zones while it is written.
+        let view = zoneView(zoneList.zone(id: id)!, at: now)
         try await commit()
-        return zoneView(zoneList.zone(id: id)!, at: now)
+        return view
     }
 
     public func renameZone(_ zone: String, to name: String) async throws(ControlError) -> ZoneView {
@@ -38,8 +40,9 @@ extension House {
             throw ControlError(error)
         }
         publishZones()
+        let view = zoneView(zoneList.zone(id: id)!, at: now)
         try await commit()
-        return zoneView(zoneList.zone(id: id)!, at: now)
+        return view
     }
 
     public func removeZone(_ zone: String) async throws(ControlError) {
@@ -69,8 +72,9 @@ extension House {
         for room in registry.list where room.settings.zoneID != id { try? registry.move(room.key, to: id) }
         deliverSettings(force: true)
         publishZones()
+        let view = zoneView(zoneList.zone(id: id)!, at: now)
         try await commit()
-        return zoneView(zoneList.zone(id: id)!, at: now)
+        return view
     }
 
     /// The house's streams changed (a zone made or removed): every room is told which one
