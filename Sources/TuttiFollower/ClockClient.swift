@@ -4,9 +4,15 @@ import TuttiSecurity
 
 /// The socket side of a member's `CoordinatorSession` on the house's control channel (the
 /// clock port): it seals and sends what the session asks for, opens what arrives, checks its
-/// tag with the house key, and hands the session's news to its handlers. Messages not signed
-/// with the house key are counted and dropped (a summary every 10 s); retransmissions of
-/// the stream (RTP, in answer to a NACK) arrive here too and are opened with SRTP.
+/// tag with the member's own key (the house key's before it enrolled), and hands the
+/// session's news to its handlers. Messages not so signed are counted and dropped (a summary
+/// every 10 s); retransmissions of the stream (RTP, in answer to a NACK) arrive here too and
+/// are opened with SRTP.
+///
+/// A member that holds the house key alone enrols: the coordinator makes it a member of its
+/// own, and the client keeps the credential (`Membership.keyPath`) and signs with it from
+/// then on. The stream's key comes the same way, sealed for the member, whenever the
+/// coordinator's messages name a newer generation than the member holds.
 ///
 /// It has no thread of its own. A follower's playout thread calls `turn` and
 /// `receiveWaiting` between renders (see `Playout`); a lyric screen runs `run` on a thread
@@ -22,13 +28,17 @@ public final class ClockClient {
         public var report: (() -> RoomReport)?
         /// A retransmission from the coordinator (RTP, in answer to a NACK), opened, and its arrival.
         public var retransmission: (([UInt8], LocalTime) -> Void)?
+        /// A new generation of the stream's key, for the stream's socket.
+        public var streamKey: ((SRTPMasterKey, UInt32) -> Void)?
 
         public init(sample: @escaping (ClockSample) -> Void,
                     settings: @escaping (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32,
                                          _ stream: UInt32) -> Void = { _, _, _, _, _ in },
                     epochEnd: @escaping (_ epoch: UInt32, _ at: CoordinatorTime) -> Void = { _, _ in },
-                    report: (() -> RoomReport)? = nil, retransmission: (([UInt8], LocalTime) -> Void)? = nil) {
+                    report: (() -> RoomReport)? = nil, retransmission: (([UInt8], LocalTime) -> Void)? = nil,
+                    streamKey: ((SRTPMasterKey, UInt32) -> Void)? = nil) {
             self.sample = sample
+            self.streamKey = streamKey
             self.settings = settings
             self.epochEnd = epochEnd
             self.report = report
@@ -36,15 +46,32 @@ public final class ClockClient {
         }
     }
 
+    /// Who this member is: the house key, its own credential once it has one, the name it
+    /// enrols as, and where it keeps its credential (nil: in memory only).
+    public struct Membership {
+        public var houseKey: HouseKey
+        public var member: MemberKey?
+        public var name: String
+        public var keyPath: String?
+
+        public init(houseKey: HouseKey, member: MemberKey? = nil, name: String, keyPath: String? = nil) {
+            self.houseKey = houseKey
+            self.member = member
+            self.name = name
+            self.keyPath = keyPath
+        }
+    }
+
     private let socket: any DatagramSocket
     private let coordinator: SocketAddress
     private let clock: any MonotonicClock
-    private let handlers: Handlers
-    private let key: HMACAuthenticator
-    private let keyDescription: String
+    private var handlers: Handlers
+    private var membership: Membership
+    /// What signs and checks this member's messages: its own key's, else the house key's.
+    private var key: HMACAuthenticator
     private var session: CoordinatorSession
     /// Opens sealed retransmissions (SRTP) when the stream is sealed.
-    private var opener: SRTPContext?
+    private var opener: StreamKeys?
     /// The coordinator's messages dropped: not signed with the house key (the session
     /// counts the stale ones).
     private var unauthenticated = 0
@@ -53,17 +80,28 @@ public final class ClockClient {
     private let log: Log
 
     /// `role` names the program in its log lines (`follower`, `lyrics`).
-    public init(socket: any DatagramSocket, coordinator: SocketAddress, clock: any MonotonicClock, unicastPort: UInt16?, houseKey: HouseKey,
-                sealedStream: Bool = true, role: String = "follower", handlers: Handlers) {
+    public init(socket: any DatagramSocket, coordinator: SocketAddress, clock: any MonotonicClock, unicastPort: UInt16?,
+                membership: Membership, sealedStream: Bool = true, role: String = "follower", handlers: Handlers) {
         log = Log(role)
         self.socket = socket
-        opener = sealedStream ? SRTPContext(houseKey.stream) : nil
-        key = houseKey.clockPort
-        keyDescription = "fingerprint \(houseKey.fingerprint)"
+        self.membership = membership
+        opener = sealedStream ? StreamKeys(membership.houseKey.stream) : nil
+        key = membership.member?.clockPort ?? membership.houseKey.clockPort
         self.coordinator = coordinator
         self.clock = clock
         self.handlers = handlers
-        session = CoordinatorSession(unicastPort: unicastPort, reportsRoom: handlers.report != nil)
+        session = CoordinatorSession(unicastPort: unicastPort, reportsRoom: handlers.report != nil,
+                                     enrollAs: membership.member == nil ? membership.name : nil, nonce: UInt64.random(in: 1...UInt64.max))
+        if let member = membership.member { log.info("member \(member.id) of the house (credential \(member.fingerprint))") }
+    }
+
+    /// The member id this member signs as (0: a holder of the house key, not yet enrolled).
+    public var memberID: UInt16 { membership.member?.id ?? 0 }
+
+    /// Signs a message (numbered, but for time requests) and sends it, never waiting.
+    private func send(_ message: ControlMessage, now: Int64) throws {
+        let sequence: UInt64 = if case .timeRequest = message { 0 } else { session.sequence(at: now) }
+        try socket.send(message.seal(stamp: session.cookie, member: memberID, sequence: sequence, with: key), to: coordinator, wait: false)
     }
 
     /// Asks for the stream by unicast on `port` from now on.
@@ -83,16 +121,15 @@ public final class ClockClient {
                 let t1 = clock.nanosecondsNow()
                 session.requestSent(originate: t1)
                 do {
-                    try socket.send(ControlMessage.timeRequest(originate: UInt64(bitPattern: t1)).seal(stamp: session.cookie, with: key),
-                                    to: coordinator, wait: false)
+                    try send(.timeRequest(originate: UInt64(bitPattern: t1)), now: t1)
                 } catch {
                     log.debug("clock request: \(error)")
                 }
             case let .send(message):
-                try? socket.send(message.seal(stamp: session.cookie, with: key), to: coordinator, wait: false)
+                try? send(message, now: now)
             case .sendReport:
                 guard let report = handlers.report?() else { continue }
-                try? socket.send(ControlMessage.roomReport(report).seal(stamp: session.cookie, with: key), to: coordinator, wait: false)
+                try? send(.roomReport(report), now: now)
             default:
                 perform(action)
             }
@@ -132,20 +169,23 @@ public final class ClockClient {
             }
             return
         }
-        let message: ControlMessage, stamp: UInt64
+        let opened: ControlMessage.Opened
+        // Only what is sealed with this member's own key (the house key's before it enrolled).
+        let (id, key) = (memberID, key)
         do {
-            (message, stamp) = try ControlMessage.open(datagram.bytes, with: key)
+            opened = try ControlMessage.open(datagram.bytes) { $0 == id ? key : nil }
         } catch {
             if error == .unauthenticated {
                 unauthenticated += 1
                 if unauthenticated == 1 {
-                    log.warning("a message from \(datagram.from) not signed with the house key: dropped (such messages are "
+                    log.warning("a message from \(datagram.from) not signed with this member's key: dropped (such messages are "
                                 + "counted every 10 s)")
                 }
             }
             return
         }
-        for action in session.receive(message, stamp: stamp, arrived: arrived) { perform(action) }
+        let generation = UInt32(truncatingIfNeeded: opened.sequence)
+        for action in session.receive(opened.message, stamp: opened.stamp, generation: generation, arrived: arrived) { perform(action) }
     }
 
     private func perform(_ action: CoordinatorSession.Action) {
@@ -153,9 +193,46 @@ public final class ClockClient {
         case let .sample(sample): handlers.sample(sample)
         case let .settings(version, volume, muted, delay, stream): handlers.settings(version, volume, muted, delay, stream)
         case let .epochEnd(epoch, at): handlers.epochEnd(epoch, at)
+        case let .enrolled(member, sealed): enrolled(member, sealed: sealed)
+        case let .streamKey(generation, sealed): take(generation, sealed: sealed)
         case let .notice(notice): say(notice)
         case .requestTime, .send, .sendReport: break  // sent by `turn`
         }
+    }
+
+    /// The coordinator made this member `id`: its credential, kept where it is to be, signs
+    /// from now on.
+    private func enrolled(_ id: UInt16, sealed: [UInt8]) {
+        guard let member = membership.houseKey.openEnrolment(member: id, sealed: sealed) else {
+            log.warning("an enrolment answer that does not open with the house key: dropped")
+            return
+        }
+        membership.member = member
+        key = member.clockPort
+        var kept = "kept in memory only (no state folder): it enrols again at its next start"
+        if let path = membership.keyPath {
+            do {
+                try StateFolder.writeMemberKey(member, to: path)
+                kept = "kept in \(path)"
+            } catch {
+                kept = "NOT kept (\(error)): it enrols again at its next start"
+            }
+        }
+        log.info("enrolled as member \(id) of the house (credential \(member.fingerprint), \(kept))")
+    }
+
+    /// The stream's key of `generation`, sealed for this member.
+    private func take(_ generation: UInt32, sealed: [UInt8]) {
+        let key = membership.member.map { $0.openStreamKey(sealed, generation: generation) }
+            ?? membership.houseKey.openStreamKey(sealed, generation: generation)
+        guard let key else {
+            log.warning("a stream key of generation \(generation) that does not open with this member's key: dropped")
+            return
+        }
+        opener?.take(key, generation: generation)
+        handlers.streamKey?(key, generation)
+        session.holdKey(generation: generation)
+        log.info("took the stream's key of generation \(generation)")
     }
 
     private func say(_ notice: CoordinatorSession.Notice) {
@@ -166,10 +243,17 @@ public final class ClockClient {
             log.info("coordinator at \(coordinator) answers again")
         case .notPaired:
             // Unsigned (a stranger who is told nothing gets no key to sign with): it proves nothing.
+            let who = membership.member.map { "member \($0.id) (credential \($0.fingerprint)) is not one of its members: revoked, or its "
+                + "members were lost; delete \(membership.keyPath ?? "the credential") to enrol again while the house allows it, or" }
+                ?? "this house key (fingerprint \(membership.houseKey.fingerprint)) is not its own, or enrolment by the house key is closed;"
             log.warning("a \"not paired\" notice came from \(coordinator)'s address (unsigned: the coordinator's, or a "
-                        + "stranger's): if the coordinator does not answer either, this machine is not a member of its house "
-                        + "(this house key, \(keyDescription), is another); pair it again: `tutti ctl pair` on the coordinator's "
-                        + "machine, then here `tutti pair CODE --server http://COORDINATOR:8485`")
+                        + "stranger's): if the coordinator does not answer either, this machine is not a member of its house: "
+                        + "\(who) pair it again: `tutti ctl pair` on the coordinator's machine, then here "
+                        + "`tutti pair CODE --server http://COORDINATOR:8485`")
+        case .notEnrolled:
+            log.warning("the coordinator does not enrol this machine with the house key (enrolment is closed since a member was "
+                        + "revoked, or the house is full): pair it: `tutti ctl pair` on the coordinator's machine, then here "
+                        + "`tutti pair CODE --server http://COORDINATOR:8485`")
         case let .restarted(stream, was):
             log.info("the coordinator restarted (stream \(stream.hex(digits: 8)), was \(was.hex(digits: 8)))")
         }
@@ -180,7 +264,7 @@ public final class ClockClient {
         guard now >= nextSummary else { return }
         nextSummary = now + 10_000_000_000
         guard (unauthenticated, session.stale) != reported else { return }
-        log.info("clock port in the last 10 s: \(unauthenticated - reported.0) messages not signed with the house key and "
+        log.info("clock port in the last 10 s: \(unauthenticated - reported.0) messages not signed with this member's key and "
                  + "\(session.stale - reported.1) stale or unasked-for (replayed) dropped")
         reported = (unauthenticated, session.stale)
     }

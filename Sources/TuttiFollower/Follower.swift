@@ -50,7 +50,9 @@ public final class Follower: @unchecked Sendable {
     /// By unicast: asked for, or because this host could not join the multicast group.
     private let byUnicast: Bool
     private let clockSocket: any DatagramSocket
-    private let houseKey: HouseKey
+    /// The house key, and this member's own credential (it enrols when it has none).
+    private let membership: ClockClient.Membership
+    private var houseKey: HouseKey { membership.houseKey }
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     private let clockMemory: ClockMemoryKeeper?
@@ -65,22 +67,26 @@ public final class Follower: @unchecked Sendable {
         let (stream, byUnicast) = try Self.streamSocket(configuration)
         let control = try UDPSocket()
         try control.bind(SocketAddress(address: 0, port: 0))
-        try self.init(configuration: configuration, houseKey: StateFolder.readHouseKey(path: configuration.houseKeyPath), engine: engine,
+        let keyPath = configuration.stateDirectory.map { StateFolder.memberKeyPath(in: $0, name: configuration.name) }
+        let membership = ClockClient.Membership(houseKey: try StateFolder.readHouseKey(path: configuration.houseKeyPath),
+                                                member: try keyPath.flatMap { path throws(HouseKeyFileError) in try StateFolder.readMemberKey(path: path) },
+                                                name: configuration.name, keyPath: keyPath)
+        try self.init(configuration: configuration, membership: membership, engine: engine,
                       clock: SystemClock(), stream: stream, byUnicast: byUnicast, control: control)
     }
 
     /// A follower on the parts it is given: the tests' simulated house runs it over an
     /// in-memory network, on a manual clock, with a decoder of its own.
-    init(configuration: Configuration, houseKey: HouseKey, engine: PlayoutEngine, clock: any MonotonicClock,
+    init(configuration: Configuration, membership: ClockClient.Membership, engine: PlayoutEngine, clock: any MonotonicClock,
          stream: any DatagramSocket, byUnicast: Bool, control: any DatagramSocket) {
         self.configuration = configuration
-        self.houseKey = houseKey
+        self.membership = membership
         self.engine = engine
         self.clock = clock
         rtpSocket = stream
         self.byUnicast = byUnicast
         clockSocket = control
-        let coordinator = "\(configuration.coordinator) \(houseKey.fingerprint)"
+        let coordinator = "\(configuration.coordinator) \(membership.houseKey.fingerprint)"
         clockMemory = configuration.stateDirectory.map {
             ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
         }
@@ -143,7 +149,7 @@ public final class Follower: @unchecked Sendable {
         let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
         if let remembered { engine.resumeClock(from: remembered.estimate) }
         let network = FollowerNetwork(
-            stream: rtpSocket, sealedStream: configuration.sealedStream, houseKey: houseKey, controlSocket: clockSocket,
+            stream: rtpSocket, sealedStream: configuration.sealedStream, membership: membership, controlSocket: clockSocket,
             coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
             trace: clockTrace)
         let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9),
@@ -156,8 +162,7 @@ public final class Follower: @unchecked Sendable {
         }
         let playout = Playout(
             engine: engine, network: network, news: news,
-            requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator,
-                                       sealer: configuration.sealedStream ? SRTPContext(houseKey.stream) : nil),
+            requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator),
             clock: clock, chunkFrames: configuration.chunkFrames,
             outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
             trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
@@ -180,7 +185,8 @@ final class FollowerNetwork {
     /// On multicast: whether the stream reaches this host (else it asks for unicast).
     private var multicastWatch: MulticastWatch?
     private var heardStream = false
-    private var srtp: SRTPContext?
+    /// The stream's keys (the generation in use, and a newer one handed out ahead), when sealed.
+    private var srtp: StreamKeys?
     private var control: ClockClient!
     private let trace: ClockTrace?
     private let log = Log("follower")
@@ -209,7 +215,8 @@ final class FollowerNetwork {
     /// When the room last reported early, hearing other zones' streams only.
     private var lastNudge: Int64 = .min / 2
 
-    init(stream: any DatagramSocket, sealedStream: Bool, houseKey: HouseKey, controlSocket: any DatagramSocket, coordinator: SocketAddress,
+    init(stream: any DatagramSocket, sealedStream: Bool, membership: ClockClient.Membership, controlSocket: any DatagramSocket,
+         coordinator: SocketAddress,
          clock: any MonotonicClock, unicastPort: UInt16?, roomName: String, trace: ClockTrace?,
          makeUnicastSocket: @escaping () throws -> any DatagramSocket = FollowerNetwork.unicastSocket) {
         self.stream = stream
@@ -224,7 +231,7 @@ final class FollowerNetwork {
             log.warning("this kernel does not stamp arriving datagrams (SO_TIMESTAMPNS_NEW, Linux 5.1): "
                         + "arrival times are read up to a device period late, and the clock is less precise")
         }
-        srtp = sealedStream ? SRTPContext(houseKey.stream) : nil
+        srtp = sealedStream ? StreamKeys(membership.houseKey.stream) : nil
         self.trace = trace
         let handlers = ClockClient.Handlers(
             sample: { [unowned self] sample in
@@ -241,9 +248,16 @@ final class FollowerNetwork {
             },
             epochEnd: { [unowned self] epoch, at in fromControl.append(.epochEnd(epoch, at: at)) },
             report: { [unowned self] in latest.report(name: roomName) },
-            retransmission: { [unowned self] bytes, arrived in fromControl.append(.retransmission(bytes, arrived: arrived)) })
+            retransmission: { [unowned self] bytes, arrived in fromControl.append(.retransmission(bytes, arrived: arrived)) },
+            streamKey: { [unowned self] key, generation in srtp?.take(key, generation: generation) })
         control = ClockClient(socket: controlSocket, coordinator: coordinator, clock: clock, unicastPort: unicastPort,
-                              houseKey: houseKey, sealedStream: sealedStream, handlers: handlers)
+                              membership: membership, sealedStream: sealedStream, handlers: handlers)
+    }
+
+    /// A NACK as it goes to the coordinator: sealed (SRTCP) with the stream's key in use,
+    /// when the stream is sealed; nil when it cannot be.
+    func sealFeedback(_ nack: [UInt8]) -> [UInt8]? {
+        srtp == nil ? nack : try? srtp!.protectRTCP(nack)
     }
 
     /// A UDP socket of its own for the stream, on any free port.

@@ -104,7 +104,6 @@ final class Playout {
         let coordinator: SocketAddress
         /// This follower's SSRC, in its NACKs.
         let ssrc = UInt32.random(in: 1...UInt32.max)
-        var sealer: SRTPContext?
     }
 
     let engine: PlayoutEngine
@@ -231,7 +230,7 @@ final class Playout {
         let nack = GenericNACK(senderSSRC: requests.ssrc, mediaSSRC: due.ssrc, sequences: due.sequences).encode()
         for _ in 0..<due.copies {
             // Each copy its own SRTCP index: a copy of the same would be taken for a replay.
-            guard let wire = requests.sealer == nil ? nack : try? requests.sealer!.protectRTCP(nack) else { continue }
+            guard let wire = network.sealFeedback(nack) else { continue }
             try? requests.socket.send(wire, to: requests.coordinator, wait: false)
         }
     }

@@ -1,3 +1,4 @@
+import FoundationEssentials
 import Glibc
 import TuttiNet
 import TuttiSecurity
@@ -30,6 +31,31 @@ public enum StateFolder {
             throw HouseKeyFileError("\(path) is not a house key (64 hexadecimal digits); pair this machine again (`tutti pair`)")
         }
         return key
+    }
+
+    /// Where a member's own credential lives in `folder`: one per room (several followers
+    /// may share a folder), or the screen's.
+    public static func memberKeyPath(in folder: String, name: String) -> String {
+        let safe = String(name.unicodeScalars.prefix(64).map { scalar -> Character in
+            let kept = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
+            return kept ? Character(scalar) : "_"
+        })
+        return folder + "/member-\(safe).key"
+    }
+
+    /// The member credential at `path`, nil when there is none; a file that is not one is
+    /// said so in the error.
+    public static func readMemberKey(path: String) throws(HouseKeyFileError) -> MemberKey? {
+        guard let bytes = Files.read(path, limit: 4096) else { return nil }
+        guard let key = MemberKey(text: String(decoding: bytes.prefix(256), as: UTF8.self)) else {
+            throw HouseKeyFileError("\(path) is not a member credential (`tutti member ID HEX`); delete it to enrol again, or pair again")
+        }
+        return key
+    }
+
+    /// Saves a member credential, readable by its owner only, atomically.
+    public static func writeMemberKey(_ key: MemberKey, to path: String) throws {
+        try AtomicFile.write(Data(key.text.utf8), to: path, permissions: 0o600)
     }
 
     private static func homeOfUser() -> String {

@@ -14,6 +14,8 @@ public struct HouseKey: Sendable, Equatable {
         case fingerprint = "tutti fingerprint v1"
         /// The proof in the coordinator's announcement on the network (`DiscoveryProof`).
         case discovery = "tutti discovery v1"
+        /// What seals a new member's secret for the holder of the house key that enrolled.
+        case enrolment = "tutti enrolment v1"
     }
 
     public static let size = 32

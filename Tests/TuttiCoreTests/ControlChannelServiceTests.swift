@@ -85,7 +85,7 @@ struct ControlChannelServiceTests {
         // Another address with this one's cookie is not this one.
         #expect(service.receive(report.seal(stamp: cookie, with: Self.key), from: 2, at: t, clock: clock).isEmpty)
         let passed = service.receive(report.seal(stamp: cookie, with: Self.key), from: 1, at: t, clock: clock)
-        guard case let .report(room, from, at) = try #require(passed.first) else {
+        guard case let .report(room, from, _, at) = try #require(passed.first) else {
             Issue.record("the report was not passed on: \(passed)")
             return
         }

@@ -50,14 +50,14 @@ struct MessageTests {
     @Test func sizesMatchTheProtocolDocument() throws {
         let key = SumTag(key: 3)
         // An answer is never larger than what asked for it (no amplification).
-        #expect(ControlMessage.timeRequest(originate: 0).seal(stamp: 0, with: key).count == 64)
+        #expect(ControlMessage.timeRequest(originate: 0).seal(stamp: 0, with: key).count == 72)
         #expect(ControlMessage.timeResponse(originate: 0, receive: .init(rawValue: 0), transmit: .init(rawValue: 0), cookie: 1)
-            .seal(stamp: 0, with: key).count == 64)
-        #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).seal(stamp: 0, with: key).count == 40)
-        #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).seal(stamp: 0, with: key).count == 40)
-        #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 32)
-        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 48)
-        #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 44)
+            .seal(stamp: 0, with: key).count == 72)
+        #expect(ControlMessage.subscribe(rtpPort: 1, leaseSeconds: 1).seal(stamp: 0, with: key).count == 48)
+        #expect(ControlMessage.subscribed(ssrc: 1, payloadType: 96).seal(stamp: 0, with: key).count == 48)
+        #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 40)
+        #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 56)
+        #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 52)
         let full = RoomReport(name: String(repeating: "x", count: 64), state: .acquiringClock, clockOffsetMicroseconds: -123_456_789.123,
                               clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
                               outputLatencyMilliseconds: 1_234.567, packetsReceived: Int(Int32.max), packetsLost: Int(Int32.max),
@@ -90,16 +90,16 @@ struct MessageTests {
             var rng = SeededRandom(seed: UInt64(seed))
             let body = (0..<80).map { _ in UInt8.random(in: 0...255, using: &rng) }
             var bytes = ControlMessage.roomReport(RoomReport(name: "A")).encode()
-            bytes.replaceSubrange(16..<96, with: body)
-            bytes[16] &= 3
-            bytes[17] %= 3
+            bytes.replaceSubrange(24..<104, with: body)
+            bytes[24] &= 3
+            bytes[25] %= 3
             guard case let .roomReport(r) = try ControlMessage.decode(bytes).message else { continue }
             #expect(r.name == "A" && r.outputLatencyMilliseconds >= 0 && r.outputLatencyMilliseconds.isFinite)
         }
     }
 
     @Test func rejectsForeignAndUnknown() throws {
-        #expect(throws: PacketError.badMagic) { try ControlMessage.decode(Array("HELLO WORLD12345".utf8)) }
+        #expect(throws: PacketError.badMagic) { try ControlMessage.decode(Array("HELLO WORLD12345HELLO WO".utf8)) }
         var bytes = ControlMessage.timeRequest(originate: 1).encode()
         bytes[5] = 77
         #expect(throws: PacketError.unknownType(77)) { try ControlMessage.decode(bytes) }
@@ -111,23 +111,23 @@ struct MessageTests {
         #expect(try ControlMessage.decode(Array(zoned.dropLast(4))).message
             == .roomSettings(version: 4, volume: 0.5, muted: false, outputDelayMicroseconds: 7, stream: 0))
         var settings = ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).encode()
-        settings[20] = 0xFF  // volume above 100 %
+        settings[28] = 0xFF  // volume above 100 %
         #expect(throws: PacketError.self) { try ControlMessage.decode(settings) }
         let report = ControlMessage.roomReport(RoomReport(name: "Ab")).encode()
         var unknownState = report
-        unknownState[17] = 3
+        unknownState[25] = 3
         #expect(throws: PacketError.self) { try ControlMessage.decode(unknownState) }
         var longerName = report
-        longerName[96] = 3
+        longerName[104] = 3
         #expect(throws: PacketError.badPayload("room report's name is not 3 bytes")) { try ControlMessage.decode(longerName) }
         var badUTF8 = report
-        badUTF8[97] = 0xFF
+        badUTF8[105] = 0xFF
         #expect(throws: PacketError.self) { try ControlMessage.decode(badUTF8) }
         var blank = report
-        blank[97] = 0x20
-        blank[98] = 0x09
+        blank[105] = 0x20
+        blank[106] = 0x09
         #expect(throws: PacketError.self) { try ControlMessage.decode(blank) }
-        for cut in 16..<report.count { #expect(throws: PacketError.self) { try ControlMessage.decode(Array(report[..<cut])) } }
+        for cut in 24..<report.count { #expect(throws: PacketError.self) { try ControlMessage.decode(Array(report[..<cut])) } }
         // 513 brackets killed the coordinator inside Foundation's JSON decoder; the report is
         // binary now, and they are refused as what they are.
         let deep = Array(report[0..<16]) + [UInt8](repeating: UInt8(ascii: "["), count: 513)

@@ -135,7 +135,7 @@ final class SimulatedHouse: @unchecked Sendable {
             followerConfig.name = "room\(index)"
             followerConfig.chunkFrames = 480
             followerConfig.statusInterval = 3_600
-            follower = Follower(configuration: followerConfig, houseKey: key,
+            follower = Follower(configuration: followerConfig, membership: .init(houseKey: key, name: "room \(index)"),
                                 engine: PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config),
                                 clock: clock, stream: stream, byUnicast: true, control: control)
             sendControl = { [unowned self] bytes in clockNetwork.send(bytes, to: 1, at: clock.time.now) }

@@ -27,7 +27,7 @@ struct HouseTests {
             store = try StateStore(directory: folder)
             let socket = try UDPSocket()
             try socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
-            let messenger = RoomMessenger(socket: socket, clock: SystemClock(), key: HMACAuthenticator.random())
+            let messenger = RoomMessenger(socket: socket, clock: SystemClock(), keys: OneKey(HMACAuthenticator.random()))
             house = try House(store: store, messenger: messenger, version: "test", saving: saving)
         }
 
@@ -125,7 +125,7 @@ struct HouseTests {
         let events = EventLog(await house.subscribe())
 
         let address = SocketAddress(address: 0x7F00_0001, port: 40_000)
-        house.tell(.report(RoomReport(name: "Kitchen", state: .playing), from: address, at: house.coordinatorTime()))
+        house.tell(.report(RoomReport(name: "Kitchen", state: .playing), from: address, member: 0, at: house.coordinatorTime()))
         let joined = await events.first { if case .roomJoined = $0.change { true } else { false } }
         guard case let .roomJoined(room) = joined?.change else {
             Issue.record("no room-joined event")
@@ -280,7 +280,7 @@ struct HouseZoneTests {
         #expect(stays?.status == 409)
 
         // Restarted: the zones, their queues and the rooms' zones are as they were.
-        let again = try House(store: rig.store, messenger: RoomMessenger(socket: try UDPSocket(), clock: SystemClock(), key: HMACAuthenticator.random()),
+        let again = try House(store: rig.store, messenger: RoomMessenger(socket: try UDPSocket(), clock: SystemClock(), keys: OneKey(HMACAuthenticator.random())),
                               version: "test")
         #expect(await again.zones().map(\.name) == ["Default", "Kids Room"])
         #expect(await again.zones().map(\.rooms) == [["Living"], ["Kitchen"]])

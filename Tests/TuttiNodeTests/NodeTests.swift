@@ -194,7 +194,7 @@ struct FollowerNetworkTests {
         try control.bind(SocketAddress(address: 0x7F00_0001, port: 0))
         let clock = SystemClock()
         let network = FollowerNetwork(
-            stream: stream, sealedStream: false, houseKey: HouseKey.generate(), controlSocket: control,
+            stream: stream, sealedStream: false, membership: .init(houseKey: HouseKey.generate(), name: "test"), controlSocket: control,
             coordinator: try sender.localAddress(), clock: clock, unicastPort: nil, roomName: "test", trace: nil)
         usleep(100_000)  // the kernel turns stamping on in deferred work
         var sent: [Int64] = []

@@ -30,8 +30,8 @@ def rtp(seq=1000, ssrc=0x12345678, pt=96, payload=b"\xfc" + bytes(40), rollover=
     return bytes([b0, pt]) + struct.pack(">HII", seq, 960 * seq, ssrc) + b"\xbe\xde" + struct.pack(">H", len(ext) // 4) + ext + body
 
 
-def clock(kind, body, stamp=0):
-    return b"TUTC" + bytes([2, kind, 0, 0]) + struct.pack(">Q", stamp) + body
+def clock(kind, body, stamp=0, member=0, sequence=0):
+    return b"TUTC" + bytes([3, kind]) + struct.pack(">HQQ", member, stamp, sequence) + body
 
 
 def main():
@@ -57,7 +57,9 @@ def main():
     for m in [clock(1, struct.pack(">Q", 99) + bytes(24)), clock(2, struct.pack(">QQQQ", 1, 2, 3, 4)),
               clock(3, struct.pack(">HH", 5004, 30) + bytes(4)), clock(4, struct.pack(">I", 0xCAFEF00D) + bytes([96, 0, 0, 0])),
               clock(5, report), clock(6, struct.pack(">IHBBI", 9, 4567, 1, 0, 35_000)), clock(7, struct.pack(">IQ", 3, 7 << 32)),
-              clock(8, b"")]:
+              clock(8, b""), clock(9, struct.pack(">QB", 5, 7) + b"Kitchen" + bytes(64)),
+              clock(10, struct.pack(">QHB", 5, 3, 60) + bytes(60), member=0), clock(11, struct.pack(">I", 2) + bytes(57), member=3, sequence=9),
+              clock(12, struct.pack(">IB", 2, 56) + bytes(56), member=3)]:
         save("clock", m)
     # MP3 and its tags: the demo song's head, with and without its ID3 tag, and a small tag.
     song = open(os.path.join(ROOT, "assets", "demo", "tutti-demo.mp3"), "rb").read()

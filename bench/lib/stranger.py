@@ -9,7 +9,8 @@ prints one JSON line of what it sent and what came back.
 Forged (signed with a key of its own): time requests, subscriptions (a long lease, and a
 lease of 0 to cancel a follower's), room reports (a thousand rooms, and a 513-bracket body),
 and, to the follower's ports (or every UDP port of its host), epoch ends and muting room settings
-dated now. Unsigned: messages of the older protocol version and random bytes. With --rtp-port
+dated now, enrolments and requests for the stream's key, as member 0 (a holder of the house
+key) and as members 1 and 2. Unsigned: messages of the older protocol version and random bytes. With --rtp-port
 and --ssrc (what anyone who overhears the stream reads in its clear headers): RTP packets of
 that SSRC due 100 ms from now, as plain RTP and as SRTP sealed with a key of its own.
 """
@@ -23,11 +24,11 @@ import struct
 import time
 
 MAGIC = b"TUTC"
-VERSION = 2
+VERSION = 3
 
 
-def seal(kind, body, stamp, key):
-    head = MAGIC + bytes([VERSION, kind, 0, 0]) + struct.pack(">Q", stamp)
+def seal(kind, body, stamp, key, member=0, sequence=0):
+    head = MAGIC + bytes([VERSION, kind]) + struct.pack(">HQQ", member, stamp, sequence)
     return head + body + hmac.new(key, head + body, hashlib.sha256).digest()[:16]
 
 
@@ -61,7 +62,10 @@ def main():
 
     # To the coordinator: time requests, subscriptions, room reports.
     for i in range(200):
-        send(seal(1, struct.pack(">Q", i) + bytes(24), 0, key), coordinator)
+        send(seal(1, struct.pack(">Q", i) + bytes(24), 0, key, member=i % 3), coordinator)
+        # Enrolment (a member of its own), and the stream's key, as member 0 and as member 1.
+        send(seal(9, struct.pack(">QB", i, 8) + b"stranger" + bytes(64), 0, key), coordinator)
+        send(seal(11, struct.pack(">I", 0xFFFFFFFF) + bytes(57), 0, key, member=1, sequence=i + 1), coordinator)
         send(seal(3, struct.pack(">HH", 5004, 65535) + bytes(4), 0, key), coordinator)
         send(seal(3, struct.pack(">HH", 0, 0) + bytes(4), 0, key), coordinator)
     for i in range(1000):

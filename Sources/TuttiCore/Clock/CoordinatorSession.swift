@@ -33,6 +33,12 @@ public struct CoordinatorSession: Sendable {
         /// play (0: any).
         case settings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32, stream: UInt32)
         case epochEnd(UInt32, at: CoordinatorTime)
+        /// The coordinator made this holder of the house key member `member`: open its
+        /// secret (sealed with a key of the house key's), keep it, and sign with it from now on.
+        case enrolled(member: UInt16, sealed: [UInt8])
+        /// The stream's key of `generation`, sealed for this member: open it, use it once the
+        /// stream is sealed with it, and tell `holdKey(generation:)`.
+        case streamKey(generation: UInt32, sealed: [UInt8])
         /// Something to tell the person running this member.
         case notice(Notice)
     }
@@ -45,6 +51,9 @@ public struct CoordinatorSession: Sendable {
         case notPaired
         /// The coordinator's stream has a new SSRC: it restarted.
         case restarted(stream: UInt32, was: UInt32)
+        /// Ten requests to enrol had no answer: enrolment is closed (a member was revoked
+        /// since), or the house has all the members it takes.
+        case notEnrolled
     }
 
     /// The stream's port when this member receives by unicast; nil on multicast.
@@ -79,6 +88,21 @@ public struct CoordinatorSession: Sendable {
     /// subscription asks for.
     public private(set) var stream: UInt32 = 0
     private var lock = ClockLock(uncertainty: nil, suspect: false)
+    /// While this member holds only the house key: the name it enrols as, and the nonce its
+    /// requests carry (the answer echoes it).
+    public private(set) var enrollingAs: String?
+    private let enrollNonce: UInt64
+    private var nextEnroll: Int64 = .min
+    private var enrollRequests = 0
+    /// The stream key's generation this member holds (`ControlMessage.noGeneration`: none),
+    /// and the newest the coordinator has (its messages' headers say).
+    public private(set) var heldGeneration: UInt32
+    private var newestGeneration: UInt32?
+    private var nextKeyRequest: Int64 = .min
+    /// A key just taken: tell the coordinator with the next turn.
+    private var keyTaken = false
+    /// The last sequence number given (`sequence(at:)`).
+    private var lastSequence: UInt64 = 0
 
     static let reportInterval: Int64 = 1_000_000_000
     static let subscribeInterval: Int64 = 1_000_000_000
@@ -88,9 +112,32 @@ public struct CoordinatorSession: Sendable {
     /// Answers come at least every 250 ms plus a round trip; a longer gap is an outage.
     static let silenceBeforeResubscribing: Int64 = 600_000_000
 
-    public init(unicastPort: UInt16?, reportsRoom: Bool) {
+    /// `enrollAs`: for a member that holds the house key alone, the name to enrol as, with
+    /// `nonce` (random) in its requests. `heldGeneration`: the stream key's generation it
+    /// holds (0: the house key's own, which a holder of the house key derives).
+    public init(unicastPort: UInt16?, reportsRoom: Bool, enrollAs: String? = nil, nonce: UInt64 = 0, heldGeneration: UInt32 = 0) {
         self.unicastPort = unicastPort
         self.reportsRoom = reportsRoom
+        enrollingAs = enrollAs
+        enrollNonce = nonce
+        self.heldGeneration = heldGeneration
+    }
+
+    /// The sequence number of a message (not a time request) sent at local `now`: the
+    /// coordinator's clock then, in ns, as the last answer read it, and one more than the
+    /// last at least. It goes forward across this member's restarts as the coordinator's
+    /// clock does, so the coordinator takes each number once and refuses a replay.
+    public mutating func sequence(at now: Int64) -> UInt64 {
+        let coordinatorNow = link.coordinatorTime(at: now).map { UInt64(clamping: $0) } ?? 0
+        lastSequence = max(lastSequence + 1, coordinatorNow)
+        return lastSequence
+    }
+
+    /// This member opened the stream key of `generation` and uses it: the coordinator hears
+    /// so with the next turn.
+    public mutating func holdKey(generation: UInt32) {
+        heldGeneration = generation
+        keyTaken = true
     }
 
     /// Reports the room at once (it heard another stream than its own, where its own is
@@ -141,8 +188,23 @@ public struct CoordinatorSession: Sendable {
             actions.append(.sendReport)
             nextReport = now + Self.reportInterval
         }
+        if let name = enrollingAs, link.cookie != 0, now >= nextEnroll {
+            actions.append(.send(.enroll(nonce: enrollNonce, name: name)))
+            nextEnroll = now + Self.keyInterval
+            enrollRequests += 1
+            if enrollRequests == 10 { actions.append(.notice(.notEnrolled)) }
+        }
+        if enrollingAs == nil, link.cookie != 0 {
+            if keyTaken || (newestGeneration.map { $0 != heldGeneration } ?? false) && now >= nextKeyRequest {
+                actions.append(.send(.keyRequest(generation: heldGeneration)))
+                nextKeyRequest = now + Self.keyInterval
+                keyTaken = false
+            }
+        }
         return actions
     }
+
+    static let keyInterval: Int64 = 1_000_000_000
 
     /// The time request the last turn asked for went out, stamped `originate` (local ns).
     public mutating func requestSent(originate: Int64) { link.sent(originate: originate) }
@@ -152,13 +214,19 @@ public struct CoordinatorSession: Sendable {
         var wake = nextRequest + requestSlack
         if unicastPort != nil, link.cookie != 0 { wake = min(wake, nextSubscribe) }
         if reportsRoom, lastAnswer != nil { wake = min(wake, nextReport) }
+        if link.cookie != 0 {
+            if enrollingAs != nil { wake = min(wake, nextEnroll) }
+            else if keyTaken || newestGeneration.map({ $0 != heldGeneration }) ?? false { wake = min(wake, nextKeyRequest) }
+        }
         return wake
     }
 
-    /// A message from the coordinator whose tag was the house's (`notPaired` carries none),
-    /// with the stamp of its header and when it arrived here.
-    public mutating func receive(_ message: ControlMessage, stamp: UInt64, arrived: LocalTime) -> [Action] {
+    /// A message from the coordinator whose tag was this member's key's (`notPaired` carries
+    /// none), with the stamp of its header, the stream key's newest generation its header
+    /// names (nil: not said), and when it arrived here.
+    public mutating func receive(_ message: ControlMessage, stamp: UInt64, generation: UInt32? = nil, arrived: LocalTime) -> [Action] {
         let t4 = arrived.nanoseconds
+        if let generation, message != .notPaired { newestGeneration = generation }
         switch message {
         case .notPaired:
             guard lastNotPaired.map({ t4 - $0 > 10_000_000_000 }) ?? true else { return [] }
@@ -187,10 +255,10 @@ public struct CoordinatorSession: Sendable {
             lastAnswer = t4
             actions.append(.sample(sample))
             return actions
-        case .timeRequest, .subscribe, .roomReport:
+        case .timeRequest, .subscribe, .roomReport, .enroll, .keyRequest:
             stale += 1  // a member's message, not the coordinator's
             return []
-        case .roomSettings, .epochEnd, .subscribed:
+        case .roomSettings, .epochEnd, .subscribed, .enrolled, .streamKey:
             break
         }
         guard link.isFresh(stamp: NTPTimestamp(rawValue: stamp).coordinatorTime, arrived: arrived) else {
@@ -205,6 +273,12 @@ public struct CoordinatorSession: Sendable {
                 stale += 1
                 return []
             }
+            // The same again (sent until this room's report says it took them): taken
+            // already, so only confirmed again.
+            if settingsVersion == version {
+                nextReport = min(nextReport, t4 + 20_000_000)
+                return []
+            }
             settingsVersion = version
             nextReport = min(nextReport, t4 + 20_000_000)  // confirm soon
             if stream != self.stream {
@@ -216,6 +290,17 @@ public struct CoordinatorSession: Sendable {
             return [.settings(version: version, volume: volume, muted: muted, outputDelayMicroseconds: delay, stream: stream)]
         case let .epochEnd(epoch, at):
             return [.epochEnd(epoch, at: at.coordinatorTime)]
+        case let .enrolled(nonce, member, sealed):
+            guard enrollingAs != nil, nonce == enrollNonce, member != 0 else {
+                stale += 1
+                return []
+            }
+            enrollingAs = nil
+            nextReport = min(nextReport, t4)
+            return [.enrolled(member: member, sealed: sealed)]
+        case let .streamKey(generation, sealed):
+            guard generation != heldGeneration else { return [] }
+            return [.streamKey(generation: generation, sealed: sealed)]
         case let .subscribed(ssrc, _):
             defer { streamSSRC = ssrc }
             // A new SSRC the room did not ask for (its zone's is another): the coordinator restarted.

@@ -3,11 +3,14 @@
 /// out. It answers time requests, takes unicast subscriptions, passes on room reports, and
 /// says which peers may ask for retransmissions. The member's side is `CoordinatorSession`.
 ///
-/// Only house members are served: a message without the house key's tag is counted and
-/// dropped (a time request so signed by another key is told, once a second at most, that
-/// this house does not know it). Time answers carry a return-routability cookie; only a
-/// sender whose messages carry the right cookie for its address (it receives there) gets a
-/// subscription, a room, or retransmissions. No answer is larger than what asked for it.
+/// Only house members are served: a message without the tag of the member it names (its own
+/// key's, or the house key's for member 0 while holders of the house key may enrol) is
+/// counted and dropped (a time request so signed by another key is told, once a second at
+/// most, that this house does not know it), and so is a member's message whose sequence
+/// number was taken before (a replay). Answers are sealed with the asker's key. Time answers
+/// carry a return-routability cookie; only a sender whose messages carry the right cookie for
+/// its address (it receives there) gets a subscription, a room, an enrolment, the stream's
+/// key, or retransmissions. No answer is larger than what asked for it.
 ///
 /// `Peer` is an address: `SocketAddress` in the coordinator, an index in the tests'
 /// in-memory house.
@@ -19,8 +22,10 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
         /// the shell keeps it (in that stream's lease table, and in no other) and, if it can,
         /// sends `reply` to `peer` (`subscribed`).
         case subscribe(target: Peer, until: Int64, stream: UInt32, reply: [UInt8], to: Peer)
-        /// A room's report, for the house.
-        case report(RoomReport, from: Peer, at: Int64)
+        /// A room's report, from `member`, for the house.
+        case report(RoomReport, from: Peer, member: UInt16, at: Int64)
+        /// A holder of the house key enrolled as `member`, named `name`.
+        case enrolled(member: UInt16, name: String, from: Peer)
         /// The first message from a stranger (one not signed with the house key): say so.
         case firstStranger(Peer)
     }
@@ -31,6 +36,10 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
         public var unauthenticated = 0
         /// Signed, but without a valid cookie for its address, where one is needed.
         public var unverified = 0
+        /// Signed, but with a sequence number taken before: replays.
+        public var replayed = 0
+        /// Reports of a room another than the member's own, and enrolments refused.
+        public var refused = 0
         /// Malformed, or a message only the coordinator sends.
         public var rejected = 0
         public init() {}
@@ -42,8 +51,10 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
     /// How long a peer that exchanged time may ask for retransmissions.
     public static var peerMemory: Int64 { 10_000_000_000 }
 
-    private let key: any MessageAuthenticator
+    private let keys: any MemberKeys
     private let cookies: ReturnRoutability
+    /// The sequence numbers each member (but 0) sent.
+    private var sequences: [UInt16: SequenceWindow] = [:]
     /// The SSRC of the stream a follower asks for (0: the default zone's; one the house
     /// does not have: the default zone's too).
     private let stream: @Sendable (UInt32) -> UInt32
@@ -57,13 +68,13 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
     private var lastNotice: Int64?
     public private(set) var counts = Counts()
 
-    /// `key`: the house key's clock-port authenticator; `cookieKey`: a secret of this run's
-    /// for the cookies; `stream`: the SSRC of the stream asked for (one per zone), and
-    /// `payloadType`, told to subscribers.
-    public init(key: any MessageAuthenticator, cookieKey: any MessageAuthenticator, stream: @escaping @Sendable (UInt32) -> UInt32,
+    /// `keys`: the members' keys; `cookieKey`: a secret of this run's for the cookies;
+    /// `stream`: the SSRC of the stream asked for (one per zone), and `payloadType`, told to
+    /// subscribers.
+    public init(keys: any MemberKeys, cookieKey: any MessageAuthenticator, stream: @escaping @Sendable (UInt32) -> UInt32,
                 payloadType: UInt8, addressBytes: @escaping @Sendable (Peer) -> [UInt8],
                 atPort: @escaping @Sendable (Peer, UInt16) -> Peer) {
-        self.key = key
+        self.keys = keys
         cookies = ReturnRoutability(key: cookieKey)
         self.stream = stream
         self.payloadType = payloadType
@@ -71,53 +82,94 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
         self.atPort = atPort
     }
 
+    /// A house of one key (`OneKey`: its holders are all member 0).
+    public init(key: any MessageAuthenticator, cookieKey: any MessageAuthenticator, stream: @escaping @Sendable (UInt32) -> UInt32,
+                payloadType: UInt8, addressBytes: @escaping @Sendable (Peer) -> [UInt8],
+                atPort: @escaping @Sendable (Peer, UInt16) -> Peer) {
+        self.init(keys: OneKey(key), cookieKey: cookieKey, stream: stream, payloadType: payloadType, addressBytes: addressBytes,
+                  atPort: atPort)
+    }
+
     /// A datagram from `peer`, received at `t2` (the kernel's stamp). Time answers are
     /// stamped with `clock` as they are sealed.
     public mutating func receive(_ bytes: [UInt8], from peer: Peer, at t2: Int64, clock: some MonotonicClock) -> [Action] {
-        let message: ControlMessage, cookie: UInt64
+        let opened: ControlMessage.Opened
+        let keys = self.keys
         do {
-            (message, cookie) = try ControlMessage.open(bytes, with: key)
+            opened = try ControlMessage.open(bytes) { keys.clockKey(member: $0) }
         } catch .unauthenticated {
             counts.unauthenticated += 1
             var actions: [Action] = counts.unauthenticated == 1 ? [.firstStranger(peer)] : []
-            // A follower of another house (or none): say so, no larger than its request.
+            // A follower of another house (or none, or a revoked member): say so, no larger
+            // than its request.
             if bytes.count >= 64, bytes[5] == 1, lastNotice.map({ t2 - $0 >= 1_000_000_000 }) ?? true {
                 lastNotice = t2
-                actions.append(.send(ControlMessage.notPaired.seal(stamp: 0, with: key), to: peer))
+                actions.append(.send(ControlMessage.notPaired.seal(stamp: 0, with: OneKey.unsigned), to: peer))
             }
             return actions
         } catch {
             counts.rejected += 1
             return []
         }
-        let (verified, currentCookie) = cookies.check(cookie, for: addressBytes(peer), at: t2)
+        let member = opened.member
+        // Opened with a key the house knows, so present.
+        let key = keys.clockKey(member: member)!
+        // A member numbers what it sends after its first answer (time requests are not
+        // numbered: a replayed one earns its sender nothing).
+        if member != 0, !opened.message.isTimeRequest {
+            guard sequences[member, default: SequenceWindow()].take(opened.sequence) else {
+                counts.replayed += 1
+                return []
+            }
+        }
+        let (verified, currentCookie) = cookies.check(opened.stamp, for: addressBytes(peer), at: t2)
         if verified { remember(peer, at: t2) }
-        switch message {
+        /// An answer to the asker, sealed with its key, stamped now, with the stream key's generation.
+        func answer(_ message: ControlMessage, stamp: Int64? = nil) -> [UInt8] {
+            message.seal(stamp: NTPTimestamp(nanoseconds: stamp ?? clock.nanosecondsNow()).rawValue, member: member,
+                         sequence: UInt64(keys.streamGeneration), with: key)
+        }
+        switch opened.message {
         case let .timeRequest(originate):
             let t3 = clock.nanosecondsNow()
             let reply = ControlMessage.timeResponse(
                 originate: originate, receive: NTPTimestamp(nanoseconds: t2), transmit: NTPTimestamp(nanoseconds: t3),
                 cookie: currentCookie)
-            return [.send(reply.seal(stamp: NTPTimestamp(nanoseconds: t3).rawValue, with: key), to: peer)]
-        case let .subscribe(port, lease, wanted):
+            return [.send(answer(reply, stamp: t3), to: peer)]
+        case .subscribe, .roomReport, .enroll, .keyRequest:
             guard verified else {
                 counts.unverified += 1
                 return []
             }
+        case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired, .enrolled, .streamKey:
+            counts.rejected += 1
+            return []
+        }
+        switch opened.message {
+        case let .subscribe(port, lease, wanted):
             let target = port == 0 ? peer : atPort(peer, port)
             let expiry = t2 + Int64(min(lease, Self.longestLease)) * 1_000_000_000
             let ssrc = stream(wanted)
-            let reply = ControlMessage.subscribed(ssrc: ssrc, payloadType: payloadType)
-                .seal(stamp: NTPTimestamp(nanoseconds: clock.nanosecondsNow()).rawValue, with: key)
+            let reply = answer(.subscribed(ssrc: ssrc, payloadType: payloadType))
             return [.subscribe(target: target, until: expiry, stream: ssrc, reply: reply, to: peer)]
         case let .roomReport(report):
-            guard verified else {
-                counts.unverified += 1
+            guard keys.mayReport(member: member, room: report.name) else {
+                counts.refused += 1
                 return []
             }
-            return [.report(report, from: peer, at: t2)]
-        case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired:
-            counts.rejected += 1
+            return [.report(report, from: peer, member: member, at: t2)]
+        case let .enroll(nonce, name):
+            guard member == 0, let (id, sealed) = keys.enroll(name: name) else {
+                counts.refused += 1
+                return []
+            }
+            return [.send(answer(.enrolled(nonce: nonce, member: id, sealed: sealed)), to: peer),
+                    .enrolled(member: id, name: name, from: peer)]
+        case let .keyRequest(held):
+            keys.holds(member: member, generation: held, at: t2)
+            guard let (generation, sealed) = keys.streamKey(for: member), generation != held else { return [] }
+            return [.send(answer(.streamKey(generation: generation, sealed: sealed)), to: peer)]
+        default:
             return []
         }
     }

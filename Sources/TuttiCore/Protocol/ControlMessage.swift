@@ -10,13 +10,16 @@ public protocol MessageAuthenticator: Sendable {
 /// Messages on the coordinator's clock port (UDP): time exchange, unicast subscription, and
 /// the rooms' control: their reports, their settings, and the end of an epoch.
 ///
-/// Every message starts with a 16-byte header: magic `TUTC`, version, type, two reserved
-/// bytes, and a stamp: from a follower, the coordinator's return-routability cookie (the
-/// newest it was given, 0 before any); from the coordinator, its clock when it sent the
-/// message (NTP format), by which a follower tells a fresh message from a replayed one. It
-/// ends with a 16-byte tag (`seal`) over everything before, made with the house key: a
-/// message without the right tag is dropped before its body is read. Times are NTP-format
-/// (see `NTPTimestamp`). Byte tables: docs/protocol.md.
+/// Every message starts with a 24-byte header: magic `TUTC`, version, type, the member (the
+/// id of the member that sends it, or to which the coordinator sends it; 0: a holder of
+/// the house key not yet enrolled), a stamp, and a sequence number. The stamp: from a
+/// member, the coordinator's return-routability cookie (the newest it was given, 0 before
+/// any); from the coordinator, its clock when it sent the message (NTP format), by which a
+/// member tells a fresh message from a replayed one. The sequence number: from a member, one
+/// more than its last (the coordinator takes each only once); from the coordinator, 0. It
+/// ends with a 16-byte tag (`seal`) over everything before, made with the member's own key
+/// (or the house key's, for member 0): a message without the right tag is dropped before
+/// its body is read. Times are NTP-format (see `NTPTimestamp`). Byte tables: docs/protocol.md.
 public enum ControlMessage: Equatable, Sendable {
     /// Follower → coordinator. `originate` is the follower's local time (t1), echoed back.
     /// Padded to the answer's size: an answer is never larger than what asked for it.
@@ -45,10 +48,31 @@ public enum ControlMessage: Equatable, Sendable {
     /// Coordinator → a sender whose time request was not signed with the house key: this
     /// house does not know it (pair it). Unsigned, so it proves nothing: a follower only says so.
     case notPaired
+    /// A holder of the house key (member 0) → coordinator: make me a member, named `name`
+    /// (a room's or a screen's name; at most 64 bytes). `nonce` is echoed in the answer.
+    /// Padded to the answer's size.
+    case enroll(nonce: UInt64, name: String)
+    /// Coordinator → member 0: the new member's id, and its 32-byte secret sealed with a key
+    /// of the house key (`MemberKey.sealForEnrollment`; only a holder of the house key opens it).
+    case enrolled(nonce: UInt64, member: UInt16, sealed: [UInt8])
+    /// Member → coordinator: the stream's key, please; this member holds `generation`
+    /// (`noGeneration`: none). Padded to the answer's size.
+    case keyRequest(generation: UInt32)
+    /// Coordinator → member: the stream's SRTP master key and salt of `generation`, sealed
+    /// with a key of the member's own (`MemberKey.sealStreamKey`).
+    case streamKey(generation: UInt32, sealed: [UInt8])
+
+    /// A key request's "I hold none".
+    public static let noGeneration: UInt32 = .max
+    /// The longest name an enrolment carries.
+    public static let maximumNameBytes = 64
+    /// What `enrolled` and `streamKey` seal: a nonce, the secret, a tag.
+    public static let sealedSecretSize = 12 + 32 + 16
+    public static let sealedStreamKeySize = 12 + 28 + 16
 
     public static let magic: [UInt8] = Array("TUTC".utf8)
-    public static let version: UInt8 = 2
-    public static let headerSize = 16
+    public static let version: UInt8 = 3
+    public static let headerSize = 24
     public static let tagSize = 16
     /// The largest message; anything longer is not ours.
     public static let maximumSize = 1_200
@@ -56,35 +80,67 @@ public enum ControlMessage: Equatable, Sendable {
     enum Kind: UInt8 {
         case timeRequest = 1, timeResponse = 2, subscribe = 3, subscribed = 4
         case roomReport = 5, roomSettings = 6, epochEnd = 7, notPaired = 8
+        case enroll = 9, enrolled = 10, keyRequest = 11, streamKey = 12
     }
 
-    /// The message, signed: header (with `stamp`), body, and the tag of both.
-    public func seal(stamp: UInt64, with key: any MessageAuthenticator) -> [UInt8] {
-        var out = encode(stamp: stamp)
+    var isTimeRequest: Bool {
+        if case .timeRequest = self { true } else { false }
+    }
+
+    /// A message opened: what it says, and its header's fields.
+    public struct Opened: Equatable, Sendable {
+        public var message: ControlMessage
+        public var member: UInt16
+        public var stamp: UInt64
+        public var sequence: UInt64
+    }
+
+    /// The message, signed: header (with `member`, `stamp` and `sequence`), body, and the tag
+    /// of both, made with `key` (the member's).
+    public func seal(stamp: UInt64, member: UInt16 = 0, sequence: UInt64 = 0, with key: any MessageAuthenticator) -> [UInt8] {
+        var out = encode(stamp: stamp, member: member, sequence: sequence)
         out += self == .notPaired ? [UInt8](repeating: 0, count: Self.tagSize) : key.tag(out[...])
         return out
     }
 
-    /// A signed message and its stamp. Throws `.unauthenticated` when the tag does not check
-    /// out (the body is not read); `.notPaired` is the one message taken unsigned.
+    /// The member a message names in its header (before it is opened: it says which key
+    /// checks it), or nil when it is no message of ours.
+    public static func member(of bytes: [UInt8]) -> UInt16? {
+        guard bytes.count >= headerSize, bytes[0..<4].elementsEqual(magic), bytes[4] == version else { return nil }
+        return UInt16(bytes[6]) << 8 | UInt16(bytes[7])
+    }
+
+    /// A signed message and its stamp, checked with `key` whatever member it names. Throws
+    /// `.unauthenticated` when the tag does not check out (the body is not read);
+    /// `.notPaired` is the one message taken unsigned.
     public static func open(_ bytes: [UInt8], with key: any MessageAuthenticator) throws(PacketError) -> (message: ControlMessage, stamp: UInt64) {
+        let opened = try open(bytes) { _ in key }
+        return (opened.message, opened.stamp)
+    }
+
+    /// A signed message, checked with the key of the member its header names (`key` answers
+    /// nil for a member it does not know: the message is unauthenticated).
+    public static func open(_ bytes: [UInt8], key: (UInt16) -> (any MessageAuthenticator)?) throws(PacketError) -> Opened {
         guard bytes.count <= maximumSize else { throw .oversized(bytes.count) }
         guard bytes.count >= headerSize + tagSize else { throw .truncated(needed: headerSize + tagSize, got: bytes.count) }
         let signed = Array(bytes[..<(bytes.count - tagSize)])
         try checkHeader(signed)
         if signed[5] != Kind.notPaired.rawValue {
-            guard key.verify(bytes[(bytes.count - tagSize)...], for: signed[...]) else { throw .unauthenticated }
+            guard let key = key(UInt16(signed[6]) << 8 | UInt16(signed[7])),
+                  key.verify(bytes[(bytes.count - tagSize)...], for: signed[...]) else { throw .unauthenticated }
         }
-        return try decode(signed)
+        return try decodeOpened(signed)
     }
 
     /// The header and body, unsigned (`seal` signs them).
-    public func encode(stamp: UInt64 = 0) -> [UInt8] {
+    public func encode(stamp: UInt64 = 0, member: UInt16 = 0, sequence: UInt64 = 0) -> [UInt8] {
         var out = ControlMessage.magic
         out.append(ControlMessage.version)
         func header(_ kind: Kind) {
-            out += [kind.rawValue, 0, 0]
+            out.append(kind.rawValue)
+            out.appendBigEndian(member)
             out.appendBigEndian(stamp)
+            out.appendBigEndian(sequence)
         }
         switch self {
         case let .timeRequest(originate):
@@ -122,6 +178,29 @@ public enum ControlMessage: Equatable, Sendable {
             out.appendBigEndian(at.rawValue)
         case .notPaired:
             header(.notPaired)
+        case let .enroll(nonce, name):
+            header(.enroll)
+            out.appendBigEndian(nonce)
+            let bytes = Array(name.utf8.prefix(Self.maximumNameBytes))
+            out.append(UInt8(bytes.count))
+            out += bytes
+            // As large as the answer: 8 + 2 + 1 + sealed.
+            out += [UInt8](repeating: 0, count: max(0, 8 + 2 + 1 + Self.sealedSecretSize - 9 - bytes.count))
+        case let .enrolled(nonce, member, sealed):
+            header(.enrolled)
+            out.appendBigEndian(nonce)
+            out.appendBigEndian(member)
+            out.append(UInt8(min(sealed.count, 255)))
+            out += sealed.prefix(255)
+        case let .keyRequest(generation):
+            header(.keyRequest)
+            out.appendBigEndian(generation)
+            out += [UInt8](repeating: 0, count: 1 + Self.sealedStreamKeySize)
+        case let .streamKey(generation, sealed):
+            header(.streamKey)
+            out.appendBigEndian(generation)
+            out.append(UInt8(min(sealed.count, 255)))
+            out += sealed.prefix(255)
         }
         return out
     }
@@ -135,8 +214,15 @@ public enum ControlMessage: Equatable, Sendable {
 
     /// Reads an unsigned message (header and body, as `encode` makes it) and its stamp.
     public static func decode(_ bytes: [UInt8]) throws(PacketError) -> (message: ControlMessage, stamp: UInt64) {
+        let opened = try decodeOpened(bytes)
+        return (opened.message, opened.stamp)
+    }
+
+    /// Reads an unsigned message and its header's fields.
+    public static func decodeOpened(_ bytes: [UInt8]) throws(PacketError) -> Opened {
         let message = try decodeBody(bytes)
-        return (message, bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) })
+        return Opened(message: message, member: UInt16(bytes[6]) << 8 | UInt16(bytes[7]),
+                      stamp: bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }, sequence: bytes[16..<24].reduce(0) { $0 << 8 | UInt64($1) })
     }
 
     private static func decodeBody(_ bytes: [UInt8]) throws(PacketError) -> ControlMessage {
@@ -180,6 +266,24 @@ public enum ControlMessage: Equatable, Sendable {
             return .epochEnd(epoch: epoch, at: NTPTimestamp(rawValue: try r.u64()))
         case .notPaired:
             return .notPaired
+        case .enroll:
+            let nonce = try r.u64()
+            let count = Int(try r.u8())
+            guard count <= Self.maximumNameBytes else { throw .badPayload("enrolment name over \(Self.maximumNameBytes) bytes") }
+            let name = try r.bytes(count)
+            guard let text = String(validating: name, as: UTF8.self) else { throw .badPayload("enrolment name not UTF-8") }
+            return .enroll(nonce: nonce, name: text)
+        case .enrolled:
+            let nonce = try r.u64()
+            let member = try r.u16()
+            let sealed = try r.bytes(Int(try r.u8()))
+            return .enrolled(nonce: nonce, member: member, sealed: sealed)
+        case .keyRequest:
+            return .keyRequest(generation: try r.u32())
+        case .streamKey:
+            let generation = try r.u32()
+            let sealed = try r.bytes(Int(try r.u8()))
+            return .streamKey(generation: generation, sealed: sealed)
         }
     }
 }

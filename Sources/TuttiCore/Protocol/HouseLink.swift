@@ -84,6 +84,11 @@ public struct CoordinatorLink: Sendable {
         return abs(stamp.nanoseconds - now) <= Self.freshness
     }
 
+    /// The coordinator's clock at local `now`, as the last answer read it; nil before any.
+    public func coordinatorTime(at now: Int64) -> Int64? {
+        reference.map { $0.coordinator + (now - $0.local) }
+    }
+
     private mutating func expire(before horizon: Int64) {
         guard horizon > oldestKept else { return }
         oldestKept = horizon

@@ -68,6 +68,11 @@ struct ByteReader {
         let lo = try u32()
         return UInt64(hi) << 32 | UInt64(lo)
     }
+    mutating func bytes(_ n: Int) throws(PacketError) -> [UInt8] {
+        try need(n)
+        defer { offset += n }
+        return Array(bytes[offset..<(offset + n)])
+    }
     mutating func skip(_ n: Int) throws(PacketError) {
         try need(n)
         offset += n

@@ -17,10 +17,15 @@ final class ClockServer: @unchecked Sendable {
     /// The zones' streams: their subscribers, the packets sent lately (for peers that ask
     /// again) and their protection (retransmissions are sealed like the stream).
     let streams: StreamDirectory
-    /// Opens the followers' NACKs (SRTCP), when the stream is sealed.
-    private var opener: SRTPContext?
+    /// Opens the followers' NACKs (SRTCP), when the stream is sealed: with the stream's key
+    /// in use, else the one before it (members still sealing with it while the stream moves).
+    private var openers: [SRTPContext] = []
+    private let keyring: HouseKeyring
+    private let sealed: Bool
+    /// Called on this service's thread when the stream moved to a new key.
+    var onStreamKey: (@Sendable (SRTPMasterKey) -> Void)?
     /// Called on this service's thread with every room report, its sender and arrival time.
-    var onReport: (@Sendable (RoomReport, SocketAddress, Int64) -> Void)?
+    var onReport: (@Sendable (RoomReport, SocketAddress, UInt16, Int64) -> Void)?
     /// NACKs from addresses that have not exchanged time lately, refused.
     private var refusedRequests = 0
     private var reportedStrangers = (0, 0)
@@ -28,15 +33,16 @@ final class ClockServer: @unchecked Sendable {
     private var nextSummary: Int64 = 0
     private let log = Log("coordinator")
 
-    init(socket: UDPSocket, clock: SystemClock, stopFlag: StopFlag, key: any MessageAuthenticator,
-         streams: StreamDirectory, stream: SRTPMasterKey? = nil) {
+    init(socket: UDPSocket, clock: SystemClock, stopFlag: StopFlag, keyring: HouseKeyring, streams: StreamDirectory, sealed: Bool) {
         self.socket = socket
         self.streams = streams
+        self.keyring = keyring
+        self.sealed = sealed
         // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
-        opener = stream.map { SRTPContext($0, capacity: 512) }
+        if sealed { openers = [SRTPContext(keyring.streamInUse.key, capacity: 512)] }
         self.clock = clock
         self.stopFlag = stopFlag
-        service = ControlChannelService(key: key, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
+        service = ControlChannelService(keys: keyring, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
                                         atPort: { SocketAddress(address: $0.address, port: $1) })
     }
@@ -44,6 +50,7 @@ final class ClockServer: @unchecked Sendable {
     func run() {
         while !stopFlag.isSet {
             summarize()
+            moveStreamKey()
             let received: Datagram?
             do {
                 received = try socket.receive(timeoutMilliseconds: 200)
@@ -69,8 +76,10 @@ final class ClockServer: @unchecked Sendable {
                     } else {
                         log.warning("subscription table full; refusing \(target)")
                     }
-                case let .report(report, peer, time):
-                    onReport?(report, peer, time)
+                case let .report(report, peer, member, time):
+                    onReport?(report, peer, member, time)
+                case let .enrolled(member, name, peer):
+                    log.info("'\(name.prefix(64))' at \(peer) enrolled with the house key: member \(member)")
                 case let .firstStranger(peer):
                     log.warning("a message from \(peer) not signed with this house's key: dropped (a stranger, or a follower of "
                                 + "another house; such messages are counted every 10 s)")
@@ -86,13 +95,12 @@ final class ClockServer: @unchecked Sendable {
             return
         }
         var request = bytes
-        if opener != nil {
-            do {
-                request = try opener!.unprotectRTCP(bytes)
-            } catch {
+        if sealed {
+            guard let opened = openRTCP(bytes) else {
                 service.countUnauthenticated()
                 return
             }
+            request = opened
         }
         guard let nack = try? GenericNACK.decode(request) else {
             refusedRequests += 1
@@ -103,12 +111,30 @@ final class ClockServer: @unchecked Sendable {
         }
     }
 
+    private func openRTCP(_ bytes: [UInt8]) -> [UInt8]? {
+        for i in openers.indices {
+            if let opened = try? openers[i].unprotectRTCP(bytes) { return opened }
+        }
+        return nil
+    }
+
+    /// The stream moves to a newer key once its members hold it (`HouseKeyring.switchDue`):
+    /// every stream seals with it from its next packet, NACKs sealed with the one before are
+    /// still taken, and the SDP file is written again.
+    private func moveStreamKey() {
+        guard sealed, let (generation, key) = keyring.switchDue(at: clock.nanosecondsNow()) else { return }
+        for outlet in streams.all { outlet.rekey(key) }
+        openers = [SRTPContext(key, capacity: 512)] + openers.prefix(1)
+        onStreamKey?(key)
+        log.info("the stream moved to its key of generation \(generation)")
+    }
+
     /// Every 10 s, when followers asked for packets again: how many, and what came of it; and
     /// how many messages from strangers were dropped.
     private func summarize() {
         let now = clock.nanosecondsNow()
         guard now >= nextSummary else { return }
-        CoordinatorMetrics.shared.strangers.update(total: service.counts.unauthenticated + service.counts.unverified)
+        CoordinatorMetrics.shared.strangers.update(total: service.counts.unauthenticated + service.counts.unverified + service.counts.replayed)
         nextSummary = now + 10_000_000_000
         let strangers = (service.counts.unauthenticated, service.counts.unverified)
         if strangers != reportedStrangers {

@@ -41,9 +41,9 @@ extension Coordinator {
         case .own: try store.controlCertificate()
         case let .files(chain, key): try StateStore.readCertificate(certificate: chain, key: key)
         }
-        let messenger = RoomMessenger(socket: clockSocket, clock: clock, key: houseKey.clockPort)
+        let messenger = RoomMessenger(socket: clockSocket, clock: clock, keys: keyring)
         let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
-                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain)
+                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, keyring: keyring)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
@@ -60,7 +60,7 @@ extension Coordinator {
             senders.stopAll()
             throw error
         }
-        clockServer.onReport = { report, address, time in house.tell(.report(report, from: address, at: time)) }
+        clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
         if let tracks = start.tracks {
             house.library.suggest(start.titles)
             try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))

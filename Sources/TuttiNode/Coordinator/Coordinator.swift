@@ -84,8 +84,16 @@ public final class Coordinator: @unchecked Sendable {
     let streams: StreamDirectory
     /// How many packets each stream keeps for retransmission, and resends at once.
     private let resending: Retransmitter<SocketAddress>.Configuration
-    /// The house's secret (the state folder's house.key, made on first start).
-    let houseKey: HouseKey
+    /// The house's members and keys: the house key (the state folder's house.key, made on
+    /// first start), each member's own, and the stream's (members.json).
+    let keyring: HouseKeyring
+    /// The house's secret.
+    var houseKey: HouseKey { keyring.houseKey }
+    /// The stream's key in use (nil: `--plain-rtp`).
+    var streamKey: SRTPMasterKey? { configuration.sealStream ? keyring.streamInUse.key : nil }
+    /// What the SDP file was last written with (the default zone's stream's timing), to
+    /// write it again with a new key.
+    private let sdpBase = Mutex<(timestamp: StreamTimestamp, presentedAt: CoordinatorTime)?>(nil)
     /// The default zone's stream's SSRC (a new one every run: the SRTP key stays).
     var ssrc: UInt32 { streams.defaultOutlet.ssrc }
     let log = Log("coordinator")
@@ -103,7 +111,7 @@ public final class Coordinator: @unchecked Sendable {
         clockSocket.enableReceiveTimestamps()
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
-        houseKey = try StateStore(directory: configuration.stateDirectory).houseKey()
+        keyring = try StateStore(directory: configuration.stateDirectory).keyring(sealsStream: configuration.sealStream)
         RemoteFetcher.shared.restrict(to: configuration.remoteSources, resolve: { NetworkAddress.resolve($0) })
         // The packets kept for retransmission cover the lookahead and a second more; a
         // follower that joins may have the whole lookahead resent at once.
@@ -113,10 +121,11 @@ public final class Coordinator: @unchecked Sendable {
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
         self.resending = resending
         streams = StreamDirectory(default: StreamOutlet(
-            ssrc: UInt32.random(in: 1...UInt32.max), master: configuration.sealStream ? houseKey.stream : nil,
+            ssrc: UInt32.random(in: 1...UInt32.max), master: configuration.sealStream ? keyring.streamInUse.key : nil,
             destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending))
-        clockServer = ClockServer(socket: clockSocket, clock: clock, stopFlag: stopFlag, key: houseKey.clockPort, streams: streams,
-                                  stream: configuration.sealStream ? houseKey.stream : nil)
+        clockServer = ClockServer(socket: clockSocket, clock: clock, stopFlag: stopFlag, keyring: keyring, streams: streams,
+                                  sealed: configuration.sealStream)
+        clockServer.onStreamKey = { [weak self] _ in self?.rewriteSDP() }
     }
 
     /// A new zone's stream, with an SSRC of its own (none of the house's), sealed as the
@@ -126,7 +135,7 @@ public final class Coordinator: @unchecked Sendable {
     func makeOutlet() -> StreamOutlet {
         var ssrc = UInt32.random(in: 1...UInt32.max)
         while streams.resolve(ssrc) == ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
-        let outlet = StreamOutlet(ssrc: ssrc, master: configuration.sealStream ? houseKey.stream : nil,
+        let outlet = StreamOutlet(ssrc: ssrc, master: streamKey,
                                   destinations: configuration.multicast.map { [$0] } ?? [], resending: resending)
         streams.add(outlet)
         return outlet
@@ -174,15 +183,26 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     func writeSDP(_ packetizer: StreamPacketizer) {
+        let base = (packetizer.nextTimestamp, packetizer.nextPresentationTime)
+        sdpBase.withLock { $0 = base }
+        writeSDP(timestamp: base.0, presentedAt: base.1)
+    }
+
+    /// The SDP file again, with the stream's new key.
+    private func rewriteSDP() {
+        guard let base = sdpBase.withLock({ $0 }) else { return }
+        writeSDP(timestamp: base.timestamp, presentedAt: base.presentedAt)
+    }
+
+    private func writeSDP(timestamp: StreamTimestamp, presentedAt: CoordinatorTime) {
         guard let path = configuration.sdpPath else { return }
         let target = configuration.multicast ?? configuration.unicast.first
         let sdp = SessionDescription(
             sessionID: UInt64(ssrc), originAddress: "127.0.0.1",
             connectionAddress: target?.host ?? "127.0.0.1", isMulticast: target?.isMulticast ?? false,
             port: target?.port ?? 5004, frameMilliseconds: configuration.encoder.frameMilliseconds,
-            mediaClockOffset: SessionDescription.mediaClockOffset(
-                timestamp: packetizer.nextTimestamp, presentedAt: packetizer.nextPresentationTime),
-            srtpKey: configuration.sealStream ? houseKey.stream.inline : nil, source: (ssrc, cname))
+            mediaClockOffset: SessionDescription.mediaClockOffset(timestamp: timestamp, presentedAt: presentedAt),
+            srtpKey: streamKey?.inline, source: (ssrc, cname))
         do {
             // It holds the stream's key: readable by this user only.
             try AtomicFile.write(Data(sdp.text.utf8), to: path, permissions: configuration.sealStream ? 0o600 : 0o644)

@@ -77,6 +77,13 @@ final class StreamOutlet: Sendable {
         state.withLock { $0.subscribers.active(now: time).count }
     }
 
+    /// Seals with `master` from the next packet on (the stream's key moved to a new
+    /// generation). The rollover counters go on: the index is the stream's, not the key's.
+    func rekey(_ master: SRTPMasterKey) {
+        guard isSealing else { return }
+        state.withLock { $0.sealing = SRTPContext(master) }
+    }
+
     /// What the retransmitter did so far.
     var retransmissions: Retransmitter<SocketAddress>.Statistics { state.withLock { $0.retransmitter.statistics } }
 

@@ -89,7 +89,7 @@ extension House {
     // MARK: - Rooms
 
     /// A room's report arrived on the clock port.
-    func received(_ report: RoomReport, from address: SocketAddress, at time: Int64) {
+    func received(_ report: RoomReport, from address: SocketAddress, member: UInt16 = 0, at time: Int64) {
         let before = registry.rooms[report.name]
         let refused = registry.refused
         let events = registry.report(report, from: address.description, now: time)
@@ -100,7 +100,7 @@ extension House {
             }
             return
         }
-        messenger.remember(address, for: report.name)
+        messenger.remember(address, member: member, for: report.name)
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
             if let view = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(view), at: time, zone: view.zone)) }

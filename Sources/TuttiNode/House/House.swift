@@ -45,8 +45,10 @@ public actor House: ControlService {
     nonisolated let library = TrackLibrary()
     nonisolated let lyricsLibrary: LyricsLibrary
     nonisolated let token: String
-    /// The house key, for pairing new members, and the pairing code open now (if any).
-    nonisolated let houseKey: HouseKey
+    /// The house key and the members (pairing makes them, revoking forgets them), and the
+    /// pairing code open now (if any).
+    nonisolated let keyring: HouseKeyring
+    nonisolated var houseKey: HouseKey { keyring.houseKey }
     var pairing = PairingWindow()
     nonisolated let messenger: RoomMessenger
     nonisolated let log = Log("coordinator")
@@ -75,9 +77,9 @@ public actor House: ControlService {
     /// else `ReplayGain.standard`). `clock`: the coordinator's.
     init(store: StateStore, messenger: RoomMessenger, version: String, name: String = "tutti", lyricsFolder: String? = nil,
          replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state"),
-         clock: any MonotonicClock = SystemClock()) throws {
+         clock: any MonotonicClock = SystemClock(), keyring: HouseKeyring? = nil) throws {
         self.clock = clock
-        houseKey = try store.houseKey()
+        self.keyring = try keyring ?? store.keyring(sealsStream: true)
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
         self.version = version
@@ -324,8 +326,8 @@ public actor House: ControlService {
 public enum Notice: Sendable {
     /// A zone's player's news.
     case player(PlayerNews, zone: String)
-    /// A room's report arrived on the clock port, from `address`, at `time`.
-    case report(RoomReport, from: SocketAddress, at: Int64)
+    /// A room's report arrived on the clock port, from `address` and `member`, at `time`.
+    case report(RoomReport, from: SocketAddress, member: UInt16, at: Int64)
 }
 
 extension House {
@@ -341,7 +343,7 @@ extension House {
                 for await notice in self.notices {
                     switch notice {
                     case let .player(news, zone): await self.heard(news, zone: zone)
-                    case let .report(report, address, time): await self.received(report, from: address, at: time)
+                    case let .report(report, address, member, time): await self.received(report, from: address, member: member, at: time)
                     }
                 }
             }

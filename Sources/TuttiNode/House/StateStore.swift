@@ -81,6 +81,38 @@ public final class StateStore: @unchecked Sendable {
         do { return try StateFolder.readHouseKey(path: path) } catch { throw StateError(error.description) }
     }
 
+    public var membersPath: String { directory + "/members.json" }
+
+    /// The house's members as last saved (nil: none yet). A file that cannot be read stops
+    /// the start: starting afresh would forget who was revoked, and let them back.
+    public func loadMembers() throws -> HouseKeyring.Saved? {
+        guard let data = FileManager.default.contents(atPath: membersPath) else { return nil }
+        do {
+            return try JSONDecoder().decode(HouseKeyring.Saved.self, from: data)
+        } catch {
+            throw StateError("cannot read the house's members \(membersPath) (\(error)); mend it, or move it aside to start "
+                             + "with no members (every follower and screen then pairs again, or enrols with the house key)")
+        }
+    }
+
+    /// Saves the members (their secrets in it: readable by this user only), atomically.
+    public func saveMembers(_ members: HouseKeyring.Saved) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        do {
+            try AtomicFile.write(try encoder.encode(members), to: membersPath, permissions: 0o600)
+        } catch {
+            log.error("cannot save the house's members to \(membersPath): \(error)")
+        }
+    }
+
+    /// The house's keyring: the house key, and the members saved in this folder.
+    public func keyring(sealsStream: Bool) throws -> HouseKeyring {
+        let key = try houseKey()
+        return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream,
+                            wallClock: { Int64(Date().timeIntervalSince1970) }) { [self] in saveMembers($0) }
+    }
+
     public var certificatePath: String { Self.certificatePath(in: directory) }
     public static func certificatePath(in directory: String) -> String { directory + "/tls/certificate.pem" }
     public var certificateKeyPath: String { directory + "/tls/key.pem" }

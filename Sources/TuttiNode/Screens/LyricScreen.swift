@@ -39,11 +39,17 @@ public final class LyricScreen: @unchecked Sendable {
     var connected = false
     let log = Log("lyrics")
 
-    private let houseKey: HouseKey
+    /// The house key, and the screen's own credential (kept beside the house key's file).
+    private let membership: ClockClient.Membership
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
+        let name = "lyrics screen on \(ProcessInfo.processInfo.hostName)"
+        let keyPath = StateFolder.memberKeyPath(in: Files.folder(of: configuration.houseKeyPath), name: "lyrics-screen")
+        let member: MemberKey?
+        do { member = try StateFolder.readMemberKey(path: keyPath) } catch { throw StateError(error.description) }
+        membership = ClockClient.Membership(houseKey: try StateStore.readHouseKey(path: configuration.houseKeyPath), member: member,
+                                            name: name, keyPath: keyPath)
     }
 
     public func stop() { stopFlag.set() }
@@ -63,7 +69,7 @@ public final class LyricScreen: @unchecked Sendable {
         socket.enableReceiveTimestamps()
         startThread("tutti-clock") { [self] in
             let clockClient = ClockClient(socket: socket, coordinator: configuration.coordinator, clock: clock, unicastPort: nil,
-                                          houseKey: houseKey, role: "lyrics", handlers: ClockClient.Handlers(sample: { [self] sample in
+                                          membership: membership, role: "lyrics", handlers: ClockClient.Handlers(sample: { [self] sample in
                                               lock.withLock { estimator.add(sample) }
                                           }))
             clockClient.run(stop: stopFlag) { [self] in lock.withLock { ClockLock(estimator) } }

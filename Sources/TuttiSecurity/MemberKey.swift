@@ -1,0 +1,175 @@
+import TuttiCore
+
+/// A member's own credential (docs/security.md, "Members"): its id in the house and 32
+/// random bytes the coordinator made for it, at pairing or when a holder of the house key
+/// enrolled. The member signs its clock-port messages with a key derived from it, and the
+/// coordinator signs its messages to that member with the same key: no other member holds
+/// it, so no other member can speak to this one in the coordinator's name. The stream's key
+/// comes to the member sealed with another key derived from it.
+public struct MemberKey: Sendable, Equatable {
+    public static let size = 32
+    public let id: UInt16
+    package let secret: [UInt8]
+
+    public init?(id: UInt16, secret: [UInt8]) {
+        guard id != 0, secret.count == Self.size else { return nil }
+        self.id = id
+        self.secret = secret
+    }
+
+    public static func generate(id: UInt16) -> MemberKey {
+        MemberKey(id: id, secret: Gcrypt.random(count: size))!
+    }
+
+    public static func == (a: MemberKey, b: MemberKey) -> Bool {
+        a.id == b.id && constantTimeEqual(a.secret[...], b.secret[...])
+    }
+
+    private func derived(_ info: String, size: Int = 32) -> [UInt8] {
+        Gcrypt.hkdfSHA256(key: secret, salt: Array("tutti member".utf8), info: Array(info.utf8), count: size)
+    }
+
+    /// The clock port's signer and checker for this member's messages, both ways.
+    public var clockPort: HMACAuthenticator { HMACAuthenticator(key: derived("tutti member clock v1")) }
+
+    /// What seals the stream's key for this member.
+    var wrapping: KeyWrap { KeyWrap(key: derived("tutti member stream key v1"), label: "member \(id)") }
+
+    /// The key file's one line: `tutti member ID HEX`.
+    public var text: String { "tutti member \(id) \(secret.map { $0.hex(digits: 2) }.joined())\n" }
+
+    /// Reads the key file's line.
+    public init?(text: String) {
+        let words = text.trimmingWhitespace().split(separator: " ")
+        guard words.count == 4, words[0] == "tutti", words[1] == "member", let id = UInt16(words[2]),
+              let secret = KeyWrap.bytes(hex: String(words[3])) else { return nil }
+        self.init(id: id, secret: secret)
+    }
+
+    /// Eight hexadecimal digits naming this credential (shown in logs).
+    public var fingerprint: String {
+        derived("tutti member fingerprint v1", size: 4).map { $0.hex(digits: 2) }.joined()
+    }
+
+    /// The stream's key of `generation`, sealed for this member.
+    public func sealStreamKey(_ key: SRTPMasterKey, generation: UInt32) -> [UInt8] {
+        wrapping.seal(key.key + key.salt, context: generation)
+    }
+
+    /// The stream's key of `generation`, opened; nil when it was not sealed for this member.
+    public func openStreamKey(_ sealed: [UInt8], generation: UInt32) -> SRTPMasterKey? {
+        wrapping.open(sealed, context: generation).flatMap(SRTPMasterKey.init(bytes:))
+    }
+}
+
+extension HouseKey {
+    /// What seals a new member's secret for the holder of the house key that enrolled, and
+    /// the stream's key for member 0.
+    var wrapping: KeyWrap { KeyWrap(key: derived(.enrolment), label: "house") }
+
+    /// A new member's secret, sealed for the holder of the house key that asked.
+    public func sealEnrolment(_ member: MemberKey) -> [UInt8] {
+        wrapping.seal(member.secret, context: UInt32(member.id))
+    }
+
+    /// The credential the coordinator made for this holder of the house key; nil when it was
+    /// not sealed with this house key.
+    public func openEnrolment(member id: UInt16, sealed: [UInt8]) -> MemberKey? {
+        wrapping.open(sealed, context: UInt32(id)).flatMap { MemberKey(id: id, secret: $0) }
+    }
+
+    /// The stream's key of `generation`, sealed for member 0 (a holder of the house key
+    /// not yet enrolled), and opened.
+    public func sealStreamKey(_ key: SRTPMasterKey, generation: UInt32) -> [UInt8] {
+        wrapping.seal(key.key + key.salt, context: 0x8000_0000 ^ generation)
+    }
+
+    public func openStreamKey(_ sealed: [UInt8], generation: UInt32) -> SRTPMasterKey? {
+        wrapping.open(sealed, context: 0x8000_0000 ^ generation).flatMap(SRTPMasterKey.init(bytes:))
+    }
+}
+
+extension SRTPMasterKey {
+    /// Key then salt (28 bytes).
+    init?(bytes: [UInt8]) {
+        guard bytes.count == Self.keySize + Self.saltSize else { return nil }
+        self.init(key: Array(bytes.prefix(Self.keySize)), salt: Array(bytes.suffix(Self.saltSize)))
+    }
+
+    /// A new random key and salt (a new generation of the stream's key).
+    public static func generate() -> SRTPMasterKey {
+        SRTPMasterKey(bytes: Gcrypt.random(count: keySize + saltSize))!
+    }
+}
+
+/// AES-256-GCM sealing of a short secret: a random 12-byte nonce, the secret encrypted, and
+/// a tag over it and what it is for (`label` and a context number: a sealed key cannot be
+/// passed off as another's, or as another generation's).
+struct KeyWrap {
+    let key: [UInt8]
+    let label: String
+
+    func seal(_ secret: [UInt8], context: UInt32) -> [UInt8] {
+        let nonce = Gcrypt.random(count: GCMKey.nonceSize)
+        return nonce + GCMKey(key)!.seal(secret[...], authenticating: associated(context)[...], nonce: nonce)
+    }
+
+    func open(_ sealed: [UInt8], context: UInt32) -> [UInt8]? {
+        guard sealed.count > GCMKey.nonceSize + GCMKey.tagSize, let gcm = GCMKey(key) else { return nil }
+        return gcm.open(sealed[GCMKey.nonceSize...], authenticating: associated(context)[...], nonce: Array(sealed.prefix(GCMKey.nonceSize)))
+    }
+
+    private func associated(_ context: UInt32) -> [UInt8] {
+        Array("tutti key wrap v1 \(label)".utf8) + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: context >> $0) }
+    }
+
+    static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 2 * MemberKey.size else { return nil }
+        var out: [UInt8] = []
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        return out
+    }
+}
+
+/// A member's keys for the stream (SRTP): the generation in use, and a newer one the
+/// coordinator handed out ahead of moving the stream to it. A packet the key in use does not
+/// open is tried with the newer one; the first it opens makes it the key in use. One thread's.
+public struct StreamKeys: Sendable {
+    private var current: SRTPContext
+    private var newer: (generation: UInt32, context: SRTPContext)?
+    public private(set) var generation: UInt32
+    private let capacity: Int
+
+    public init(_ key: SRTPMasterKey, generation: UInt32 = 0, capacity: Int = 16) {
+        current = SRTPContext(key, capacity: capacity)
+        self.generation = generation
+        self.capacity = capacity
+    }
+
+    /// The key of `generation`, to use once a packet comes sealed with it.
+    public mutating func take(_ key: SRTPMasterKey, generation: UInt32) {
+        guard generation != self.generation else { return }
+        newer = (generation, SRTPContext(key, capacity: capacity))
+    }
+
+    public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
+        do {
+            return try current.unprotectRTP(packet)
+        } catch {
+            guard error == .unauthenticated, var next = newer else { throw error }
+            let opened = try next.context.unprotectRTP(packet)
+            current = next.context
+            generation = next.generation
+            newer = nil
+            return opened
+        }
+    }
+
+    public mutating func protectRTCP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
+        try current.protectRTCP(packet)
+    }
+}
