@@ -57,6 +57,13 @@ public protocol ControlService: Sendable {
     func openPairing() async throws(ControlError) -> PairingCode
     /// Pairs a new member with the open code: its answer carries the house key, sealed.
     func pair(_ request: PairingRequest) async throws(ControlError) -> PairingAnswer
+    /// The members, and whether holders of the house key may enrol.
+    func members() async -> MembersView
+    /// Revokes a member (by id, or by its name or room's): it can neither hear nor steer the
+    /// house from now on; the stream moves to a new key the others get by themselves.
+    func revokeMember(_ member: String) async throws(ControlError) -> MembersView
+    /// Opens or closes enrolment by the house key.
+    func setEnrolment(_ open: Bool) async throws(ControlError) -> MembersView
 }
 
 /// The calls for the default zone (which always exists: they cannot fail for its sake).

@@ -194,6 +194,48 @@ public struct Status: Codable, Equatable, Sendable {
     }
 }
 
+/// The house's members (`GET /api/v1/members`): the followers and screens, each with a
+/// credential of its own (docs/security.md, "Members").
+public struct MembersView: Codable, Equatable, Sendable {
+    public struct Member: Codable, Equatable, Sendable {
+        public var id: Int
+        public var name: String
+        /// The room it speaks for, once it reported one.
+        public var room: String?
+        /// When it joined (Unix seconds).
+        public var added: Int64
+        /// Eight hex digits naming its credential (its own logs show the same).
+        public var fingerprint: String
+        /// The stream key's generation it said it holds (nil: not said since the coordinator started).
+        public var keyGeneration: UInt32?
+        public init(id: Int, name: String, room: String?, added: Int64, fingerprint: String, keyGeneration: UInt32?) {
+            self.id = id
+            self.name = name
+            self.room = room
+            self.added = added
+            self.fingerprint = fingerprint
+            self.keyGeneration = keyGeneration
+        }
+    }
+    /// Whether holders of the house key may still become members by enrolling (closed once
+    /// a member was revoked: new members pair).
+    public var enrolment: Bool
+    /// The generation of the stream's key in use.
+    public var keyGeneration: UInt32
+    public var members: [Member]
+    public init(enrolment: Bool, keyGeneration: UInt32, members: [Member]) {
+        self.enrolment = enrolment
+        self.keyGeneration = keyGeneration
+        self.members = members
+    }
+}
+
+/// `PUT /api/v1/members/enrolment`: opens or closes enrolment by the house key.
+public struct EnrolmentUpdate: Codable, Equatable, Sendable {
+    public var open: Bool
+    public init(open: Bool) { self.open = open }
+}
+
 /// A zone: rooms that play one stream together, and what it plays.
 public struct ZoneView: Codable, Equatable, Sendable {
     /// Its key in paths (`/api/v1/zones/{id}/...`): never changes.

@@ -9,6 +9,7 @@ extension QueueView: ResponseEncodable {}
 extension QueueEntry: ResponseEncodable {}
 extension RoomView: ResponseEncodable {}
 extension Status: ResponseEncodable {}
+extension MembersView: ResponseEncodable {}
 extension FeedbackEntry: ResponseEncodable {}
 extension TrackLyrics: ResponseEncodable {}
 extension PairingCode: ResponseEncodable {}
@@ -252,6 +253,19 @@ enum HouseRoutes {
                 if error.status == 403 { gate.failed(context) }
                 throw error
             }
+        }
+        api.get("members") { request, context -> MembersView in
+            try gate.authorize(request, context)
+            return await service.members()
+        }
+        api.put("members/enrolment") { request, context -> MembersView in
+            try gate.authorize(request, context)
+            return try await service.setEnrolment(try await body(EnrolmentUpdate.self, request, context).open)
+        }
+        api.delete("members/:member") { request, context -> MembersView in
+            try gate.authorize(request, context)
+            let member = try context.parameters.require("member")
+            return try await service.revokeMember(member.removingPercentEncoding ?? member)
         }
         api.delete("feedback/:id") { request, context -> Done in
             try gate.authorize(request, context)

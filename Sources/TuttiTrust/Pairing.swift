@@ -64,14 +64,18 @@ public enum Pairing {
             self.code = code
         }
 
-        public var request: PairingRequest {
+        /// The request, joining as `name`.
+        public func request(name: String? = nil) -> PairingRequest {
             let mine = privateKey.publicKey.rawRepresentation
             return PairingRequest(publicKey: mine.base64EncodedString(),
-                           proof: Data(Pairing.proof(code: code, "follower", [Array(mine)])).base64EncodedString())
+                                  proof: Data(Pairing.proof(code: code, "follower", [Array(mine)])).base64EncodedString(), name: name)
         }
 
-        /// The house key from the coordinator's answer, once its proof checks out.
-        public func open(_ answer: PairingAnswer) throws(Failure) -> HouseKey {
+        public var request: PairingRequest { request() }
+
+        /// The house key and this machine's own credential (nil from a coordinator before
+        /// members had them) from the coordinator's answer, once its proof checks out.
+        public func open(_ answer: PairingAnswer) throws(Failure) -> (house: HouseKey, member: MemberKey?) {
             guard let theirs = Data(base64Encoded: answer.publicKey), let proof = Data(base64Encoded: answer.proof),
                   let sealed = Data(base64Encoded: answer.sealedKey),
                   let coordinator = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: theirs) else {
@@ -82,15 +86,21 @@ public enum Pairing {
             guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: coordinator),
                   let box = try? AES.GCM.SealedBox(combined: sealed),
                   let bytes = try? AES.GCM.open(box, using: Pairing.sealingKey(shared, code: code, follower: mine, coordinator: Array(theirs))),
-                  let key = HouseKey(bytes: Array(bytes)) else {
+                  bytes.count == HouseKey.size || bytes.count == HouseKey.size + 2 + MemberKey.size,
+                  let key = HouseKey(bytes: Array(bytes.prefix(HouseKey.size))) else {
                 throw .wrongCode
             }
-            return key
+            guard bytes.count > HouseKey.size else { return (key, nil) }
+            let rest = Array(bytes.dropFirst(HouseKey.size))
+            guard let member = MemberKey(id: UInt16(rest[0]) << 8 | UInt16(rest[1]), secret: Array(rest.dropFirst(2))) else { throw .wrongCode }
+            return (key, member)
         }
     }
 
-    /// The coordinator's side: checks a request against the open code; answers it.
-    public static func answer(_ request: PairingRequest, code: String, houseKey: HouseKey) throws(Failure) -> PairingAnswer {
+    /// The coordinator's side: checks a request against the open code; answers it, with the
+    /// credential `member` makes (called only once the proof checked out).
+    public static func answer(_ request: PairingRequest, code: String, houseKey: HouseKey,
+                              member: () -> MemberKey? = { nil }) throws(Failure) -> PairingAnswer {
         guard let theirs = Data(base64Encoded: request.publicKey), let proof = Data(base64Encoded: request.proof),
               let follower = try? Curve25519.KeyAgreement.PublicKey(rawRepresentation: theirs) else {
             throw .malformed("not a pairing request: publicKey and proof must be base64 (an X25519 key, an HMAC)")
@@ -98,13 +108,18 @@ public enum Pairing {
         guard constantTimeEqual(self.proof(code: code, "follower", [Array(theirs)])[...], Array(proof)[...]) else { throw .wrongCode }
         let privateKey = Curve25519.KeyAgreement.PrivateKey()
         let mine = Array(privateKey.publicKey.rawRepresentation)
-        guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: follower),
-              let sealed = try? AES.GCM.seal(houseKey.bytes, using: sealingKey(shared, code: code, follower: Array(theirs), coordinator: mine)),
+        guard let shared = try? privateKey.sharedSecretFromKeyAgreement(with: follower) else {
+            throw .malformed("the follower's public key is not usable")
+        }
+        let credential = member()
+        let secret = houseKey.bytes + (credential.map { [UInt8($0.id >> 8), UInt8($0.id & 0xFF)] + $0.secret } ?? [])
+        guard let sealed = try? AES.GCM.seal(secret, using: sealingKey(shared, code: code, follower: Array(theirs), coordinator: mine)),
               let combined = sealed.combined else {
             throw .malformed("the follower's public key is not usable")
         }
         return PairingAnswer(publicKey: Data(mine).base64EncodedString(), sealedKey: combined.base64EncodedString(),
-                      proof: Data(self.proof(code: code, "coordinator", [mine, Array(theirs)])).base64EncodedString())
+                             proof: Data(self.proof(code: code, "coordinator", [mine, Array(theirs)])).base64EncodedString(),
+                             member: credential?.id)
     }
 
     static func proof(code: String, _ role: String, _ parts: [[UInt8]]) -> [UInt8] {

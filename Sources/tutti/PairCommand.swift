@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiCore
+import TuttiFollower
 import TuttiNet
 import TuttiNode
 import TuttiSecurity
@@ -29,6 +30,9 @@ struct PairCommand: ParsableCommand {
     @Flag(help: "Replace a house key already there (this machine then leaves its old house).")
     var replace = false
 
+    @Option(help: "The name this machine joins as: its room's (the follower's --name; default: the host's name). Its own credential is kept for that room.")
+    var name: String?
+
     func run() throws {
         guard let pairing = Pairing.Follower(code: code) else {
             throw ValidationError("'\(code)' is not a pairing code: 10 letters and digits, as `tutti ctl pair` shows them")
@@ -46,7 +50,7 @@ struct PairCommand: ParsableCommand {
         let response: HTTPClient.Response
         do {
             response = try http.request("POST", "/api/v1/pair", headers: ["Content-Type": "application/json"],
-                                        body: Array(try JSONEncoder().encode(pairing.request)))
+                                        body: Array(try JSONEncoder().encode(pairing.request(name: memberName))))
         } catch {
             throw CtlFailure(description: "cannot reach the coordinator at \(url): \(error) (see --server)")
         }
@@ -57,9 +61,9 @@ struct PairCommand: ParsableCommand {
         guard let answer = try? JSONDecoder().decode(PairingAnswer.self, from: Data(response.body)) else {
             throw CtlFailure(description: "the coordinator's answer is not a pairing answer")
         }
-        let houseKey: HouseKey
+        let houseKey: HouseKey, member: MemberKey?
         do {
-            houseKey = try pairing.open(answer)
+            (houseKey, member) = try pairing.open(answer)
         } catch {
             throw CtlFailure(description: "the answer did not prove it came from the coordinator that showed this code: "
                              + "refused (is someone in between?)")
@@ -67,6 +71,15 @@ struct PairCommand: ParsableCommand {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         try StateStore.writeHouseKey(houseKey, to: path)
-        print("paired: this machine is a member of the house at \(url) (key fingerprint \(houseKey.fingerprint), kept in \(path))")
+        var own = ""
+        if let member {
+            let memberPath = StateFolder.memberKeyPath(in: (path as NSString).deletingLastPathComponent, name: memberName)
+            try StateFolder.writeMemberKey(member, to: memberPath)
+            own = "; member \(member.id) for '\(memberName)', its credential in \(memberPath)"
+        }
+        print("paired: this machine is a member of the house at \(url) (key fingerprint \(houseKey.fingerprint), kept in \(path)\(own))")
     }
+
+    /// The room's name, as the follower names itself by default.
+    private var memberName: String { name ?? Follower.Configuration().name }
 }

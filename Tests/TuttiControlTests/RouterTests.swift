@@ -410,6 +410,20 @@ final class FakeHouse: ControlService {
         record("open pairing")
         return PairingCode(code: "123-456", expiresInSeconds: 300, tries: 5)
     }
+    func members() -> MembersView {
+        record("members")
+        return MembersView(enrolment: true, keyGeneration: 0, members: [.init(id: 1, name: "Kitchen", room: "Kitchen", added: 0,
+                                                                              fingerprint: "0a1b2c3d", keyGeneration: 0)])
+    }
+    func revokeMember(_ member: String) throws(ControlError) -> MembersView {
+        record("revoke \(member)")
+        guard member == "1" || member == "Kitchen" else { throw .notFound("no member '\(member)'") }
+        return MembersView(enrolment: false, keyGeneration: 0, members: [])
+    }
+    func setEnrolment(_ open: Bool) throws(ControlError) -> MembersView {
+        record("enrolment \(open)")
+        return MembersView(enrolment: open, keyGeneration: 0, members: [])
+    }
     func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer {
         record("pair")
         throw ControlError(status: 403, "no pairing code is open")

@@ -22,8 +22,30 @@ struct PairingTests {
         let code = try #require(Pairing.normalize(Pairing.newCode()))
         let follower = try #require(Pairing.Follower(code: code))
         let answer = try Pairing.answer(follower.request, code: code, houseKey: house)
-        #expect(try follower.open(answer) == house)
+        #expect(try follower.open(answer).house == house && follower.open(answer).member == nil)
         #expect(!answer.sealedKey.contains(house.hex) && Data(base64Encoded: answer.sealedKey)?.count == 12 + 32 + 16)
+    }
+
+    /// A coordinator with members gives the new one its own credential with the house key,
+    /// made only once the proof checked out.
+    @Test func theFollowerGetsItsOwnCredentialToo() throws {
+        let house = HouseKey.generate()
+        let code = try #require(Pairing.normalize(Pairing.newCode()))
+        let follower = try #require(Pairing.Follower(code: code))
+        let credential = MemberKey.generate(id: 7)
+        var made = 0
+        #expect(throws: Pairing.Failure.wrongCode) {
+            try Pairing.answer(try #require(Pairing.Follower(code: "AAAAA-AAAAA")).request, code: code, houseKey: house) {
+                made += 1
+                return credential
+            }
+        }
+        #expect(made == 0, "no member is made for a wrong code")
+        let request = follower.request(name: "Kitchen")
+        #expect(request.name == "Kitchen")
+        let answer = try Pairing.answer(request, code: code, houseKey: house) { credential }
+        let opened = try follower.open(answer)
+        #expect(opened.house == house && opened.member == credential && answer.member == 7)
     }
 
     @Test func aWrongCodeIsRefusedOnBothSides() throws {

@@ -58,25 +58,32 @@ public struct PairingWindow: Sendable, Equatable {
 }
 
 /// What a new follower sends to pair (`POST /api/v1/pair`): its X25519 public key and its
-/// proof of the code, both base64 (TuttiSecurity's `Pairing` makes and checks them).
+/// proof of the code, both base64 (TuttiSecurity's `Pairing` makes and checks them), and
+/// the name it joins as (its room's; the member's name in `tutti ctl members`).
 public struct PairingRequest: Codable, Equatable, Sendable {
     public var publicKey: String
     public var proof: String
-    public init(publicKey: String, proof: String) {
+    public var name: String?
+    public init(publicKey: String, proof: String, name: String? = nil) {
         self.publicKey = publicKey
         self.proof = proof
+        self.name = name
     }
 }
 
-/// The coordinator's answer: its public key, the house key sealed for the follower, its proof.
+/// The coordinator's answer: its public key, the house key and the new member's credential
+/// sealed for the follower, its proof, and the new member's id (also sealed with the
+/// credential: this copy only says it).
 public struct PairingAnswer: Codable, Equatable, Sendable {
     public var publicKey: String
     public var sealedKey: String
     public var proof: String
-    public init(publicKey: String, sealedKey: String, proof: String) {
+    public var member: UInt16?
+    public init(publicKey: String, sealedKey: String, proof: String, member: UInt16? = nil) {
         self.publicKey = publicKey
         self.sealedKey = sealedKey
         self.proof = proof
+        self.member = member
     }
 }
 

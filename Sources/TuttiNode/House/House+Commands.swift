@@ -151,6 +151,13 @@ extension House {
         } catch {
             throw ControlError(error)
         }
+        // The room's member goes with it: it can neither hear nor steer the house again.
+        let revoked = keyring.revoke(room: name)
+        if !revoked.isEmpty {
+            messenger.forget(rooms: [name])
+            log.info("room '\(name)' removed: its member \(revoked.map(String.init).joined(separator: ", ")) revoked; the stream moves "
+                     + "to a new key once the other members hold it")
+        }
         publishZones()
         try await commit()
     }

@@ -26,14 +26,48 @@ extension House {
             code = open
         }
         do throws(Pairing.Failure) {
-            let answer = try Pairing.answer(request, code: code, houseKey: houseKey)
+            let name = String((request.name ?? "").trimmingWhitespace().prefix(ControlMessage.maximumNameBytes))
+            let keyring = keyring
+            var made: MemberKey?
+            let answer = try Pairing.answer(request, code: code, houseKey: houseKey) {
+                made = keyring.add(name: name.isEmpty ? "paired machine" : name, viaPairing: true)
+                return made
+            }
             pairing.used()
-            log.info("a new member paired (house key fingerprint \(houseKey.fingerprint)); the code is spent")
+            let who = made.map { ": member \($0.id) ('\(name)', credential \($0.fingerprint))" }
+                ?? " (the house has all the members it takes: it holds the house key only)"
+            log.info("a new member paired\(who); the code is spent")
             return answer
         } catch {
             guard case let .malformed(message) = error else { return try refuseWrongCode() }
             throw ControlError.badRequest(message)
         }
+    }
+
+    public func members() -> MembersView {
+        MembersView(enrolment: keyring.enrolmentOpen, keyGeneration: keyring.streamInUse.generation, members: keyring.members.map {
+            .init(id: Int($0.id), name: $0.name, room: $0.room, added: $0.added, fingerprint: $0.fingerprint, keyGeneration: $0.holds)
+        })
+    }
+
+    public func revokeMember(_ member: String) throws(ControlError) -> MembersView {
+        CoordinatorMetrics.shared.command("member-revoke")
+        let all = keyring.members
+        let found = UInt16(member).flatMap { id in all.first { $0.id == id } }
+            ?? all.first { $0.name == member } ?? all.first { $0.room == member }
+        guard let found, keyring.revoke(member: found.id) else {
+            throw .notFound("no member '\(member)': the members are \(all.map { "\($0.id) (\($0.name))" }.joined(separator: ", "))")
+        }
+        log.info("revoked member \(found.id) ('\(found.name)'\(found.room.map { ", room '\($0)'" } ?? "")): its key is forgotten, "
+                 + "enrolment by the house key is closed, and the stream moves to a new key once the other members hold it")
+        if let room = found.room { messenger.forget(rooms: [room]) }
+        return members()
+    }
+
+    public func setEnrolment(_ open: Bool) -> MembersView {
+        keyring.setEnrolment(open)
+        log.info("enrolment by the house key \(open ? "open: any holder of the house key may join" : "closed: new members pair")")
+        return members()
     }
 
     /// A wrong proof costs the code a try; at none it is spent.

@@ -13,7 +13,7 @@ struct CtlCommand: ParsableCommand {
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
             QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
-            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self,
+            Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self, MembersCommand.self, MemberCommand.self,
         ])
     /// `tutti ctl --zone NAME COMMAND ...`: the zone goes to the command itself (whose
     /// options every command shares), right after its name, where no argument of the

@@ -162,3 +162,56 @@ struct ZoneCommand: ParsableCommand {
         }
     }
 }
+
+/// `tutti ctl members` and `tutti ctl member revoke|enrolment`: the house's members, each
+/// with a credential of its own.
+struct MembersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "members", abstract: "The house's members (followers, screens) and their credentials.")
+    @OptionGroup var options: CtlOptions
+    func run() throws {
+        let members = try options.client().get("/members", as: MembersView.self)
+        if options.json { try printJSON(members) } else { print(MemberCommand.text(members)) }
+    }
+}
+
+struct MemberCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "member", abstract: "Revoke a member, or open or close enrolment by the house key.",
+        subcommands: [Revoke.self, Enrolment.self])
+
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Revoke a member (its id, name or room): it can neither hear nor steer the house again; the others get the stream's new key by themselves.")
+        @OptionGroup var options: CtlOptions
+        @Argument var member: String
+        func run() throws {
+            let members = try options.client().send("DELETE", "/members/\(percentEncoded(member))", as: MembersView.self)
+            if options.json { return try printJSON(members) }
+            print("revoked \(member); enrolment by the house key is closed (new members pair: `tutti ctl pair`)")
+            print(MemberCommand.text(members))
+        }
+    }
+
+    struct Enrolment: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "open: any holder of the house key may become a member by itself; close: new members pair.")
+        @OptionGroup var options: CtlOptions
+        @Argument(help: "open or close") var state: String
+        func run() throws {
+            guard state == "open" || state == "close" else { throw ValidationError("say open or close, not '\(state)'") }
+            let members = try options.client().send("PUT", "/members/enrolment", body: EnrolmentUpdate(open: state == "open"), as: MembersView.self)
+            if options.json { try printJSON(members) } else { print(MemberCommand.text(members)) }
+        }
+    }
+
+    static func text(_ view: MembersView) -> String {
+        var lines = ["enrolment by the house key: \(view.enrolment ? "open" : "closed"); the stream's key: generation \(view.keyGeneration)"]
+        if view.members.isEmpty { lines.append("no members with credentials of their own yet") }
+        for m in view.members {
+            let room = m.room.map { " room \($0)," } ?? ""
+            let key = m.keyGeneration.map { " holds key \($0)" } ?? ""
+            lines.append("\(m.id). \(m.name):\(room) credential \(m.fingerprint)\(key)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
