@@ -9,7 +9,8 @@ prints one JSON line of what it sent and what came back.
 Forged (signed with a key of its own): time requests, subscriptions (a long lease, and a
 lease of 0 to cancel a follower's), room reports (a thousand rooms, and a 513-bracket body),
 and, to the follower's ports (or every UDP port of its host), epoch ends and muting room settings
-dated now, enrolments and requests for the stream's key, as member 0 (a holder of the house
+dated now (with --member-key: signed with a member's own credential, as that member and as
+others, to the follower alone), enrolments and requests for the stream's key, as member 0 (a holder of the house
 key) and as members 1 and 2. Unsigned: messages of the older protocol version and random bytes. With --rtp-port
 and --ssrc (what anyone who overhears the stream reads in its clear headers): RTP packets of
 that SSRC due 100 ms from now, as plain RTP and as SRTP sealed with a key of its own.
@@ -32,6 +33,21 @@ def seal(kind, body, stamp, key, member=0, sequence=0):
     return head + body + hmac.new(key, head + body, hashlib.sha256).digest()[:16]
 
 
+def hkdf(secret, salt, info, length=32):
+    prk = hmac.new(salt, secret, hashlib.sha256).digest()
+    out, block, counter = b"", b"", 1
+    while len(out) < length:
+        block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
+        out += block
+        counter += 1
+    return out[:length]
+
+
+def member_clock_key(secret):
+    """A member's clock-port key, as tutti derives it from its credential (HKDF-SHA256)."""
+    return hkdf(secret, b"tutti member", b"tutti member clock v1")
+
+
 def ntp_now():
     t = time.clock_gettime(time.CLOCK_MONOTONIC)  # the rig's hosts share this clock
     return (int(t) << 32) | int((t % 1) * (1 << 32))
@@ -44,10 +60,17 @@ def main():
     ap.add_argument("--ports", default="", help="the follower's UDP ports (comma-separated; default: every port)")
     ap.add_argument("--rtp-port", type=int, help="the follower's stream port")
     ap.add_argument("--ssrc", type=int, help="the stream's SSRC")
+    ap.add_argument("--member-key", help="a member's credential file (tutti member ID HEX): sign as that member, "
+                    "to the follower only (a member posing as the coordinator to another member)")
     opts = ap.parse_args()
     host, port = opts.coordinator.rsplit(":", 1)
     coordinator = (host, int(port))
     key = os.urandom(32)
+    members = [0]
+    if opts.member_key:
+        words = open(opts.member_key).read().split()
+        members = [int(words[2]), 0, 1, 2]
+        key = member_clock_key(bytes.fromhex(words[3]))
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
     sent = {"bytes": 0, "datagrams": 0}
@@ -61,36 +84,38 @@ def main():
             pass
 
     # To the coordinator: time requests, subscriptions, room reports.
-    for i in range(200):
+    for i in range(0 if opts.member_key else 200):
         send(seal(1, struct.pack(">Q", i) + bytes(24), 0, key, member=i % 3), coordinator)
         # Enrolment (a member of its own), and the stream's key, as member 0 and as member 1.
         send(seal(9, struct.pack(">QB", i, 8) + b"stranger" + bytes(64), 0, key), coordinator)
         send(seal(11, struct.pack(">I", 0xFFFFFFFF) + bytes(57), 0, key, member=1, sequence=i + 1), coordinator)
         send(seal(3, struct.pack(">HH", 5004, 65535) + bytes(4), 0, key), coordinator)
         send(seal(3, struct.pack(">HH", 0, 0) + bytes(4), 0, key), coordinator)
-    for i in range(1000):
+    for i in range(0 if opts.member_key else 1000):
         report = json.dumps({"name": f"stranger {i}", "state": "playing", "interrupted": False,
                              "clockOffsetMicroseconds": 0, "clockUncertaintyMicroseconds": 0, "roundTripMicroseconds": 0,
                              "bufferedPackets": 0, "outputLatencyMilliseconds": 1e300, "packetsReceived": 0, "packetsLost": 0,
                              "packetsRecovered": 0, "framesConcealed": 0, "packetsLate": 0, "timingErrorMicroseconds": 0,
                              "settingsVersion": 0, "outputDelayMilliseconds": 0}).encode()
         send(seal(5, report, 0, key), coordinator)
-    send(seal(5, b"[" * 513, 0, key), coordinator)
-    # The older protocol, unsigned: what a stranger could send before.
-    send(MAGIC + bytes([1, 5, 0, 0]) + b"[" * 513, coordinator)
-    send(MAGIC + bytes([1, 3, 0, 0]) + struct.pack(">HH", 5004, 65535), coordinator)
-    for i in range(300):
-        send(os.urandom(1 + i % 1200), coordinator)
+    if not opts.member_key:
+        send(seal(5, b"[" * 513, 0, key), coordinator)
+        # The older protocol, unsigned: what a stranger could send before.
+        send(MAGIC + bytes([1, 5, 0, 0]) + b"[" * 513, coordinator)
+        send(MAGIC + bytes([1, 3, 0, 0]) + struct.pack(">HH", 5004, 65535), coordinator)
+        for i in range(300):
+            send(os.urandom(1 + i % 1200), coordinator)
 
     # To the follower's UDP ports (as one that watched the traffic would know them; else every
     # port): epoch ends dated now (silence) and settings that mute, a few times over 2 s.
     ports = [int(p) for p in opts.ports.split(",") if p] or list(range(1, 65536))
     for round in range(20):
+        member = members[round % len(members)]
         for epoch in range(4):
-            end = seal(7, struct.pack(">IQ", epoch, ntp_now()), ntp_now(), key)
+            end = seal(7, struct.pack(">IQ", epoch, ntp_now()), ntp_now(), key, member=member)
             for p in ports:
                 send(end, (opts.follower, p))
-        mute = seal(6, struct.pack(">IHBBI", 0xFFFF + round, 0, 1, 0, 0), ntp_now(), key)
+        mute = seal(6, struct.pack(">IHBBI", 0xFFFF + round, 0, 1, 0, 0), ntp_now(), key, member=member)
         for p in ports:
             send(mute, (opts.follower, p))
         time.sleep(0.1)
