@@ -69,6 +69,8 @@ public final class ClockClient {
     private var membership: Membership
     /// What signs and checks this member's messages: its own key's, else the house key's.
     private var key: HMACAuthenticator
+    /// When this member enrolled (answers to its earlier messages may still come).
+    private var enrolledAt: Int64?
     private var session: CoordinatorSession
     /// Opens sealed retransmissions (SRTP) when the stream is sealed.
     private var opener: StreamKeys?
@@ -175,6 +177,11 @@ public final class ClockClient {
         do {
             opened = try ControlMessage.open(datagram.bytes) { $0 == id ? key : nil }
         } catch {
+            // Answers to what it sent before it enrolled, still on the way: not a stranger's.
+            if error == .unauthenticated, id != 0, ControlMessage.member(of: datagram.bytes) == 0,
+               let enrolledAt, arrived.nanoseconds - enrolledAt < 2_000_000_000 {
+                return
+            }
             if error == .unauthenticated {
                 unauthenticated += 1
                 if unauthenticated == 1 {
@@ -209,6 +216,7 @@ public final class ClockClient {
         }
         membership.member = member
         key = member.clockPort
+        enrolledAt = clock.nanosecondsNow()
         var kept = "kept in memory only (no state folder): it enrols again at its next start"
         if let path = membership.keyPath {
             do {

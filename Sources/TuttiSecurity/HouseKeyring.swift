@@ -172,6 +172,10 @@ public final class HouseKeyring: MemberKeys {
         }
     }
 
+    public func heard(member id: UInt16, at now: Int64) {
+        state.withLock { $0.members[id]?.heard = now }
+    }
+
     public func mayReport(member id: UInt16, room name: String) -> Bool {
         change { s in
             // Member 0 (a holder of the house key, while it may enrol) speaks for any room.

@@ -23,6 +23,7 @@ struct MemberChannelTests {
         var streamGeneration: UInt32 { 4 }
         func streamKey(for id: UInt16) -> (generation: UInt32, sealed: [UInt8])? { (4, [UInt8(id)]) }
         func holds(member id: UInt16, generation: UInt32, at now: Int64) { held.withLock { $0[id] = generation } }
+        func heard(member id: UInt16, at now: Int64) {}
         func mayReport(member id: UInt16, room name: String) -> Bool { id == 0 || name == "room \(id)" }
     }
 

@@ -111,6 +111,8 @@ struct MemberKeyTests {
         let next = try #require(a.openStreamKey(sealed, generation: 1))
         #expect(next != house.stream)
         #expect(ring.switchDue(at: t + 1_000_000_000) == nil, "a, heard lately, does not hold it yet")
+        ring.heard(member: a.id, at: t + 1_200_000_000)
+        #expect(ring.switchDue(at: t + 1_300_000_000) == nil, "a, heard again, still does not")
         ring.holds(member: a.id, generation: 1, at: t + 1_500_000_000)
         let moved = try #require(ring.switchDue(at: t + 2_000_000_000), "c was never heard: not waited for")
         #expect(moved.generation == 1 && moved.key == next && ring.streamInUse.key == next)

@@ -122,6 +122,7 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
                 return []
             }
         }
+        if member != 0 { keys.heard(member: member, at: t2) }
         let (verified, currentCookie) = cookies.check(opened.stamp, for: addressBytes(peer), at: t2)
         if verified { remember(peer, at: t2) }
         /// An answer to the asker, sealed with its key, stamped now, with the stream key's generation.

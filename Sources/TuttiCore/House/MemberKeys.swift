@@ -18,6 +18,8 @@ public protocol MemberKeys: Sendable {
     /// Member `id` says it holds `generation` (the coordinator moves the stream to a new key
     /// once the members hold it).
     func holds(member id: UInt16, generation: UInt32, at now: Int64)
+    /// A message of member `id` came at `now` (the members heard lately are waited for).
+    func heard(member id: UInt16, at now: Int64)
     /// Whether member `id` may report room `name` (a member speaks for one room: the first it
     /// reports). False refuses the report.
     func mayReport(member id: UInt16, room name: String) -> Bool
@@ -34,6 +36,7 @@ public struct OneKey: MemberKeys {
     public var streamGeneration: UInt32 { 0 }
     public func streamKey(for id: UInt16) -> (generation: UInt32, sealed: [UInt8])? { nil }
     public func holds(member id: UInt16, generation: UInt32, at now: Int64) {}
+    public func heard(member id: UInt16, at now: Int64) {}
     public func mayReport(member id: UInt16, room name: String) -> Bool { true }
 
     /// What seals a "not paired" notice: nothing (it carries no tag).

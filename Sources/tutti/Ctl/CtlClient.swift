@@ -76,12 +76,11 @@ struct CtlClient {
 
     func call(_ method: String, _ path: String, body: (any Encodable)? = nil) throws -> [UInt8] {
         var headers: [String: String] = [:]
-        if method != "GET" {
-            guard let token else {
-                throw CtlFailure(description: "this command changes the house and needs its token: pass --token, set TUTTI_TOKEN, or run where the coordinator keeps its state (--state-dir)")
-            }
-            headers["Authorization"] = "Bearer \(token)"
+        if method != "GET", token == nil {
+            throw CtlFailure(description: "this command changes the house and needs its token: pass --token, set TUTTI_TOKEN, or run where the coordinator keeps its state (--state-dir)")
         }
+        // Reads go with the token too when there is one (the members' list needs it).
+        if let token { headers["Authorization"] = "Bearer \(token)" }
         let data = try body.map { [UInt8](try JSONEncoder().encode($0)) }
         let response: HTTPClient.Response
         do {
