@@ -85,11 +85,14 @@ func srtp(_ bytes: [UInt8]) {
 
 func clock(_ bytes: [UInt8]) {
     // The body parse that runs once a tag has checked out, then the round trip.
-    guard let (message, stamp) = try? ControlMessage.decode(bytes) else { return }
-    let again = message.encode(stamp: stamp)
-    guard let (reread, _) = try? ControlMessage.decode(again) else { preconditionFailure("a decoded message did not decode again") }
+    guard let opened = try? ControlMessage.decodeOpened(bytes) else { return }
+    let message = opened.message
+    let again = message.encode(stamp: opened.stamp, member: opened.member, sequence: opened.sequence)
+    guard let reread = try? ControlMessage.decodeOpened(again) else { preconditionFailure("a decoded message did not decode again") }
+    precondition(reread.member == opened.member && reread.stamp == opened.stamp && reread.sequence == opened.sequence,
+                 "a header did not survive a round trip")
     if case .roomReport = message { return }  // figures are rounded to their fields
-    precondition(reread == message, "a message did not survive a round trip")
+    precondition(reread.message == message, "a message did not survive a round trip")
 }
 
 func lrc(_ bytes: [UInt8]) {
