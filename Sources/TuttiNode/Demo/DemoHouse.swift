@@ -141,7 +141,10 @@ public final class DemoHouse: @unchecked Sendable {
 
     @discardableResult
     private func spawn(_ path: String, _ args: [String]) throws -> ChildProcess {
-        let child = try ChildProcess([path] + args, stdoutPath: childLog, stderrPath: childLog, appending: true)
+        // The demo's rooms keep their credentials beside the demo coordinator's members:
+        // the two come and go together.
+        let child = try ChildProcess([path] + args, stdoutPath: childLog, stderrPath: childLog,
+                                     environment: ["TUTTI_STATE_DIR": Self.stateDirectory], appending: true)
         children.withLock { $0.append(child) }
         return child
     }

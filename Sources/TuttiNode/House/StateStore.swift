@@ -106,7 +106,10 @@ public final class StateStore: @unchecked Sendable {
         }
     }
 
-    /// The house's keyring: the house key, and the members saved in this folder.
+    /// The house's keyring: the house key, and the members saved in this folder. Every change
+    /// is on disk before the call that made it returns (a revocation lost to a crash would
+    /// let the member back); the clock service's thread saves only when a member enrols or
+    /// first names its room, once in the member's life.
     public func keyring(sealsStream: Bool) throws -> HouseKeyring {
         let key = try houseKey()
         return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream,
