@@ -28,6 +28,8 @@ public final class ControlServer: Sendable {
         /// Event streams (WebSockets) open at once, and from one address.
         public var maximumEventStreams = 64
         public var eventStreamsPerAddress = 8
+        /// Event streams opened with the token or a ticket: a budget of their own.
+        public var maximumOwnerEventStreams = 32
         /// HTTPS (and WSS) with this certificate chain and private key (PEM), when set.
         public var tls: TLSIdentity?
         /// `/metrics`: the Prometheus exposition and its content type, when set.
@@ -68,6 +70,9 @@ public final class ControlServer: Sendable {
     /// Each address's share of the connections, and of the event streams.
     let connections: PeerLimits
     let eventStreams: PeerLimits
+    /// Those opened with the token or a ticket (`EventTickets`).
+    let ownerStreams: PeerLimits
+    let tickets = EventTickets()
 
     public init(service: any ControlService, configuration: Configuration) {
         self.service = service
@@ -75,6 +80,7 @@ public final class ControlServer: Sendable {
         gate = TokenGate(service: service)
         connections = PeerLimits(perAddress: configuration.connectionsPerAddress)
         eventStreams = PeerLimits(perAddress: configuration.eventStreamsPerAddress, total: configuration.maximumEventStreams)
+        ownerStreams = PeerLimits(perAddress: configuration.eventStreamsPerAddress, total: configuration.maximumOwnerEventStreams)
     }
 
     /// The server as a ServiceLifecycle service, for the caller's service group (whose
@@ -150,28 +156,47 @@ public final class ControlServer: Sendable {
         api.get("feedback") { request, context in gate.shown(await service.feedback(), request, context) }
         api.get("replaygain") { _, _ in await service.replayGain() }
         HouseRoutes.add(to: api, service: service, gate: gate)
+        let tickets = self.tickets
+        api.post("events/ticket") { request, context -> EventTicket in
+            try gate.authorize(request, context)
+            return EventTicket(ticket: tickets.issue(), expiresInSeconds: Int(EventTickets.lifetime / 1_000_000_000))
+        }
         ZoneRoutes.add(to: api, service: service, gate: gate)
         return router
+    }
+
+    /// The token of an `Authorization: Bearer TOKEN` header.
+    static func bearer(_ header: String?) -> String? {
+        guard let header, header.hasPrefix("Bearer ") else { return nil }
+        return String(header.dropFirst(7))
     }
 
     func makeEventRouter() -> Router<EventSocketContext> {
         let router = Router(context: EventSocketContext.self)
         let service = self.service
-        let streams = eventStreams
+        let streams = eventStreams, owners = ownerStreams, tickets = self.tickets
         let names = configuration.hostNames
         for path in ["/api/v1/events", "/api/v1/zones/:zone/events"] {
         router.ws(RouterPath(path), shouldUpgrade: { request, context in
             // Only the coordinator's own pages (or clients that are not browsers), by one of its
-            // own names, and only while the address has event streams to spare.
+            // own names, and only while the address has event streams to spare in its budget:
+            // the house's own (the token, or a ticket) or the open one.
+            let owner = Self.bearer(request.headers[.authorization]).map(service.authorizes) ?? false
+                || tickets.isValid(request.uri.queryParameters.get("ticket"))
+            let budget = owner ? owners : streams
             guard names.allows(request.head.authority),
                   SameOrigin.allows(origin: request.headers[.origin], host: request.head.authority),
-                  streams.held(by: context.peer) < streams.perAddress else { return .dontUpgrade }
+                  budget.held(by: context.peer) < budget.perAddress else { return .dontUpgrade }
             return .upgrade([:])
         }) { inbound, outbound, context in
             // Counted while it is open: one address holds at most its share, all of them the total.
+            let request = context.request
+            let owner = Self.bearer(request.headers[.authorization]).map(service.authorizes) ?? false
+                || tickets.take(request.uri.queryParameters.get("ticket"))
+            let budget = owner ? owners : streams
             let peer = context.requestContext.peer
-            guard streams.admit(peer) else { return }
-            defer { streams.release(peer) }
+            guard budget.admit(peer) else { return }
+            defer { budget.release(peer) }
             // A zone's events: /zones/{zone}/events, or ?zone=NAME; else the default zone's.
             let zone = context.requestContext.parameters.get("zone")?.removingPercentEncoding
                 ?? context.request.uri.queryParameters.get("zone")

@@ -16,6 +16,7 @@ extension PairingCode: ResponseEncodable {}
 extension PairingAnswer: ResponseEncodable {}
 extension ReplayGain: ResponseEncodable {}
 extension ZoneView: ResponseEncodable {}
+extension EventTicket: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {

@@ -5,13 +5,15 @@ public final class WebSocketClient {
     private let connection: TCPConnection
     private var random = SystemRandomNumberGenerator()
 
-    /// Opens `path` on `server` (over TLS when the server's client says so).
-    public init(server: HTTPClient, path: String) throws(SystemError) {
+    /// Opens `path` on `server` (over TLS when the server's client says so), with `headers`
+    /// (the token's `Authorization`, say).
+    public init(server: HTTPClient, path: String, headers: [String: String] = [:]) throws(SystemError) {
         let host = server.host, port = server.port
         connection = try server.connect()
         let key = (0..<16).map { _ in UInt8.random(in: 0...255) }
+        let extra = headers.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)\r\n" }.joined()
         let request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            + "Sec-WebSocket-Key: \(Base64.encode(key))\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            + "Sec-WebSocket-Key: \(Base64.encode(key))\r\nSec-WebSocket-Version: 13\r\n\(extra)\r\n"
         try connection.write(Array(request.utf8))
         guard let status = try connection.read(until: [13, 10]),
               String(decoding: status, as: UTF8.self).split(separator: " ").dropFirst().first == "101" else {

@@ -219,6 +219,41 @@ struct RouterTests {
         }
     }
 
+    /// The members need the token to be listed, revoked, or enrolment changed; a revoked
+    /// member's name is percent-decoded; an unknown one is a 404.
+    @Test func membersAreListedAndRevokedWithTheTokenOnly() async throws {
+        try await withRouter { house, client in
+            #expect(try await client.execute(uri: "/api/v1/members", method: .get).status == .unauthorized)
+            #expect(try await client.execute(uri: "/api/v1/members/1", method: .delete).status == .unauthorized)
+            let listed = try await client.execute(uri: "/api/v1/members", method: .get, headers: Self.auth)
+            #expect(try json(MembersView.self, listed).members.map(\.room) == ["Kitchen"])
+            let revoked = try await client.execute(uri: "/api/v1/members/Kitchen", method: .delete, headers: Self.auth)
+            #expect(try revoked.status == .ok && !json(MembersView.self, revoked).enrolment)
+            #expect(try await client.execute(uri: "/api/v1/members/Attic%20Room", method: .delete, headers: Self.auth).status == .notFound)
+            let enrolment = try await client.execute(uri: "/api/v1/members/enrolment", method: .put, headers: Self.auth,
+                                                     body: ByteBuffer(string: #"{"open": true}"#))
+            #expect(try json(MembersView.self, enrolment).enrolment)
+            #expect(house.commands == ["members", "revoke Kitchen", "revoke Attic Room", "enrolment true"])
+        }
+    }
+
+    /// A ticket for the event stream needs the token; each is good once, for a minute.
+    @Test func eventTicketsNeedTheTokenAndServeOnce() async throws {
+        try await withRouter { _, client in
+            #expect(try await client.execute(uri: "/api/v1/events/ticket", method: .post).status == .unauthorized)
+            let issued = try await client.execute(uri: "/api/v1/events/ticket", method: .post, headers: Self.auth)
+            let ticket = try json(EventTicket.self, issued)
+            #expect(ticket.ticket.count == 32 && ticket.expiresInSeconds == 60)
+        }
+        let tickets = EventTickets()
+        let one = tickets.issue(), two = tickets.issue()
+        #expect(one != two && tickets.isValid(one) && tickets.isValid(one), "looking does not spend it")
+        #expect(tickets.take(one) && !tickets.take(one) && !tickets.isValid(one), "spent once")
+        #expect(!tickets.take("0123") && !tickets.take(nil) && tickets.take(two))
+        for _ in 0..<(EventTickets.limit + 10) { _ = tickets.issue() }
+        #expect(!tickets.isValid(one))
+    }
+
     /// ReplayGain: read without the token, changed with it; a gain that is not a sane number
     /// of decibels is refused by name (never a crash converting it).
     @Test func replayGainIsReadAndChanged() async throws {

@@ -249,6 +249,25 @@ extension IntegrationTests {
                         as? [String: Any]) ?? [:]
             #expect(held["open_at_end"] as? Int == 8, "the stranger's event streams: \(held)")
 
+            // A stranger with eight addresses takes the whole open budget (64 event streams,
+            // the one lyric screens without the token share); the owner's streams, opened with
+            // the token or a one-time ticket from it, have a budget of their own.
+            let many = try h.start("many-sockets", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
+                                                    "--websockets", "80", "--hold", "6",
+                                                    "--sources", (4...11).map { "127.0.0.\($0)" }.joined(separator: ",")])
+            Thread.sleep(forTimeInterval: 3)
+            let anonymous = try h.run("anonymous-socket", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
+                                                           "--websockets", "1", "--hold", "1"])
+            #expect(anonymous.out.contains(#""open_at_end": 0"#), "the open budget was not full: \(anonymous)")
+            let ticketed = try h.run("ticketed-socket", ["python3", Harness.packageRoot + "/bench/lib/flood.py", "--port", "\(port)",
+                                                         "--websockets", "2", "--hold", "1", "--token", h.token ?? ""])
+            #expect(ticketed.out.contains(#""open_at_end": 2"#), "the owner's event streams with tickets: \(ticketed)")
+            #expect(try api.call("POST", "/events/ticket", token: .some(nil)).status == 401, "a ticket needs the token")
+            #expect(many.wait(timeout: 30) == 0, "\(h.log("many-sockets"))")
+            let manyHeld = (try? JSONSerialization.jsonObject(with: Data(((try? String(contentsOfFile: h.path("many-sockets.out"), encoding: .utf8)) ?? "").utf8))
+                            as? [String: Any]) ?? [:]
+            #expect(manyHeld["open_at_end"] as? Int == 64, "the stranger's event streams from eight addresses: \(manyHeld)")
+
             // The house played on and saves again.
             var answered = false
             for _ in 0..<20 where !answered {

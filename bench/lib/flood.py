@@ -8,7 +8,7 @@ of what came of it.
         Opens that many TCP connections and holds them for HOLD seconds: half send nothing,
         half the start of a request head and then a header line every 3 s (a slow client).
         How many opened, and how many the server closed before the end.
-    flood.py --port 8485 --websockets 128 --hold 10 [--source 127.0.0.3]
+    flood.py --port 8485 --websockets 128 --hold 10 [--source 127.0.0.3 | --sources 127.0.0.4,127.0.0.5] [--token T]
         Asks for that many event streams (WebSocket upgrades, no Origin, no token) and holds
         those it gets: how many were upgraded, and how many are still open at the end.
 """
@@ -103,12 +103,22 @@ def hold(opts):
             "first_closed_after": times[0] if times else None}
 
 
+def ticket(opts):
+    """A one-time ticket for the event stream, asked for with the token."""
+    conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5)
+    conn.request("POST", "/api/v1/events/ticket", headers={"Authorization": "Bearer " + opts.token})
+    return json.loads(conn.getresponse().read())["ticket"]
+
+
 def websockets(opts):
     upgraded, refused = [], 0
+    sources = opts.sources.split(",") if opts.sources else [opts.source]
     for i in range(opts.websockets):
-        s = socket.create_connection(("127.0.0.1", opts.port), timeout=5, source_address=(opts.source, 0))
+        source = sources[i % len(sources)]
+        s = socket.create_connection(("127.0.0.1", opts.port), timeout=5, source_address=(source, 0))
         key = base64.b64encode(os.urandom(16)).decode()
-        s.sendall((f"GET /api/v1/events HTTP/1.1\r\nHost: 127.0.0.1:{opts.port}\r\nUpgrade: websocket\r\n"
+        path = "/api/v1/events" + (f"?ticket={ticket(opts)}" if opts.token else "")
+        s.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{opts.port}\r\nUpgrade: websocket\r\n"
                    f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n").encode())
         try:
             head = s.recv(4096)
@@ -165,6 +175,8 @@ def main():
     ap.add_argument("--connections", type=int, default=0)
     ap.add_argument("--websockets", type=int, default=0)
     ap.add_argument("--hold", type=float, default=15)
+    ap.add_argument("--sources", default="", help="source addresses to take turns with (comma-separated)")
+    ap.add_argument("--token", default="", help="the house token: each event stream with a one-time ticket")
     opts = ap.parse_args()
     result = guess(opts) if opts.guess else websockets(opts) if opts.websockets else hold(opts)
     print(json.dumps(result), flush=True)

@@ -235,8 +235,12 @@ function renderQueue() {
   });
 }
 
-function connect() {
-  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events?zone=" + encodeURIComponent(zone));
+async function connect() {
+  // With the token, a one-time ticket: the house's own event streams, which no stranger can spend.
+  let ticket = "";
+  if (token) { try { const r = await fetch("/api/v1/events/ticket", { method: "POST", headers: { "Authorization": "Bearer " + token } });
+    if (r.ok) ticket = "&ticket=" + encodeURIComponent((await r.json()).ticket); } catch (e) {} }
+  const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events?zone=" + encodeURIComponent(zone) + ticket);
   socket = ws;
   let t1 = 0, best = Infinity, timer = null;
   ws.onopen = () => { const ask = () => { t1 = performance.now(); ws.send(JSON.stringify({ type: "time", id: 1, t1 })); timer = setTimeout(ask, 2000); }; ask(); };

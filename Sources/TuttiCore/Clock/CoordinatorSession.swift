@@ -269,7 +269,7 @@ public struct CoordinatorSession: Sendable {
         case let .roomSettings(version, volume, muted, delay, stream):
             // Settings go forward only: an older version is a replay (within the stamp's
             // freshness) or one overtaken on the way.
-            if let applied = settingsVersion, Int32(bitPattern: version &- applied) < 0 {
+            if let applied = settingsVersion, applied.isAfter(version) {
                 stale += 1
                 return []
             }

@@ -87,6 +87,17 @@ public struct PairingAnswer: Codable, Equatable, Sendable {
     }
 }
 
+/// A ticket for one event stream (`POST /api/v1/events/ticket`): open
+/// `/api/v1/events?ticket=...` with it within `expiresInSeconds`.
+public struct EventTicket: Codable, Equatable, Sendable {
+    public var ticket: String
+    public var expiresInSeconds: Int
+    public init(ticket: String, expiresInSeconds: Int) {
+        self.ticket = ticket
+        self.expiresInSeconds = expiresInSeconds
+    }
+}
+
 /// A code just shown (`POST /api/v1/pairing`).
 public struct PairingCode: Codable, Equatable, Sendable {
     public var code: String

@@ -59,7 +59,7 @@ public struct RoomRegistry: Sendable {
         // A follower that applied a newer version than the house's (the room was forgotten and
         // joins again, or the saved state is older than what it was told) takes only newer
         // ones: the house's settings go on from the follower's.
-        if Int32(bitPattern: report.settingsVersion &- room.settings.version) > 0 {
+        if report.settingsVersion.isAfter(room.settings.version) {
             room.settings.version = report.settingsVersion &+ 1
         }
         room.report = report
@@ -147,8 +147,12 @@ public struct RoomRegistry: Sendable {
     }
 
     /// Forgets a room and its settings (it joins again, as new, if its follower reports).
-    public mutating func remove(_ name: String) throws(RoomError) {
-        rooms[try find(name)] = nil
+    /// Forgets a room (by its name or key); its key.
+    @discardableResult
+    public mutating func remove(_ name: String) throws(RoomError) -> String {
+        let key = try find(name)
+        rooms[key] = nil
+        return key
     }
 
     // MARK: - Zones

@@ -160,5 +160,5 @@ struct SegmentSwitch {
         }
     }
 
-    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { Int32(bitPattern: a &- b) > 0 }
+    static func isNewer(_ a: UInt32, than b: UInt32) -> Bool { a.isAfter(b) }
 }

@@ -12,6 +12,12 @@ public struct StreamTimestamp: Hashable, Sendable, CustomStringConvertible {
     public var description: String { "ts\(rawValue)" }
 }
 
+extension UInt32 {
+    /// Whether `self` comes after `other` on a 32-bit counter that wraps (versions, epochs):
+    /// within half the counter's range ahead of it (serial-number arithmetic, RFC 1982).
+    public func isAfter(_ other: UInt32) -> Bool { Int32(bitPattern: self &- other) > 0 }
+}
+
 /// The RTP sequence number: 16 bits, wrapping.
 public struct SequenceNumber: Hashable, Sendable, CustomStringConvertible {
     public var rawValue: UInt16

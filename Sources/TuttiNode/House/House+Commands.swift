@@ -146,15 +146,16 @@ extension House {
 
     public func removeRoom(_ name: String) async throws(ControlError) {
         CoordinatorMetrics.shared.command("room-remove")
+        let key: String
         do throws(RoomError) {
-            try registry.remove(name)
+            key = try registry.remove(name)
         } catch {
             throw ControlError(error)
         }
         // The room's member goes with it: it can neither hear nor steer the house again.
-        let revoked = keyring.revoke(room: name)
+        let revoked = keyring.revoke(room: key)
         if !revoked.isEmpty {
-            messenger.forget(rooms: [name])
+            messenger.forget(rooms: [key])
             log.info("room '\(name)' removed: its member \(revoked.map(String.init).joined(separator: ", ")) revoked; the stream moves "
                      + "to a new key once the other members hold it")
         }

@@ -109,7 +109,9 @@ struct CtlClient {
     func follow(_ body: (Event, String) throws -> Void) throws {
         let socket: WebSocketClient
         do {
-            socket = try WebSocketClient(server: http, path: "/api/v1/events" + (zone.map { "?zone=\(percentEncoded($0))" } ?? ""))
+            // With the token: the house's own budget of event streams, which strangers cannot spend.
+            socket = try WebSocketClient(server: http, path: "/api/v1/events" + (zone.map { "?zone=\(percentEncoded($0))" } ?? ""),
+                                         headers: token.map { ["Authorization": "Bearer \($0)"] } ?? [:])
         } catch {
             throw CtlFailure(description: "cannot follow the coordinator at \(url): \(error)")
         }
