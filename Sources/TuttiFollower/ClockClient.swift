@@ -71,6 +71,8 @@ public final class ClockClient {
     private var key: HMACAuthenticator
     /// When this member enrolled (answers to its earlier messages may still come).
     private var enrolledAt: Int64?
+    /// Whether the first message not signed with this member's key was told of.
+    private var warned = false
     private var session: CoordinatorSession
     /// Opens sealed retransmissions (SRTP) when the stream is sealed.
     private var opener: StreamKeys?
@@ -177,14 +179,14 @@ public final class ClockClient {
         do {
             opened = try ControlMessage.open(datagram.bytes) { $0 == id ? key : nil }
         } catch {
-            // Answers to what it sent before it enrolled, still on the way: not a stranger's.
-            if error == .unauthenticated, id != 0, ControlMessage.member(of: datagram.bytes) == 0,
-               let enrolledAt, arrived.nanoseconds - enrolledAt < 2_000_000_000 {
-                return
-            }
+            // Answers to what it sent before it enrolled may still be on the way: counted, but
+            // not warned of as a stranger's.
+            let lateAnswer = id != 0 && ControlMessage.member(of: datagram.bytes) == 0
+                && enrolledAt.map { arrived.nanoseconds - $0 < 2_000_000_000 } ?? false
             if error == .unauthenticated {
                 unauthenticated += 1
-                if unauthenticated == 1 {
+                if !lateAnswer, !warned {
+                    warned = true
                     log.warning("a message from \(datagram.from) not signed with this member's key: dropped (such messages are "
                                 + "counted every 10 s)")
                 }

@@ -44,24 +44,8 @@ public struct HouseKey: Sendable, Equatable {
 
     /// Reads 64 hexadecimal digits (surrounding white space allowed).
     public init?(hex: String) {
-        let digits = Array(hex.trimmingWhitespace().utf8)
-        guard digits.count == 2 * Self.size else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.size)
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = Self.nibble(digits[i]), let low = Self.nibble(digits[i + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
+        guard let bytes = Hex.decode(hex.trimmingWhitespace(), count: Self.size) else { return nil }
         self.init(bytes: bytes)
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// The key for `purpose`: HKDF-SHA256 of the secret, salted "tutti house".
@@ -129,13 +113,31 @@ public struct DiscoveryProof: Sendable {
 
     /// Whether `tag` (hex) is `message`'s, compared in constant time.
     public func verifies(_ tag: String, for message: [UInt8]) -> Bool {
-        let digits = Array(tag.utf8)
-        guard digits.count == 2 * ControlMessage.tagSize else { return false }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) else { return false }
-            bytes.append(byte)
-        }
+        guard let bytes = Hex.decode(tag, count: ControlMessage.tagSize) else { return false }
         return authenticator.verify(bytes[...], for: message[...])
+    }
+}
+
+/// Hexadecimal digits, strictly: exactly two per byte, nothing else (no sign, no spaces).
+enum Hex {
+    static func decode(_ text: String, count: Int) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count == 2 * count else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = nibble(digits[i]), let low = nibble(digits[i + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -97,7 +97,7 @@ public final class HouseKeyring: MemberKeys {
             if let stream = saved.stream, let key = Self.key(stream.key) { state.current = (stream.generation, key) }
             if let next = saved.next, let key = Self.key(next.key) { state.next = (next.generation, key, nil) }
             for m in saved.members {
-                guard let secret = KeyWrap.bytes(hex: m.secret), let key = MemberKey(id: m.id, secret: secret) else { continue }
+                guard let secret = Hex.decode(m.secret, count: MemberKey.size), let key = MemberKey(id: m.id, secret: secret) else { continue }
                 state.members[m.id] = Entry(key: key, clock: key.clockPort, name: m.name, room: m.room, added: m.added)
             }
         }
@@ -105,14 +105,7 @@ public final class HouseKeyring: MemberKeys {
     }
 
     private static func key(_ hex: String) -> SRTPMasterKey? {
-        let digits = Array(hex.utf8)
-        guard digits.count == 2 * (SRTPMasterKey.keySize + SRTPMasterKey.saltSize) else { return nil }
-        var bytes: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let b = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(b)
-        }
-        return SRTPMasterKey(bytes: bytes)
+        Hex.decode(hex, count: SRTPMasterKey.keySize + SRTPMasterKey.saltSize).flatMap(SRTPMasterKey.init(bytes:))
     }
 
     private func saved(_ s: State) -> Saved {

@@ -42,7 +42,7 @@ public struct MemberKey: Sendable, Equatable {
     public init?(text: String) {
         let words = text.trimmingWhitespace().split(separator: " ")
         guard words.count == 4, words[0] == "tutti", words[1] == "member", let id = UInt16(words[2]),
-              let secret = KeyWrap.bytes(hex: String(words[3])) else { return nil }
+              let secret = Hex.decode(String(words[3]), count: Self.size) else { return nil }
         self.init(id: id, secret: secret)
     }
 
@@ -121,17 +121,6 @@ struct KeyWrap {
 
     private func associated(_ context: UInt32) -> [UInt8] {
         Array("tutti key wrap v1 \(label)".utf8) + [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: context >> $0) }
-    }
-
-    static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count == 2 * MemberKey.size else { return nil }
-        var out: [UInt8] = []
-        for i in stride(from: 0, to: digits.count, by: 2) {
-            guard let byte = UInt8(String(decoding: digits[i...(i + 1)], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
-        }
-        return out
     }
 }
 

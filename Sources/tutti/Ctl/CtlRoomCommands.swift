@@ -183,7 +183,7 @@ struct MemberCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Revoke a member (its id, name or room): it can neither hear nor steer the house again; the others get the stream's new key by themselves.")
         @OptionGroup var options: CtlOptions
-        @Argument var member: String
+        @Argument(help: "The member to revoke: its id, name or room (as `tutti ctl members` lists them).") var member: String
         func run() throws {
             let members = try options.client().send("DELETE", "/members/\(percentEncoded(member))", as: MembersView.self)
             if options.json { return try printJSON(members) }
@@ -196,10 +196,11 @@ struct MemberCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "open: any holder of the house key may become a member by itself; close: new members pair.")
         @OptionGroup var options: CtlOptions
-        @Argument(help: "open or close") var state: String
+        @Argument(help: "open (holders of the house key may become members by themselves) or close (new members pair).") var enrolment: String
         func run() throws {
-            guard state == "open" || state == "close" else { throw ValidationError("say open or close, not '\(state)'") }
-            let members = try options.client().send("PUT", "/members/enrolment", body: EnrolmentUpdate(open: state == "open"), as: MembersView.self)
+            guard enrolment == "open" || enrolment == "close" else { throw ValidationError("say open or close, not '\(enrolment)'") }
+            let members = try options.client().send("PUT", "/members/enrolment", body: EnrolmentUpdate(open: enrolment == "open"),
+                                                    as: MembersView.self)
             if options.json { try printJSON(members) } else { print(MemberCommand.text(members)) }
         }
     }
