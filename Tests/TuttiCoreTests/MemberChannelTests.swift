@@ -75,6 +75,28 @@ struct MemberChannelTests {
         #expect(service.counts.unauthenticated == 2)
     }
 
+    /// A member revoked on another thread while its message is being answered: the answer is
+    /// sealed with the key the message was checked with (the house looks it up once).
+    @Test func aMemberRevokedMeanwhileIsAnsweredWithTheKeyItsMessageWasCheckedWith() throws {
+        final class Revoking: MemberKeys {
+            let lookups = Atomic<Int>(0)
+            func clockKey(member id: UInt16) -> (any MessageAuthenticator)? {
+                lookups.add(1, ordering: .relaxed) == (1, 1) ? Members.keys[id] : nil
+            }
+            func enroll(name: String) -> (member: UInt16, sealed: [UInt8])? { nil }
+            var streamGeneration: UInt32 { 0 }
+            func streamKey(for id: UInt16) -> (generation: UInt32, sealed: [UInt8])? { nil }
+            func holds(member id: UInt16, generation: UInt32, at now: Int64) {}
+            func heard(member id: UInt16, at now: Int64) {}
+            func mayReport(member id: UInt16, room name: String) -> Bool { true }
+        }
+        var service = Service(keys: Revoking(), cookieKey: SumTag(key: 99), stream: { _ in 0xAB }, payloadType: 96,
+                              addressBytes: { [UInt8(truncatingIfNeeded: $0)] }, atPort: { $0 + 1000 * Int($1) })
+        let actions = send(&service, .timeRequest(originate: 1), member: 1)
+        guard case let .send(bytes, _) = try #require(actions.first) else { return }
+        #expect(try ControlMessage.open(bytes) { $0 == 1 ? Members.keys[1] : nil }.member == 1)
+    }
+
     /// Each sequence number counts once; 64 of reordering are allowed; time requests go unnumbered.
     @Test func aMembersMessagesAreTakenOnceEach() throws {
         var service = service()

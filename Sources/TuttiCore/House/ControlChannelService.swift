@@ -95,8 +95,14 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
     public mutating func receive(_ bytes: [UInt8], from peer: Peer, at t2: Int64, clock: some MonotonicClock) -> [Action] {
         let opened: ControlMessage.Opened
         let keys = self.keys
+        // The key the message was checked with: its answers are sealed with the same (the
+        // member may be revoked on another thread meanwhile).
+        var checkedWith: (any MessageAuthenticator)?
         do {
-            opened = try ControlMessage.open(bytes) { keys.clockKey(member: $0) }
+            opened = try ControlMessage.open(bytes) { member in
+                checkedWith = keys.clockKey(member: member)
+                return checkedWith
+            }
         } catch .unauthenticated {
             counts.unauthenticated += 1
             var actions: [Action] = counts.unauthenticated == 1 ? [.firstStranger(peer)] : []
@@ -112,8 +118,11 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
             return []
         }
         let member = opened.member
-        // Opened with a key the house knows, so present.
-        let key = keys.clockKey(member: member)!
+        // Unsigned (a "not paired" notice): none of the coordinator's business.
+        guard let key = checkedWith else {
+            counts.rejected += 1
+            return []
+        }
         // A member numbers what it sends after its first answer (time requests are not
         // numbered: a replayed one earns its sender nothing).
         if member != 0, !opened.message.isTimeRequest {
