@@ -328,10 +328,15 @@ extension IntegrationTests {
             #expect(server.requests.contains { $0.hasPrefix("GET /hls/seg") && $0.contains(".ts 200") }, "\(server.requests.suffix(10))")
             #expect(!server.requests.contains { $0.contains("missing-video") }, "the video variant was chosen")
             let a = try control.wav(h.path("a.wav"))
-            // Sound from every station: no second of the last 16 is silent but the switches.
+            // Sound from every station: no second of the last 11 is silent but the three
+            // switches (not counting the seconds before the first station was heard: on a quick
+            // run the whole recording is not much longer than that).
             let seconds = a.samples.count / 48_000
-            let loud = (max(0, seconds - 12)..<seconds - 1).filter { Analysis.rms(a.samples[($0 * 48_000)..<(($0 + 1) * 48_000)]) > 0.01 }
-            #expect(loud.count >= 8, "\(loud.count) of the last 11 seconds had sound")
+            func isLoud(_ second: Int) -> Bool { Analysis.rms(a.samples[(second * 48_000)..<((second + 1) * 48_000)]) > 0.01 }
+            let firstHeard = (0..<seconds).first(where: isLoud) ?? 0
+            let window = max(firstHeard, seconds - 12)..<max(firstHeard, seconds - 1)
+            let loud = window.filter(isLoud)
+            #expect(window.count >= 6 && loud.count >= window.count - 3, "\(loud.count) of the \(window.count) seconds \(window) had sound")
             let log = h.log("coordinator")
             #expect(!log.contains("error"), "\(log.suffix(2000))")
         }
