@@ -138,11 +138,11 @@ struct MemberChannelTests {
         let cookie = try cookie(&service, member: 0)
         let actions = send(&service, enrol, member: 0, cookie: cookie)
         #expect(actions.count == 2)
-        guard case let .send(bytes, to) = try #require(actions.first) else { return }
+        guard case let .send(bytes, to) = try #require(actions.last) else { return }
         #expect(to == 1 && bytes.count <= enrol.seal(stamp: 0, with: Members.keys[0]!).count, "no larger than the request")
         #expect(try ControlMessage.open(bytes, with: Members.keys[0]!).message == .enrolled(nonce: 77, member: 3, sealed: Array("Patio".utf8)))
-        guard case .enrolled(member: 3, name: "Patio", from: 1) = actions[1] else {
-            Issue.record("\(actions[1])")
+        guard case .enrolled(member: 3, name: "Patio", from: 1) = actions[0] else {
+            Issue.record("\(actions[0])")
             return
         }
         // A member enrols no further.

@@ -173,8 +173,10 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
                 counts.refused += 1
                 return []
             }
-            return [.send(answer(.enrolled(nonce: nonce, member: id, sealed: sealed)), to: peer),
-                    .enrolled(member: id, name: name, from: peer)]
+            // The house first learns who the peer is now (what it sends the peer from now on
+            // is sealed for the new member), then the peer.
+            return [.enrolled(member: id, name: name, from: peer),
+                    .send(answer(.enrolled(nonce: nonce, member: id, sealed: sealed)), to: peer)]
         case let .keyRequest(held):
             keys.holds(member: member, generation: held, at: t2)
             guard let (generation, sealed) = keys.streamKey(for: member), generation != held else { return [] }

@@ -26,6 +26,8 @@ final class ClockServer: @unchecked Sendable {
     var onStreamKey: (@Sendable (SRTPMasterKey) -> Void)?
     /// Called on this service's thread with every room report, its sender and arrival time.
     var onReport: (@Sendable (RoomReport, SocketAddress, UInt16, Int64) -> Void)?
+    /// Called on this service's thread when a peer enrolled, before it is answered.
+    var onEnrolled: (@Sendable (SocketAddress, UInt16) -> Void)?
     /// NACKs from addresses that have not exchanged time lately, refused.
     private var refusedRequests = 0
     private var reportedStrangers = (0, 0)
@@ -79,6 +81,7 @@ final class ClockServer: @unchecked Sendable {
                 case let .report(report, peer, member, time):
                     onReport?(report, peer, member, time)
                 case let .enrolled(member, name, peer):
+                    onEnrolled?(peer, member)
                     log.info("'\(name.prefix(64))' at \(peer) enrolled with the house key: member \(member)")
                 case let .firstStranger(peer):
                     log.warning("a message from \(peer) not signed with this house's key: dropped (a stranger, or a follower of "

@@ -61,6 +61,7 @@ extension Coordinator {
             throw error
         }
         clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
+        clockServer.onEnrolled = { address, member in messenger.enrolled(address, as: member) }
         if let tracks = start.tracks {
             house.library.suggest(start.titles)
             try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))

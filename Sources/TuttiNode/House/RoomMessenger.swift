@@ -51,6 +51,14 @@ final class RoomMessenger: Sendable {
         }
     }
 
+    /// The peer at `address` enrolled as `member`: what goes to its room from now on is
+    /// sealed for that member (it takes nothing sealed with the house key any more).
+    func enrolled(_ address: SocketAddress, as member: UInt16) {
+        addresses.withLock { table in
+            for (key, entry) in table where entry.address == address { table[key] = (address, member) }
+        }
+    }
+
     /// Forgets the rooms of the members revoked: nothing more is sent to them.
     func forget(rooms keys: [String]) {
         addresses.withLock { table in for key in keys { table[key] = nil } }
