@@ -30,14 +30,17 @@ public final class ClockClient {
         public var retransmission: (([UInt8], LocalTime) -> Void)?
         /// A new generation of the stream's key, for the stream's socket.
         public var streamKey: ((SRTPMasterKey, UInt32) -> Void)?
+        /// This member's credential, once it enrolled (the stream's packets must carry its tag).
+        public var enrolled: ((MemberKey) -> Void)?
 
         public init(sample: @escaping (ClockSample) -> Void,
                     settings: @escaping (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32,
                                          _ stream: UInt32) -> Void = { _, _, _, _, _ in },
                     epochEnd: @escaping (_ epoch: UInt32, _ at: CoordinatorTime) -> Void = { _, _ in },
                     report: (() -> RoomReport)? = nil, retransmission: (([UInt8], LocalTime) -> Void)? = nil,
-                    streamKey: ((SRTPMasterKey, UInt32) -> Void)? = nil) {
+                    streamKey: ((SRTPMasterKey, UInt32) -> Void)? = nil, enrolled: ((MemberKey) -> Void)? = nil) {
             self.sample = sample
+            self.enrolled = enrolled
             self.streamKey = streamKey
             self.settings = settings
             self.epochEnd = epochEnd
@@ -89,7 +92,7 @@ public final class ClockClient {
         log = Log(role)
         self.socket = socket
         self.membership = membership
-        opener = sealedStream ? StreamKeys(membership.houseKey.stream) : nil
+        opener = sealedStream ? StreamKeys(membership.houseKey.stream, member: membership.member) : nil
         key = membership.member?.clockPort ?? membership.houseKey.clockPort
         self.coordinator = coordinator
         self.clock = clock
@@ -218,6 +221,8 @@ public final class ClockClient {
         }
         membership.member = member
         key = member.clockPort
+        opener?.enrolled(member)
+        handlers.enrolled?(member)
         enrolledAt = clock.nanosecondsNow()
         var kept = "kept in memory only (no state folder): it enrols again at its next start"
         if let path = membership.keyPath {

@@ -52,7 +52,6 @@ public final class Follower: @unchecked Sendable {
     private let clockSocket: any DatagramSocket
     /// The house key, and this member's own credential (it enrols when it has none).
     private let membership: ClockClient.Membership
-    private var houseKey: HouseKey { membership.houseKey }
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     private let clockMemory: ClockMemoryKeeper?
@@ -71,7 +70,7 @@ public final class Follower: @unchecked Sendable {
         let membership = ClockClient.Membership(houseKey: try StateFolder.readHouseKey(path: configuration.houseKeyPath),
                                                 member: try keyPath.flatMap { path throws(HouseKeyFileError) in try StateFolder.readMemberKey(path: path) },
                                                 name: configuration.name, keyPath: keyPath)
-        try self.init(configuration: configuration, membership: membership, engine: engine,
+        self.init(configuration: configuration, membership: membership, engine: engine,
                       clock: SystemClock(), stream: stream, byUnicast: byUnicast, control: control)
     }
 
@@ -195,8 +194,13 @@ final class FollowerNetwork {
     private var fromStream: [PlayoutInput] = []
     /// The playout's last snapshot: the room's reports are made of it.
     var latest = PlayoutSnapshot.starting
-    /// Stream packets dropped as not sealed with the house key (or replayed).
+    /// Stream packets dropped as not sealed with the house key (or replayed), or as made by
+    /// another member (this member's tag false).
     private(set) var unsealed = 0
+    /// Stream packets that open with the stream's key but carry no tag for this member: sent
+    /// before the coordinator knew this room plays the stream, or made by another member.
+    private(set) var untagged = 0
+    private var reportedUntagged = 0
     /// The stream of the room's zone, once the coordinator names one: other zones' packets
     /// are dropped before they are opened (their SSRC is in the clear), and counted.
     var zoneStream: UInt32? {
@@ -231,7 +235,7 @@ final class FollowerNetwork {
             log.warning("this kernel does not stamp arriving datagrams (SO_TIMESTAMPNS_NEW, Linux 5.1): "
                         + "arrival times are read up to a device period late, and the clock is less precise")
         }
-        srtp = sealedStream ? StreamKeys(membership.houseKey.stream) : nil
+        srtp = sealedStream ? StreamKeys(membership.houseKey.stream, member: membership.member) : nil
         self.trace = trace
         let handlers = ClockClient.Handlers(
             sample: { [unowned self] sample in
@@ -249,7 +253,8 @@ final class FollowerNetwork {
             epochEnd: { [unowned self] epoch, at in fromControl.append(.epochEnd(epoch, at: at)) },
             report: { [unowned self] in latest.report(name: roomName) },
             retransmission: { [unowned self] bytes, arrived in fromControl.append(.retransmission(bytes, arrived: arrived)) },
-            streamKey: { [unowned self] key, generation in srtp?.take(key, generation: generation) })
+            streamKey: { [unowned self] key, generation in srtp?.take(key, generation: generation) },
+            enrolled: { [unowned self] member in srtp?.enrolled(member) })
         control = ClockClient(socket: controlSocket, coordinator: coordinator, clock: clock, unicastPort: unicastPort,
                               membership: membership, sealedStream: sealedStream, handlers: handlers)
     }
@@ -348,11 +353,15 @@ final class FollowerNetwork {
             if srtp != nil {
                 do {
                     datagram.bytes = try srtp!.unprotectRTP(datagram.bytes)
+                } catch .notForThisMember {
+                    untagged += 1
+                    continue
                 } catch {
                     unsealed += 1
                     if unsealed == 1 {
-                        log.warning("a stream packet not sealed with the house key (\(error)): dropped (a stranger's, a replay, or "
-                                    + "a coordinator run with --plain-rtp; such packets are counted every 10 s)")
+                        log.warning("a stream packet not sealed with the house key, or not by the coordinator (\(error)): dropped (a "
+                                    + "stranger's, a replay, another member's, or a coordinator run with --plain-rtp; such packets "
+                                    + "are counted every 10 s)")
                     }
                     continue
                 }
@@ -362,8 +371,14 @@ final class FollowerNetwork {
             if datagram.receivedAt >= nextSummary {
                 nextSummary = datagram.receivedAt + 10_000_000_000
                 if unsealed != reportedUnsealed {
-                    log.info("stream in the last 10 s: \(unsealed - reportedUnsealed) packets not sealed with the house key dropped")
+                    log.info("stream in the last 10 s: \(unsealed - reportedUnsealed) packets not sealed with the house key, or not by "
+                             + "the coordinator, dropped")
                     reportedUnsealed = unsealed
+                }
+                if untagged != reportedUntagged {
+                    log.info("stream in the last 10 s: \(untagged - reportedUntagged) packets with no tag for this member dropped "
+                             + "(sent before the coordinator knew this room plays its stream, or made by another member)")
+                    reportedUntagged = untagged
                 }
             }
         }

@@ -1,5 +1,4 @@
 import FoundationEssentials
-import Glibc
 import TuttiNet
 import TuttiSecurity
 
@@ -13,8 +12,8 @@ public enum StateFolder {
         let value = { (name: String) -> String? in environment.map { $0[name] } ?? System.environment(name) }
         if let dir = value("TUTTI_STATE_DIR"), !dir.isEmpty { return dir }
         if let xdg = value("XDG_STATE_HOME"), !xdg.isEmpty { return xdg + "/tutti" }
-        if getuid() == 0 { return "/var/lib/tutti" }
-        return (value("HOME") ?? homeOfUser()) + "/.local/state/tutti"
+        if System.isRoot { return "/var/lib/tutti" }
+        return (value("HOME") ?? System.homeOfUser()) + "/.local/state/tutti"
     }
 
     /// Where the house key lives in `folder`.
@@ -56,11 +55,6 @@ public enum StateFolder {
     /// Saves a member credential, readable by its owner only, atomically.
     public static func writeMemberKey(_ key: MemberKey, to path: String) throws {
         try AtomicFile.write(Data(key.text.utf8), to: path, permissions: 0o600)
-    }
-
-    private static func homeOfUser() -> String {
-        guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return "/tmp" }
-        return String(cString: dir)
     }
 }
 

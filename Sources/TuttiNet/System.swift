@@ -44,6 +44,15 @@ public enum System {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// Whether this process runs as root.
+    public static var isRoot: Bool { getuid() == 0 }
+
+    /// The home folder the user database gives this process's user ("/tmp" when it has none).
+    public static func homeOfUser() -> String {
+        guard let entry = getpwuid(getuid()), let dir = entry.pointee.pw_dir else { return "/tmp" }
+        return String(cString: dir)
+    }
+
     /// This machine's host name ("localhost" when the system will not say).
     public static func hostName() -> String {
         var name = [CChar](repeating: 0, count: 256)

@@ -61,11 +61,21 @@ public final class HouseKeyring: MemberKeys {
     private struct Entry {
         var key: MemberKey
         var clock: HMACAuthenticator
+        var streamTag: StreamTagKey
         var name: String
         var room: String?
         var added: Int64
         var holds: UInt32?
         var heard: Int64?
+
+        init(key: MemberKey, name: String, room: String?, added: Int64) {
+            self.key = key
+            clock = key.clockPort
+            streamTag = key.streamTag
+            self.name = name
+            self.room = room
+            self.added = added
+        }
     }
 
     private struct State {
@@ -73,6 +83,8 @@ public final class HouseKeyring: MemberKeys {
         var enrolment = true
         var current: (generation: UInt32, key: SRTPMasterKey)
         var next: (generation: UInt32, key: SRTPMasterKey, since: Int64?)?
+        /// The stream each room is to play (its zone's SSRC), as the house last said.
+        var roomStreams: [String: UInt32] = [:]
     }
 
     public let houseKey: HouseKey
@@ -98,7 +110,7 @@ public final class HouseKeyring: MemberKeys {
             if let next = saved.next, let key = Self.key(next.key) { state.next = (next.generation, key, nil) }
             for m in saved.members {
                 guard let secret = Hex.decode(m.secret, count: MemberKey.size), let key = MemberKey(id: m.id, secret: secret) else { continue }
-                state.members[m.id] = Entry(key: key, clock: key.clockPort, name: m.name, room: m.room, added: m.added)
+                state.members[m.id] = Entry(key: key, name: m.name, room: m.room, added: m.added)
             }
         }
         self.state = Mutex(state)
@@ -194,7 +206,7 @@ public final class HouseKeyring: MemberKeys {
             guard s.members.count < Self.limit,
                   let id = (1...UInt16.max - 1).lazy.first(where: { s.members[$0] == nil }) else { return (nil, false) }
             let key = MemberKey.generate(id: id)
-            s.members[id] = Entry(key: key, clock: key.clockPort, name: name, room: nil, added: now)
+            s.members[id] = Entry(key: key, name: name, room: nil, added: now)
             return (key, true)
         }
     }
@@ -257,6 +269,33 @@ public final class HouseKeyring: MemberKeys {
             s.current = (next.generation, next.key)
             s.next = nil
             return ((next.generation, next.key), true)
+        }
+    }
+
+    // MARK: - The stream's questions
+
+    /// The stream (SSRC) each room is to play, as the house decides it (its zone's).
+    public func setRoomStreams(_ streams: [String: UInt32]) {
+        state.withLock { s in
+            if s.roomStreams != streams { s.roomStreams = streams }
+        }
+    }
+
+    /// The members a packet of stream `ssrc` is tagged for at `now` (`StreamTagKey`): those
+    /// speaking for a room that plays it, heard within the last minute (a member gone quiet
+    /// for longer is a machine switched off: its tag would only make every packet longer).
+    /// At most `RoomRegistry.limit`, by id.
+    public func streamTags(for ssrc: UInt32, at now: Int64) -> [StreamTagKey] {
+        state.withLock { s in
+            guard !s.roomStreams.isEmpty else { return [] }
+            var tags: [StreamTagKey] = []
+            for entry in s.members.values {
+                guard let room = entry.room, s.roomStreams[room] == ssrc,
+                      let heard = entry.heard, now - heard < 2 * Self.recentlySeen else { continue }
+                tags.append(entry.streamTag)
+            }
+            tags.sort { $0.member < $1.member }
+            return Array(tags.prefix(RoomRegistry.limit))
         }
     }
 

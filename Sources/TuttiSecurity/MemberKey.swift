@@ -32,6 +32,9 @@ public struct MemberKey: Sendable, Equatable {
     /// The clock port's signer and checker for this member's messages, both ways.
     public var clockPort: HMACAuthenticator { HMACAuthenticator(key: derived("tutti member clock v1")) }
 
+    /// What tags the stream's packets for this member (`StreamTagKey`).
+    public var streamTag: StreamTagKey { StreamTagKey(member: id, key: derived("tutti member stream tag v1")) }
+
     /// What seals the stream's key for this member.
     var wrapping: KeyWrap { KeyWrap(key: derived("tutti member stream key v1"), label: "member \(id)") }
 
@@ -124,6 +127,55 @@ struct KeyWrap {
     }
 }
 
+/// A member's tag on the stream's packets (docs/security.md, "The stream"): the group key
+/// (SRTP) that every member holds proves a packet is the house's, not that the coordinator
+/// sent it; the coordinator also tags every packet for each member it is for, with a key
+/// only that member shares with it: HMAC-SHA256 cut to 8 bytes, over the packet with its
+/// send time and every member's tag zeroed (the send time is stamped after the tags, just
+/// before the packet leaves, and SRTP authenticates it). A member can then make packets the
+/// others open, but none they play.
+public struct StreamTagKey: Sendable {
+    public let member: UInt16
+    private let mac: HMACKey
+
+    init(member: UInt16, key: [UInt8]) {
+        self.member = member
+        mac = HMACKey(key)
+    }
+
+    /// What a packet's tags are made over: the packet with its send time and tags zeroed.
+    static func tagged(_ bytes: [UInt8], slots: [(member: UInt16, at: Int)]) -> [UInt8] {
+        var canonical = bytes
+        if let at = RTPPacket.sendTimeOffset(in: bytes) { for k in at..<(at + 8) { canonical[k] = 0 } }
+        for slot in slots { for k in slot.at..<(slot.at + RTPPacket.memberTagSize) { canonical[k] = 0 } }
+        return canonical
+    }
+
+    private func tag(_ canonical: [UInt8]) -> ArraySlice<UInt8> {
+        mac.authenticate(canonical[...]).prefix(RTPPacket.memberTagSize)
+    }
+
+    /// Writes each member's tag into its slot of an encoded packet (`RTPPacket.encode(taggedFor:)`);
+    /// `keys` in the order of the slots, one per slot.
+    public static func sign(_ bytes: inout [UInt8], with keys: [StreamTagKey]) {
+        let slots = RTPPacket.memberTagSlots(in: bytes)
+        guard !slots.isEmpty else { return }
+        let canonical = tagged(bytes, slots: slots)
+        for (slot, key) in zip(slots, keys) where slot.member == key.member {
+            bytes.replaceSubrange(slot.at..<(slot.at + RTPPacket.memberTagSize), with: key.tag(canonical))
+        }
+    }
+
+    /// Whether an RTP packet (opened) carries this member's tag, and a true one: nil when it
+    /// does, else why not.
+    public func check(_ bytes: [UInt8]) -> SRTPError? {
+        let slots = RTPPacket.memberTagSlots(in: bytes)
+        guard let mine = slots.first(where: { $0.member == member }) else { return .notForThisMember }
+        let carried = bytes[mine.at..<(mine.at + RTPPacket.memberTagSize)]
+        return constantTimeEqual(tag(Self.tagged(bytes, slots: slots)), carried) ? nil : .forged
+    }
+}
+
 /// A member's keys for the stream (SRTP): the generation in use, and a newer one the
 /// coordinator handed out ahead of moving the stream to it. A packet the key in use does not
 /// open is tried with the newer one; the first it opens makes it the key in use. One thread's.
@@ -133,10 +185,20 @@ public struct StreamKeys: Sendable {
     public private(set) var generation: UInt32
     private let capacity: Int
 
-    public init(_ key: SRTPMasterKey, generation: UInt32 = 0, capacity: Int = 16) {
+    /// The member's tag every packet must carry (nil: a holder of the house key alone, not
+    /// yet enrolled, takes what the group key opens).
+    public private(set) var memberTag: StreamTagKey?
+
+    public init(_ key: SRTPMasterKey, generation: UInt32 = 0, member: MemberKey? = nil, capacity: Int = 16) {
         current = SRTPContext(key, capacity: capacity)
         self.generation = generation
         self.capacity = capacity
+        memberTag = member?.streamTag
+    }
+
+    /// The member enrolled: its packets must carry its tag from now on.
+    public mutating func enrolled(_ member: MemberKey) {
+        memberTag = member.streamTag
     }
 
     /// The key of `generation`, to use once a packet comes sealed with it.
@@ -147,10 +209,10 @@ public struct StreamKeys: Sendable {
 
     public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
         do {
-            return try current.unprotectRTP(packet)
+            return try current.unprotectRTP(packet, member: memberTag)
         } catch {
             guard error == .unauthenticated, var next = newer else { throw error }
-            let opened = try next.context.unprotectRTP(packet)
+            let opened = try next.context.unprotectRTP(packet, member: memberTag)
             current = next.context
             generation = next.generation
             newer = nil

@@ -46,6 +46,12 @@ public enum SRTPError: Error, Equatable, Sendable {
     case unauthenticated
     /// Its index was taken already, or is too old to tell (a replay).
     case replayed
+    /// It opens with the stream's key but carries no tag for this member: the coordinator
+    /// did not send it to this member (yet), or a member made it.
+    case notForThisMember
+    /// It opens with the stream's key but this member's tag on it is false: another member
+    /// made it.
+    case forged
 }
 
 /// The session keys and salts of one master key (RFC 3711 §4.3, with RFC 7714's 96-bit salt
@@ -159,8 +165,10 @@ public struct SRTPContext: Sendable {
 
     /// Checks and decrypts an SRTP packet; returns the RTP packet without its tag. Its index
     /// comes from the rollover counter it carries (`RTPPacket.ExtensionID.rollover`), else is
-    /// estimated from the SSRC's newest (RFC 3711 Appendix A).
-    public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
+    /// estimated from the SSRC's newest (RFC 3711 Appendix A). With `member`, the packet must
+    /// also carry that member's true tag, checked before its index is taken (a packet another
+    /// member made cannot push the replay window past the coordinator's).
+    public mutating func unprotectRTP(_ packet: [UInt8], member: StreamTagKey? = nil) throws(SRTPError) -> [UInt8] {
         // The header (and with it any rollover element) must end before the tag.
         guard packet.count >= 12 + Self.tagSize, let header = RTPPacket.headerLength(of: packet),
               header <= packet.count - Self.tagSize else {
@@ -172,9 +180,11 @@ public struct SRTPContext: Sendable {
         guard window.isFresh(index) else { throw .replayed }
         let plain = try Self.open(packet[header...], authenticating: packet[..<header], key: keys.rtpKey,
                                   nonce: Self.rtpNonce(keys.rtpSalt, ssrc: ssrc, index: index))
+        let opened = Array(packet[..<header]) + plain
+        if let member, let problem = member.check(opened) { throw problem }
         window.accept(index)
         rtpWindows.update(ssrc, window)
-        return Array(packet[..<header]) + plain
+        return opened
     }
 
     // MARK: SRTCP

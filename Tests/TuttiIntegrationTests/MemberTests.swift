@@ -2,11 +2,14 @@ import Foundation
 import Testing
 import TuttiAPI
 import TuttiCore
+import TuttiNet
+import TuttiSecurity
 
 extension IntegrationTests {
 /// Members with credentials of their own (docs/security.md, "Members"): two followers that
 /// hold the house key enrol, one of them signs what the coordinator would send with its own
-/// credential to the other (refused), then is revoked: it hears noise and is told it is not
+/// credential to the other (refused), plays into the other's room with the stream's group key
+/// (refused: the coordinator's tag for the other is not its to make), then is revoked: it hears noise and is told it is not
 /// a member, cannot come back with the house key, and the other plays on through the move
 /// to the stream's new key, which it got by itself.
 @Suite("Members and revocation", .timeLimit(.minutes(2)))
@@ -39,6 +42,14 @@ struct MemberTests {
                                             "--member-key", h.path("state/member-b.key")])
         #expect(forger.wait(timeout: 30) == 0, "\(h.log("forger"))")
         #expect(h.log("a").components(separatedBy: "room settings").count == settingsBefore, "a took settings from b: \(h.log("a"))")
+
+        // b plays into a's room: packets of the stream's SSRC sealed with the group key it
+        // holds, due 100 ms ahead, at sequence numbers all over the range; tagged for b alone,
+        // or with b's tag relabelled as a's. a drops them all, and plays on.
+        let unsealedBefore = unsealed(h.log("a"))
+        let injected = try inject(h, as: "b", posingAs: "a", into: Int(ports[0])!)
+        #expect(Harness.wait(timeout: 5) { unsealed(h.log("a")) - unsealedBefore >= injected / 2 }, "a: \(h.log("a"))")
+        #expect(Harness.wait(timeout: 12) { h.log("a").contains("packets with no tag for this member dropped") }, "a: \(h.log("a"))")
 
         // Revoked: the stream moves to a key b does not get; a gets it by itself.
         let revoked = try h.ctl(["member", "revoke", "b"], server: url)
@@ -77,6 +88,43 @@ struct MemberTests {
             quiet += 1
         }
         #expect(quiet == 0, "\(quiet) silent 100 ms blocks in a")
+    }
+
+    /// The follower's count of stream packets it would not open, as its last status line says.
+    func unsealed(_ log: String) -> Int {
+        log.matches(of: #/unsealed (\d+)/#).last.map { Int($0.1)! } ?? 0
+    }
+
+    /// Sends a room's stream port what member `name` can make of the stream: packets sealed
+    /// with the group key (generation 0, the house key's), tagged with its own key. Returns
+    /// how many were relabelled as member `victim`'s (half of them).
+    func inject(_ h: Harness, as name: String, posingAs victim: String, into port: Int) throws -> Int {
+        let houseKey = try #require(HouseKey(hex: String(contentsOfFile: h.path("state/house.key"), encoding: .utf8)))
+        let member = try #require(MemberKey(text: String(contentsOfFile: h.path("state/member-\(name).key"), encoding: .utf8)))
+        let target = try #require(MemberKey(text: String(contentsOfFile: h.path("state/member-\(victim).key"), encoding: .utf8))).id
+        let sdp = try String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)
+        let ssrc = try #require(sdp.firstMatch(of: #/a=ssrc:(\d+)/#).flatMap { UInt32($0.1) })
+        let sealing = SRTPContext(houseKey.stream)
+        let socket = try UDPSocket()
+        let clock = SystemClock()
+        var relabelled = 0
+        for i in 0..<600 {
+            let now = clock.nanosecondsNow()
+            let packet = RTPPacket(marker: false, sequenceNumber: SequenceNumber(UInt16(truncatingIfNeeded: i * 109)),
+                                   timestamp: StreamTimestamp(UInt32(i) * 960), ssrc: ssrc,
+                                   presentationTime: CoordinatorTime(nanoseconds: now + 100_000_000), epoch: UInt32(i % 8),
+                                   sendTime: CoordinatorTime(nanoseconds: now), rollover: 0, payload: [0xFC] + [UInt8](repeating: 0x55, count: 40))
+            var bytes = packet.encode(taggedFor: [member.id])
+            StreamTagKey.sign(&bytes, with: [member.streamTag])
+            if i % 2 == 1, let slot = RTPPacket.memberTagSlots(in: bytes).first {
+                bytes[slot.at - 2] = UInt8(target >> 8)
+                bytes[slot.at - 1] = UInt8(target & 0xFF)
+                relabelled += 1
+            }
+            try socket.send(try sealing.protectRTP(bytes, rollover: 0), to: SocketAddress(address: 0x7F00_0001, port: UInt16(port)))
+            if i % 50 == 49 { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        return relabelled
     }
 
     func members(_ h: Harness, _ url: String) throws -> MembersView {

@@ -15,7 +15,14 @@ public struct RTPPacket: Equatable, Sendable {
         /// a follower joining after the sequence number has wrapped knows the packet's index
         /// (authenticated with the packet; a wrong one fails its tag).
         public static let rollover: UInt8 = 4
+        /// 10 bytes, one element per member the packet is for: the member's id (2 bytes) and
+        /// its 8-byte tag over the packet (docs/security.md, "The stream"), which no other
+        /// member can make. The sender writes the tags after encoding (`memberTagSlots`).
+        public static let memberTag: UInt8 = 5
     }
+
+    /// The bytes of a member's tag in its `memberTag` element.
+    public static let memberTagSize = 8
 
     public static let version: UInt8 = 2
     public static let defaultPayloadType: UInt8 = 96
@@ -51,7 +58,9 @@ public struct RTPPacket: Equatable, Sendable {
     }
 
     /// Serializes the packet: 12-byte header, extension block when any extension is set, payload.
-    public func encode() -> [UInt8] {
+    /// `taggedFor`: the members whose tags it is to carry, each an element whose tag is zero
+    /// until the sender writes it.
+    public func encode(taggedFor members: [UInt16] = []) -> [UInt8] {
         var ext: [UInt8] = []
         if let presentationTime {
             ext.append(ExtensionID.presentationTime << 4 | 7)
@@ -68,6 +77,11 @@ public struct RTPPacket: Equatable, Sendable {
         if let rollover {
             ext.append(ExtensionID.rollover << 4 | 3)
             ext.appendBigEndian(rollover)
+        }
+        for member in members {
+            ext.append(ExtensionID.memberTag << 4 | UInt8(1 + RTPPacket.memberTagSize))
+            ext.appendBigEndian(member)
+            ext += repeatElement(0, count: RTPPacket.memberTagSize)
         }
         while ext.count % 4 != 0 { ext.append(0) }
 
@@ -170,20 +184,44 @@ public struct RTPPacket: Equatable, Sendable {
     /// Where the value of one-byte extension element `id` of `length` bytes sits in an encoded
     /// packet, if it has one.
     static func extensionOffset(id: UInt8, length: Int, in bytes: [UInt8]) -> Int? {
-        guard bytes.count >= 16, bytes[0] & 0x10 != 0 else { return nil }
+        var found: Int?
+        forEachElement(in: bytes) { elementID, elementLength, at in
+            guard elementID == id, elementLength == length else { return true }
+            found = at
+            return false
+        }
+        return found
+    }
+
+    /// The members an encoded packet carries tags for, and where each one's tag sits (its
+    /// `memberTagSize` bytes), in the order of the packet's elements.
+    public static func memberTagSlots(in bytes: [UInt8]) -> [(member: UInt16, at: Int)] {
+        var slots: [(member: UInt16, at: Int)] = []
+        forEachElement(in: bytes) { id, length, at in
+            if id == ExtensionID.memberTag, length == 2 + memberTagSize {
+                slots.append((UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]), at + 2))
+            }
+            return true
+        }
+        return slots
+    }
+
+    /// Calls `body` with each one-byte extension element's ID, length and value's offset
+    /// (only elements that end within the block), until it returns false.
+    private static func forEachElement(in bytes: [UInt8], _ body: (UInt8, Int, Int) -> Bool) {
+        guard bytes.count >= 16, bytes[0] & 0x10 != 0 else { return }
         let start = 12 + Int(bytes[0] & 0x0F) * 4
-        guard bytes.count >= start + 4, bytes[start] == 0xBE, bytes[start + 1] == 0xDE else { return nil }
+        guard bytes.count >= start + 4, bytes[start] == 0xBE, bytes[start + 1] == 0xDE else { return }
         let end = min(bytes.count, start + 4 + (Int(bytes[start + 2]) << 8 | Int(bytes[start + 3])) * 4)
         var i = start + 4
         while i < end {
             let h = bytes[i]
             if h == 0 { i += 1; continue }
             let elementID = h >> 4, elementLength = Int(h & 0x0F) + 1
-            if elementID == 15 { return nil }
-            if elementID == id, elementLength == length { return i + 1 + length <= end ? i + 1 : nil }
+            if elementID == 15 || i + 1 + elementLength > end { return }
+            if !body(elementID, elementLength, i + 1) { return }
             i += 1 + elementLength
         }
-        return nil
     }
 
     /// The length of an encoded packet's header (fixed part, CSRCs, extension block): what

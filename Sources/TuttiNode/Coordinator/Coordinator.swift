@@ -122,7 +122,8 @@ public final class Coordinator: @unchecked Sendable {
         self.resending = resending
         streams = StreamDirectory(default: StreamOutlet(
             ssrc: UInt32.random(in: 1...UInt32.max), master: configuration.sealStream ? keyring.streamInUse.key : nil,
-            destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending))
+            destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending,
+            members: { [keyring] in keyring.streamTags(for: $0, at: $1) }))
         clockServer = ClockServer(socket: clockSocket, clock: clock, stopFlag: stopFlag, keyring: keyring, streams: streams,
                                   sealed: configuration.sealStream)
         clockServer.onStreamKey = { [weak self] _ in self?.rewriteSDP() }
@@ -136,7 +137,8 @@ public final class Coordinator: @unchecked Sendable {
         var ssrc = UInt32.random(in: 1...UInt32.max)
         while streams.resolve(ssrc) == ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
         let outlet = StreamOutlet(ssrc: ssrc, master: streamKey,
-                                  destinations: configuration.multicast.map { [$0] } ?? [], resending: resending)
+                                  destinations: configuration.multicast.map { [$0] } ?? [], resending: resending,
+                                  members: { [keyring] in keyring.streamTags(for: $0, at: $1) })
         streams.add(outlet)
         return outlet
     }

@@ -6,8 +6,9 @@ import TuttiSecurity
 /// Everything the coordinator keeps of one stream's packets, with one owner: where they go
 /// (the fixed destinations, the multicast group, the followers subscribed by unicast), the
 /// packets sent lately (for retransmission), and the stream's protection (SRTP, AES-GCM,
-/// keyed from the house key, with each SSRC's rollover counter; SRTCP for its reports).
-/// Without a key (`--plain-rtp`) packets leave as plain RTP. The sender's thread and the
+/// keyed from the house key, with each SSRC's rollover counter; SRTCP for its reports; and
+/// the tags of the members each packet is for, which no other member can make).
+/// Without a key (`--plain-rtp`) packets leave as plain RTP, untagged. The sender's thread and the
 /// clock service's (subscriptions, retransmission requests) reach it through one lock,
 /// each call in one step.
 final class StreamOutlet: Sendable {
@@ -24,10 +25,14 @@ final class StreamOutlet: Sendable {
     let isSealing: Bool
     /// The stream's SSRC.
     let ssrc: UInt32
+    /// The members a packet of this stream is for at a time, whose tags it carries.
+    private let members: @Sendable (_ ssrc: UInt32, _ now: Int64) -> [StreamTagKey]
 
     init(ssrc: UInt32, master: SRTPMasterKey?, destinations: [SocketAddress],
-         resending: Retransmitter<SocketAddress>.Configuration = .init()) {
+         resending: Retransmitter<SocketAddress>.Configuration = .init(),
+         members: @escaping @Sendable (_ ssrc: UInt32, _ now: Int64) -> [StreamTagKey] = { _, _ in [] }) {
         self.ssrc = ssrc
+        self.members = members
         self.destinations = destinations
         isSealing = master != nil
         state = Mutex(State(sealing: master.map { SRTPContext($0) },
@@ -40,9 +45,10 @@ final class StreamOutlet: Sendable {
     /// sealing: one stamp for every destination, as one sealed packet may not be sealed twice
     /// with different contents (AES-GCM would give its key away).
     func send(_ packet: RTPPacket, at time: Int64, now: () -> CoordinatorTime) -> (bytes: [UInt8], to: [SocketAddress]) {
-        state.withLock { state in
+        let tags = isSealing ? members(ssrc, time) : []
+        return state.withLock { state in
             state.retransmitter.record(packet)
-            return (Self.seal(packet, in: &state, now: now), destinations + state.subscribers.active(now: time))
+            return (Self.seal(packet, tags: tags, in: &state, now: now), destinations + state.subscribers.active(now: time))
         }
     }
 
@@ -58,8 +64,11 @@ final class StreamOutlet: Sendable {
     /// What a follower asks for again, sealed, for that follower. Retransmissions carry no
     /// send time: they are no clock readings.
     func resend(_ nack: GenericNACK, from peer: SocketAddress, at time: Int64) -> [[UInt8]] {
-        state.withLock { state in
-            state.retransmitter.answer(nack, from: peer, now: time).map { Self.seal($0, in: &state) { CoordinatorTime(nanoseconds: 0) } }
+        let tags = isSealing ? members(ssrc, time) : []
+        return state.withLock { state in
+            state.retransmitter.answer(nack, from: peer, now: time).map {
+                Self.seal($0, tags: tags, in: &state) { CoordinatorTime(nanoseconds: 0) }
+            }
         }
     }
 
@@ -87,7 +96,11 @@ final class StreamOutlet: Sendable {
     /// What the retransmitter did so far.
     var retransmissions: Retransmitter<SocketAddress>.Statistics { state.withLock { $0.retransmitter.statistics } }
 
-    private static func seal(_ packet: RTPPacket, in state: inout State, now: () -> CoordinatorTime) -> [UInt8] {
+    /// The packet encoded, tagged for `tags`' members, stamped with its send time, and sealed.
+    /// The tags come before the stamp: they are made over the packet with its send time
+    /// zeroed, so that nothing but the stamp and SRTP's sealing stands between the clock's
+    /// reading and the packet's leaving.
+    private static func seal(_ packet: RTPPacket, tags: [StreamTagKey], in state: inout State, now: () -> CoordinatorTime) -> [UInt8] {
         guard state.sealing != nil else {
             var bytes = packet.encode()
             if let at = RTPPacket.sendTimeOffset(in: bytes) { RTPPacket.stamp(&bytes, at: at, sendTime: now()) }
@@ -96,7 +109,8 @@ final class StreamOutlet: Sendable {
         var packet = packet
         let rollover = state.rollovers[packet.ssrc, default: RolloverCounter()].next(packet.sequenceNumber.rawValue)
         packet.rollover = rollover
-        var bytes = packet.encode()
+        var bytes = packet.encode(taggedFor: tags.map(\.member))
+        StreamTagKey.sign(&bytes, with: tags)
         if let at = RTPPacket.sendTimeOffset(in: bytes) { RTPPacket.stamp(&bytes, at: at, sendTime: now()) }
         // An encoded packet always has a valid header.
         return (try? state.sealing!.protectRTP(bytes, rollover: rollover)) ?? []

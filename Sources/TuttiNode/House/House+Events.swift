@@ -119,8 +119,20 @@ extension House {
         zoneList.zones.count > 1 ? plays[room.settings.zoneID]?.ssrc ?? 0 : 0
     }
 
-    /// Sends rooms the settings they have not applied yet (again every 250 ms until they do).
+    /// Tells the keyring which stream each room is to play: a stream's packets carry the
+    /// tags of the members speaking for its rooms (docs/security.md, "The stream").
+    func publishRoomStreams() {
+        var streams: [String: UInt32] = [:]
+        for room in registry.rooms.values {
+            if let ssrc = plays[room.settings.zoneID]?.ssrc, ssrc != 0 { streams[room.key] = ssrc }
+        }
+        keyring.setRoomStreams(streams)
+    }
+
+    /// Sends rooms the settings they have not applied yet (again every 250 ms until they do),
+    /// after telling the keyring which stream each is to play.
     func deliverSettings(force: Bool) {
+        publishRoomStreams()
         let t = clock.nanosecondsNow()
         for room in registry.undelivered {
             if !force, let last = lastDelivery[room.key], t - last < 250_000_000 { continue }
