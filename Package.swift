@@ -155,7 +155,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .testTarget(name: "TuttiNodeTests", dependencies: [
-            "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity",
+            "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity", "TuttiRemote",
         ]),
         // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
         .testTarget(name: "TuttiSecurityTests", dependencies: [
@@ -167,6 +167,7 @@ let package = Package(
         ]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: [
             "TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI", "TuttiTesting",
+            "TuttiRemote",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -9,7 +9,8 @@ import TuttiCore
 /// pool, TLS, redirects followed up to 5 times, connect and read timeouts), and errors
 /// that say what went wrong in words a user can act on. Where it may ask is its scope
 /// (`FetchScope`): before each request, and each redirect, the host's addresses are
-/// resolved and checked, and a host with one outside the scope is not asked at all.
+/// resolved and checked, a host with one outside the scope is not asked at all, and the
+/// request goes to the address checked (`request(for:connectingTo:)`).
 public final class RemoteFetcher: Sendable {
     public struct Configuration: Sendable {
         /// From asking to the server's answer (its status line and headers).
@@ -62,21 +63,43 @@ public final class RemoteFetcher: Sendable {
         self.scope.withLock { $0 = (scope, resolve) }
     }
 
-    /// Refuses a URL whose host resolves to an address outside the scope (or not at all).
-    func admit(_ url: String) async throws(RemoteError) {
+    /// Refuses a URL whose host resolves to an address outside the scope (or not at all);
+    /// returns the address checked to connect to (nil: no check, the scope is `any`).
+    func admit(_ url: String) async throws(RemoteError) -> NetworkAddress? {
         let (scope, resolve) = self.scope.withLock { $0 }
-        guard let resolve, scope != .any else { return }
+        guard let resolve, scope != .any else { return nil }
         guard let host = URL(string: url)?.host, !host.isEmpty else { throw .badURL(url) }
         // The system's resolver waits: not on the cooperative pool.
         let addresses = await withCheckedContinuation { (done: CheckedContinuation<[NetworkAddress]?, Never>) in
             DispatchQueue.global().async { done.resume(returning: resolve(host)) }
         }
-        guard let addresses else { throw .unreachable(url: url, reason: "unknown host") }
+        guard let addresses, let first = addresses.first else { throw .unreachable(url: url, reason: "unknown host") }
         for address in addresses {
             guard let refusal = scope.refusal(address) else { continue }
             let what = "\(address)" == host ? host : "\(host) (\(address))"
             throw .refused(url: url, reason: "\(what) is \(refusal)", scope: scope)
         }
+        return first
+    }
+
+    /// The request for `url`, made to connect to `address` (the one checked) and no other: a
+    /// name whose answers change between the check and the connection (DNS rebinding)
+    /// cannot lead the request elsewhere. For `http://` the URL names the address and the
+    /// Host header the name; `https://` keeps the name (TLS checks it in the server's
+    /// certificate, which a server the name was rebound to does not have for it).
+    static func request(for url: String, connectingTo address: NetworkAddress?) -> HTTPClientRequest {
+        guard let address, url.lowercased().hasPrefix("http://"), var parts = URLComponents(string: url),
+              let host = parts.host, !host.isEmpty else { return HTTPClientRequest(url: url) }
+        let literal = switch address {
+        case .v4: "\(address)"
+        case .v6: "[\(address)]"
+        }
+        guard "\(address)" != host, literal != host else { return HTTPClientRequest(url: url) }
+        parts.percentEncodedHost = literal
+        guard let pinned = parts.string else { return HTTPClientRequest(url: url) }
+        var request = HTTPClientRequest(url: pinned)
+        request.headers.replaceOrAdd(name: "Host", value: parts.port.map { "\(host):\($0)" } ?? host)
+        return request
     }
 
     /// GETs `url` (bytes from `offset` on, when given), with ICY metadata asked for when
@@ -85,8 +108,7 @@ public final class RemoteFetcher: Sendable {
     public func get(_ url: String, from offset: Int64? = nil, icy: Bool = false) async throws(RemoteError) -> Answer {
         var target = url
         for _ in 0...configuration.maximumRedirects {
-            try await admit(target)
-            var request = HTTPClientRequest(url: target)
+            var request = Self.request(for: target, connectingTo: try await admit(target))
             request.headers.add(name: "User-Agent", value: "tutti")
             request.headers.add(name: "Accept", value: "audio/*, application/ogg;q=0.9, */*;q=0.5")
             if icy { request.headers.add(name: "Icy-MetaData", value: "1") }

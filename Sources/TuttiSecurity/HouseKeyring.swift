@@ -149,8 +149,8 @@ public final class HouseKeyring: MemberKeys {
         }
     }
 
-    public func enroll(name: String) -> (member: UInt16, sealed: [UInt8])? {
-        guard let key = add(name: name) else { return nil }
+    public func enroll(name: String, at now: Int64) -> (member: UInt16, sealed: [UInt8])? {
+        guard let key = add(name: name, at: now) else { return nil }
         return (key.id, houseKey.sealEnrolment(key))
     }
 
@@ -196,17 +196,26 @@ public final class HouseKeyring: MemberKeys {
 
     /// Makes a member (pairing, or an enrolment): its credential, or nil when enrolment is
     /// not the way in (`viaPairing` false and enrolment closed) or the house is full. A name
-    /// that a member already has gets that member's place: a machine enrolling again (it lost
-    /// its credential) does not leave a member behind.
-    public func add(name: String, viaPairing: Bool = false) -> MemberKey? {
-        let now = wallClock()
+    /// that a member already has gets that member's place, unless that member was heard
+    /// within the last 30 s before `now` (monotonic ns): a machine enrolling again (it lost
+    /// its credential) does not leave a member behind, and two machines of one name (two
+    /// followers of one room) are two members.
+    public func add(name: String, viaPairing: Bool = false, at now: Int64? = nil) -> MemberKey? {
+        let added = wallClock()
         return change { s in
             guard viaPairing || s.enrolment else { return (nil, false) }
-            if !viaPairing, let same = s.members.values.first(where: { $0.name == name }) { s.members[same.key.id] = nil }
+            if !viaPairing, let same = s.members.values.first(where: { entry in
+                entry.name == name && !(entry.heard.map { heard in now.map { $0 - heard < Self.recentlySeen } ?? false } ?? false)
+            }) {
+                s.members[same.key.id] = nil
+            }
             guard s.members.count < Self.limit,
                   let id = (1...UInt16.max - 1).lazy.first(where: { s.members[$0] == nil }) else { return (nil, false) }
             let key = MemberKey.generate(id: id)
-            s.members[id] = Entry(key: key, name: name, room: nil, added: now)
+            s.members[id] = Entry(key: key, name: name, room: nil, added: added)
+            // Heard now: it is enrolling (a second machine of its name, enrolling before this
+            // one said anything as the member, is one of its own too).
+            s.members[id]?.heard = now
             return (key, true)
         }
     }

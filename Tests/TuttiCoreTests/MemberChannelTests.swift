@@ -17,7 +17,7 @@ struct MemberChannelTests {
         func clockKey(member id: UInt16) -> (any MessageAuthenticator)? {
             id == 0 && !open.load(ordering: .relaxed) ? nil : Self.keys[id]
         }
-        func enroll(name: String) -> (member: UInt16, sealed: [UInt8])? {
+        func enroll(name: String, at now: Int64) -> (member: UInt16, sealed: [UInt8])? {
             open.load(ordering: .relaxed) ? (3, Array(name.utf8)) : nil
         }
         var streamGeneration: UInt32 { 4 }
@@ -83,7 +83,7 @@ struct MemberChannelTests {
             func clockKey(member id: UInt16) -> (any MessageAuthenticator)? {
                 lookups.add(1, ordering: .relaxed) == (1, 1) ? Members.keys[id] : nil
             }
-            func enroll(name: String) -> (member: UInt16, sealed: [UInt8])? { nil }
+            func enroll(name: String, at now: Int64) -> (member: UInt16, sealed: [UInt8])? { nil }
             var streamGeneration: UInt32 { 0 }
             func streamKey(for id: UInt16) -> (generation: UInt32, sealed: [UInt8])? { nil }
             func holds(member id: UInt16, generation: UInt32, at now: Int64) {}

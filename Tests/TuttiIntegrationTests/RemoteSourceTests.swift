@@ -3,6 +3,7 @@ import Testing
 import TuttiAPI
 import TuttiCore
 import TuttiNet
+import TuttiRemote
 import TuttiTesting
 
 /// `bench/lib/media_server.py` on loopback, serving a folder of this test's files the ways
@@ -66,6 +67,26 @@ extension IntegrationTests {
                     "\(String(describing: try? strict.nowPlaying.failure))")
             #expect((try? strict.nowPlaying.failure)?.contains("--remote-sources public") == true)
             #expect(server.requests.count == 1, "asked anyway: \(server.requests)")
+        }
+
+        /// The fetcher tests its own scope: one for the process, never shut down.
+        static let fetcher = RemoteFetcher(configuration: .init())
+
+        /// DNS rebinding: the request goes to the address the scope checked, not to what the
+        /// name resolves to when the connection is made. Here the name resolves only in the
+        /// check (the system's resolver knows no `.invalid` name), yet the server is reached,
+        /// with the name in the Host header; a name checked outside the scope is not asked.
+        @Test func aFetchConnectsToTheAddressItChecked() async throws {
+            let h = try Harness("fetch-pinned")
+            let server = try MediaServer(h, folder: h.directory)
+            let port = try #require(server.base.split(separator: ":").last.map(String.init))
+            let fetcher = Self.fetcher
+            fetcher.restrict(to: .lan) { $0 == "music.invalid" ? [.v4(0x7F00_0001)] : nil }
+            let seen = try await fetcher.text("http://music.invalid:\(port)/host")
+            #expect(seen.text == "music.invalid:\(port)" && seen.url == "http://music.invalid:\(port)/host")
+            fetcher.restrict(to: .lan) { _ in [.v4(0xA9FE_A9FE)] }  // 169.254.169.254
+            await #expect(throws: RemoteError.self) { try await fetcher.text("http://music.invalid:\(port)/host") }
+            #expect(server.requests.count == 1, "\(server.requests)")
         }
 
         /// A coordinator that plays internet radio in two rooms: the station and its live

@@ -74,15 +74,21 @@ struct MemberKeyTests {
         let house = HouseKey.generate()
         let ring = HouseKeyring(houseKey: house, saved: nil, wallClock: { 1_000 }) { s in saved.withLock { $0 = s } }
         #expect(ring.clockKey(member: 0) != nil, "holders of the house key may enrol")
-        let (id, sealed) = try #require(ring.enroll(name: "Kitchen"))
+        let (id, sealed) = try #require(ring.enroll(name: "Kitchen", at: 0))
         let kitchen = try #require(house.openEnrolment(member: id, sealed: sealed))
         let tag = kitchen.clockPort.tag([1, 2, 3])
         #expect(ring.clockKey(member: id)?.verify(tag[...], for: [1, 2, 3]) == true)
         #expect(ring.clockKey(member: id + 1) == nil)
         #expect(ring.mayReport(member: id, room: "Kitchen") && !ring.mayReport(member: id, room: "Study"), "one room per member")
         #expect(ring.mayReport(member: 0, room: "Study"), "member 0 while enrolment is open")
-        let (again, _) = try #require(ring.enroll(name: "Kitchen"))
+        let (again, _) = try #require(ring.enroll(name: "Kitchen", at: 40_000_000_000), "not heard for 40 s")
         #expect(ring.members.map(\.id) == [again], "enrolling again under its name takes the old member's place")
+        // ... unless that member is heard lately: a second machine of the name is a member of its own.
+        ring.heard(member: again, at: 50_000_000_000)
+        let (second, _) = try #require(ring.enroll(name: "Kitchen", at: 60_000_000_000))
+        #expect(ring.members.map(\.id).sorted() == [again, second].sorted())
+        ring.revoke(member: second)
+        ring.setEnrolment(true)
 
         let paired = try #require(ring.add(name: "Patio", viaPairing: true))
         let restored = HouseKeyring(houseKey: house, saved: saved.withLock { $0 }, wallClock: { 2_000 }) { _ in }
@@ -104,7 +110,7 @@ struct MemberKeyTests {
         ring.holds(member: b.id, generation: 0, at: t)
         #expect(ring.revoke(room: "b") == [b.id])
         #expect(ring.clockKey(member: b.id) == nil && ring.clockKey(member: 0) == nil && !ring.enrolmentOpen)
-        #expect(ring.enroll(name: "b") == nil, "no way back by the house key")
+        #expect(ring.enroll(name: "b", at: 0) == nil, "no way back by the house key")
         #expect(ring.streamKey(for: b.id) == nil && ring.streamKey(for: 0) == nil)
         let (generation, sealed) = try #require(ring.streamKey(for: a.id))
         #expect(generation == 1 && ring.streamGeneration == 1)
@@ -129,7 +135,7 @@ struct MemberKeyTests {
     @Test func aHouseHasAtMostItsLimitOfMembers() {
         let ring = HouseKeyring(houseKey: HouseKey.generate(), saved: nil, wallClock: { 0 }) { _ in }
         for i in 0..<HouseKeyring.limit { #expect(ring.add(name: "m\(i)") != nil) }
-        #expect(ring.enroll(name: "one more") == nil && ring.add(name: "one more", viaPairing: true) == nil)
+        #expect(ring.enroll(name: "one more", at: 0) == nil && ring.add(name: "one more", viaPairing: true) == nil)
         #expect(ring.members.count == HouseKeyring.limit)
     }
 }

@@ -17,6 +17,7 @@ Serves the files of one folder in the ways real servers behave:
                             looping over them (a discontinuity where it wraps), or all of them
                             and the end with end=1; EXTINF titles in turn
   /hls/FILE                 a segment
+  /host                     the request's Host header, as text
   /hlsmaster/NAME.m3u8?...  a multivariant playlist: a video variant (which is not there) and
                             an audio-only one (/hls/NAME.m3u8 with the same query)
   /redirect/PATH            302 to /PATH
@@ -66,6 +67,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Location", "/" + url.path.split("/", 2)[2] + ("?" + url.query if url.query else ""))
                 self.end_headers()
                 self.note(302)
+                return
+            if kind == "host":
+                # The Host header the request came with (a client that connects to an address
+                # it checked names the host here).
+                body = (self.headers.get("Host") or "").encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                self.note(200)
                 return
             if kind == "page":
                 body = b"<html><body>not audio</body></html>"

@@ -169,7 +169,7 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
             }
             return [.report(report, from: peer, member: member, at: t2)]
         case let .enroll(nonce, name):
-            guard member == 0, let (id, sealed) = keys.enroll(name: name) else {
+            guard member == 0, let (id, sealed) = keys.enroll(name: name, at: t2) else {
                 counts.refused += 1
                 return []
             }

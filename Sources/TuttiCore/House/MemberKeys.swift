@@ -7,8 +7,9 @@ public protocol MemberKeys: Sendable {
     /// may enrol; nil for a member the house does not know (never was, or revoked).
     func clockKey(member id: UInt16) -> (any MessageAuthenticator)?
     /// Makes a member named `name`: its id, and its secret sealed for the holder of the
-    /// house key that asked; nil when enrolment is closed or the house has all the members it takes.
-    func enroll(name: String) -> (member: UInt16, sealed: [UInt8])?
+    /// house key that asked, at `now` (monotonic ns); nil when enrolment is closed or the
+    /// house has all the members it takes.
+    func enroll(name: String, at now: Int64) -> (member: UInt16, sealed: [UInt8])?
     /// The newest generation of the stream's key (the header of every coordinator message
     /// carries it, so that members ask for it when theirs is older).
     var streamGeneration: UInt32 { get }
@@ -32,7 +33,7 @@ public struct OneKey: MemberKeys {
     public let key: any MessageAuthenticator
     public init(_ key: any MessageAuthenticator) { self.key = key }
     public func clockKey(member id: UInt16) -> (any MessageAuthenticator)? { id == 0 ? key : nil }
-    public func enroll(name: String) -> (member: UInt16, sealed: [UInt8])? { nil }
+    public func enroll(name: String, at now: Int64) -> (member: UInt16, sealed: [UInt8])? { nil }
     public var streamGeneration: UInt32 { 0 }
     public func streamKey(for id: UInt16) -> (generation: UInt32, sealed: [UInt8])? { nil }
     public func holds(member id: UInt16, generation: UInt32, at now: Int64) {}
