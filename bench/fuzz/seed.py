@@ -20,10 +20,12 @@ def save(target, data):
         f.write(data)
 
 
-def rtp(seq=1000, ssrc=0x12345678, pt=96, payload=b"\xfc" + bytes(40), rollover=None, padding=0):
+def rtp(seq=1000, ssrc=0x12345678, pt=96, payload=b"\xfc" + bytes(40), rollover=None, padding=0, members=()):
     ext = b"\x17" + struct.pack(">Q", 5 << 32) + b"\x23" + struct.pack(">I", 3) + b"\x37" + struct.pack(">Q", 4 << 32)
     if rollover is not None:
         ext += b"\x43" + struct.pack(">I", rollover)
+    for member in members:  # member tags (element 5): the id, then 8 bytes of tag
+        ext += b"\x59" + struct.pack(">H", member) + bytes(range(8))
     ext += bytes(-len(ext) % 4)
     b0 = 0x90 | (0x20 if padding else 0)
     body = payload + (bytes(padding - 1) + bytes([padding]) if padding else b"")
@@ -36,7 +38,7 @@ def clock(kind, body, stamp=0, member=0, sequence=0):
 
 def main():
     # RTP, RTX, padding, CSRCs, no extension.
-    for p in [rtp(), rtp(rollover=3), rtp(pt=97, payload=b"\x03\xe8" + b"\xfc" + bytes(40)), rtp(padding=4),
+    for p in [rtp(), rtp(rollover=3), rtp(rollover=0, members=(1, 2, 300)), rtp(pt=97, payload=b"\x03\xe8" + b"\xfc" + bytes(40)), rtp(padding=4),
               bytes([0x82, 96]) + struct.pack(">HII", 1, 2, 3) + struct.pack(">II", 4, 5) + b"\xfc\x00",
               bytes([0x80, 96]) + struct.pack(">HII", 1, 2, 3) + b"\xfc"]:
         save("rtp", p)

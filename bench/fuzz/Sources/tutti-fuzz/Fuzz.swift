@@ -12,6 +12,7 @@ import TuttiSecurity
 /// the same bytes; a message that decodes encodes back to itself.
 let target = ProcessInfo.processInfo.environment["TUTTI_FUZZ_TARGET"] ?? "rtp"
 let master = HouseKey(bytes: Array(repeating: 7, count: 32))!.stream
+let members = [MemberKey(id: 1, secret: Array(repeating: 1, count: 32))!, MemberKey(id: 2, secret: Array(repeating: 2, count: 32))!]
 
 /// libFuzzer's driver, called from the entry point SwiftPM gives an executable target (it
 /// renames `main` to `tutti_fuzz_main`), so that libFuzzer's own `main` is not needed.
@@ -53,6 +54,10 @@ func rtp(_ bytes: [UInt8]) {
     _ = RTPPacket.headerLength(of: bytes)
     _ = RTPPacket.rollover(in: bytes)
     _ = RTPPacket.sendTimeOffset(in: bytes)
+    for slot in RTPPacket.memberTagSlots(in: bytes) {
+        precondition(slot.at >= 16 && slot.at + RTPPacket.memberTagSize <= bytes.count, "a member tag's slot outside the packet")
+    }
+    _ = members[0].streamTag.check(bytes)
     guard let packet = try? RTPPacket.decode(bytes) else { return }
     if packet.payloadType == RTPPacket.retransmissionPayloadType {
         _ = try? packet.originalFromRetransmission(ssrc: 1)
@@ -66,6 +71,7 @@ func rtcp(_ bytes: [UInt8]) {
 
 func srtp(_ bytes: [UInt8]) {
     var receiver = SRTPContext(master)
+    _ = try? receiver.unprotectRTP(bytes, member: members[0].streamTag)
     _ = try? receiver.unprotectRTP(bytes)
     _ = try? receiver.unprotectRTCP(bytes)
     // What the sender seals, the receiver opens to the same bytes.
@@ -77,6 +83,12 @@ func srtp(_ bytes: [UInt8]) {
             let opened = try? fresh.unprotectRTP(sealed)
             precondition(opened == bytes, "SRTP did not round-trip")
         }
+    }
+    // Whatever a packet carries, tagged by the coordinator for both members, each finds its tag true.
+    if let packet = try? RTPPacket.decode(bytes) {
+        var tagged = packet.encode(taggedFor: members.map(\.id))
+        StreamTagKey.sign(&tagged, with: members.map(\.streamTag))
+        for member in members { precondition(member.streamTag.check(tagged) == nil, "a member's tag did not check out") }
     }
     if bytes.count >= 8, bytes[0] >> 6 == 2, let sealed = try? sender.protectRTCP(bytes) {
         precondition((try? fresh.unprotectRTCP(sealed)) == bytes, "SRTCP did not round-trip")
