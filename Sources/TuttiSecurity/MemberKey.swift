@@ -127,7 +127,7 @@ struct KeyWrap {
     }
 }
 
-/// A member's tag on the stream's packets (docs/security.md, "The stream"): the group key
+/// A member's tag on the stream's packets (docs/security.md, "The audio stream"): the group key
 /// (SRTP) that every member holds proves a packet is the house's, not that the coordinator
 /// sent it; the coordinator also tags every packet for each member it is for, with a key
 /// only that member shares with it: HMAC-SHA256 cut to 8 bytes, over the packet with its

@@ -16,7 +16,7 @@ public struct RTPPacket: Equatable, Sendable {
         /// (authenticated with the packet; a wrong one fails its tag).
         public static let rollover: UInt8 = 4
         /// 10 bytes, one element per member the packet is for: the member's id (2 bytes) and
-        /// its 8-byte tag over the packet (docs/security.md, "The stream"), which no other
+        /// its 8-byte tag over the packet (docs/security.md, "The audio stream"), which no other
         /// member can make. The sender writes the tags after encoding (`memberTagSlots`).
         public static let memberTag: UInt8 = 5
     }

@@ -120,7 +120,7 @@ extension House {
     }
 
     /// Tells the keyring which stream each room is to play: a stream's packets carry the
-    /// tags of the members speaking for its rooms (docs/security.md, "The stream").
+    /// tags of the members speaking for its rooms (docs/security.md, "The audio stream").
     func publishRoomStreams() {
         var streams: [String: UInt32] = [:]
         for room in registry.rooms.values {
