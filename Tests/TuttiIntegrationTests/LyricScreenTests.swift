@@ -145,6 +145,38 @@ extension IntegrationTests {
             try browser.screenshot("lyrics-line-5")
         }
 
+        /// The lyric page at a TV's, a tablet's and a phone's size: the lines scroll between
+        /// the title and the progress bar and never under them, the line being sung is whole
+        /// on the screen and larger than the others, and nothing is wider than the screen.
+        @Test(.enabled(if: Browser.available)) func webLyricScreenLaysOutAtEverySize() throws {
+            let h = try Harness("web-lyrics-sizes")
+            let (_, api, url) = try house(h)
+            let browser = try Browser(h, url: url + "/lyrics?room=Kitchen")
+            _ = try seek(api, to: 7)
+            for (name, width, height) in [("tv", 1920, 1080), ("tablet", 800, 1280), ("phone", 412, 915), ("phone-wide", 915, 412)] {
+                try browser.command("Emulation.setDeviceMetricsOverride",
+                                    ["width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600])
+                #expect(Harness.wait(timeout: 5) { ((try? browser.evaluate("window.__state.line")) as? Int ?? -1) >= 0 }, "\(name): no line")
+                Thread.sleep(forTimeInterval: 0.8)  // the scroll's transition
+                let layout = try #require(try browser.evaluate("""
+                    (() => { const r = e => e.getBoundingClientRect();
+                      const stage = r(document.getElementById('stage')), head = r(document.querySelector('header')),
+                            foot = r(document.querySelector('footer')), cur = document.querySelector('.line.current'),
+                            other = document.querySelector('.line:not(.current)');
+                      const c = cur ? r(cur) : null;
+                      return { underHeader: stage.top < head.bottom - 0.5, overFooter: stage.bottom > foot.top + 0.5,
+                        whole: !!c && c.top >= stage.top - 0.5 && c.bottom <= stage.bottom + 0.5 && c.left >= -0.5 && c.right <= innerWidth + 0.5,
+                        larger: !!cur && !!other && parseFloat(getComputedStyle(cur).fontSize) > parseFloat(getComputedStyle(other).fontSize),
+                        wide: document.documentElement.scrollWidth > innerWidth, width: innerWidth }; })()
+                    """) as? [String: Any], "\(name): no layout")
+                #expect(layout["width"] as? Int == width, "\(name): \(layout)")
+                #expect(layout["underHeader"] as? Bool == false && layout["overFooter"] as? Bool == false, "\(name): lines under the title or the bar: \(layout)")
+                #expect(layout["whole"] as? Bool == true && layout["larger"] as? Bool == true, "\(name): the sung line: \(layout)")
+                #expect(layout["wide"] as? Bool == false, "\(name): wider than the screen: \(layout)")
+                try browser.screenshot("lyrics-\(name)")
+            }
+        }
+
         @Test(.enabled(if: Browser.available)) func webRemoteButtonsChangeTheHouse() throws {
             let h = try Harness("web-remote")
             let sweep = try h.sweepSong()

@@ -1,7 +1,9 @@
 /// The web lyric screen (`/lyrics?room=NAME&delay=MS`; it shows its room's zone, and follows
 /// the room when it moves to another): large type on a dark background, the
 /// current line centred with its words filling in, the lines around it dimmed and scrolling
-/// smoothly. It locks its own clock to the coordinator's over the event stream and draws each
+/// smoothly, between the title and the progress bar and never under them (the lines fade
+/// out before either; type is sized by the screen's smaller side, and a long line wraps, so
+/// a phone held upright shows whole lines as a TV does). It locks its own clock to the coordinator's over the event stream and draws each
 /// frame (requestAnimationFrame) for the moment that frame will be on the glass.
 enum LyricsPage {
     static let html = #"""
@@ -14,13 +16,20 @@ enum LyricsPage {
   html, body { margin: 0; height: 100%; background: var(--bg); color: var(--fg); overflow: hidden;
     font-family: "DejaVu Sans", "Noto Sans", "Helvetica Neue", Arial, sans-serif; }
   header { position: fixed; top: 0; left: 0; right: 0; padding: 2.2vh 4vw; display: flex; justify-content: space-between;
-    align-items: baseline; font-size: 2.6vh; z-index: 2; background: linear-gradient(var(--bg) 70%, transparent); }
+    align-items: baseline; gap: 1em; font-size: min(2.6vh, 4vw); z-index: 2; background: var(--bg);
+    white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+  header > div:first-child { overflow: hidden; text-overflow: ellipsis; }
   #title { font-weight: 700; } #artist { color: var(--dim); margin-left: .6em; } #status { color: var(--accent); }
-  #stage { position: absolute; inset: 0; overflow: hidden; }
+  /* Between the header and the footer: lines scroll and fade out inside it, never under either. */
+  #stage { position: absolute; top: 9vh; bottom: 9vh; left: 0; right: 0; overflow: hidden;
+    -webkit-mask-image: linear-gradient(transparent, #000 14%, #000 86%, transparent);
+    mask-image: linear-gradient(transparent, #000 14%, #000 86%, transparent); }
   #lines { position: absolute; left: 0; right: 0; top: 50%; transition: transform .45s cubic-bezier(.2,.7,.2,1); will-change: transform; }
-  .line { text-align: center; padding: 0 6vw; font-size: 4.2vh; line-height: 1.25; height: 9vh; display: flex;
-    align-items: center; justify-content: center; color: var(--dim); transition: color .3s, font-size .3s, opacity .3s; }
-  .line.current { font-size: 7vh; font-weight: 700; color: var(--fg); }
+  /* Heights follow the text (a long line wraps); the scroll reads each line's own place. */
+  .line { box-sizing: border-box; text-align: center; padding: 1.2vh 6vw; font-size: min(4.2vh, 6vw); line-height: 1.25;
+    min-height: 9vh; display: flex; flex-wrap: wrap; align-items: center; justify-content: center; overflow-wrap: anywhere;
+    color: var(--dim); transition: color .3s, opacity .3s; }
+  .line.current { font-size: min(7vh, 8.5vw); font-weight: 700; color: var(--fg); }
   .line.far { opacity: .45; }
   .word { white-space: pre; }
   .line.current .word { background-repeat: no-repeat; -webkit-background-clip: text; background-clip: text; }
@@ -28,9 +37,10 @@ enum LyricsPage {
   #card { position: absolute; inset: 0; display: none; align-items: center; justify-content: center; flex-direction: column;
     font-size: 4vh; color: var(--dim); text-align: center; }
   #card b { color: var(--fg); font-size: 6vh; margin-bottom: 1vh; }
-  #plain { position: absolute; inset: 12vh 8vw 10vh; display: none; overflow: hidden; text-align: center; font-size: 3.6vh;
+  #plain { position: absolute; inset: 12vh 8vw 10vh; display: none; overflow: hidden; text-align: center; font-size: min(3.6vh, 5vw);
     line-height: 1.5; color: var(--fg); white-space: pre-line; }
-  footer { position: fixed; left: 4vw; right: 4vw; bottom: 3vh; display: flex; align-items: center; gap: 1.5vw; font-size: 2.2vh; color: var(--dim); }
+  footer { position: fixed; left: 4vw; right: 4vw; bottom: 3vh; display: flex; align-items: center; gap: 1.5vw;
+    font-size: min(2.2vh, 3.6vw); color: var(--dim); z-index: 2; }
   #bar { flex: 1; height: .7vh; background: rgba(255,255,255,.12); border-radius: 1vh; overflow: hidden; }
   #fill { height: 100%; width: 0; background: var(--accent); }
 </style></head>
@@ -136,6 +146,9 @@ function cursor(t) {
   return { line: i, word: -1, wordProgress: 0 };
 }
 
+// A new size (a screen turned, a window resized): the lines move to their new places.
+addEventListener("resize", () => { shownLine = undefined; });
+
 function frame(stamp) {
   if (lastFrame !== null) { const d = stamp - lastFrame; if (d > 4 && d < 50) frameInterval += (d - frameInterval) * 0.1; }
   lastFrame = stamp;
@@ -168,8 +181,10 @@ function frame(stamp) {
     built.forEach((b, i) => { b.div.classList.toggle("current", i === c.line);
       b.div.classList.toggle("far", Math.abs(i - c.line) > 2);
       b.spans.forEach(s => { s.style.backgroundImage = ""; s.style.color = ""; }); });
-    const row = $("lines").firstChild ? $("lines").firstChild.getBoundingClientRect().height : 0;
-    $("lines").style.transform = "translateY(" + (-(Math.max(c.line, 0) + 0.5) * row) + "px)";
+    // The current line's middle at the stage's: read from its own place and height (the
+    // class just changed its size; reading them lays it out now).
+    const centre = built[Math.max(c.line, 0)].div;
+    $("lines").style.transform = "translateY(" + (-(centre.offsetTop + centre.offsetHeight / 2)) + "px)";
   }
   window.__state = { line: c.line, text: c.line >= 0 ? lyrics.lines[c.line].text : null, word: c.word, position: t };
   if (c.line >= 0) {
