@@ -194,6 +194,21 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 5) { (try? js("document.getElementById('house').textContent")) as? String == "The Lake House" })
             #expect((try? js("document.title")) as? String == "The Lake House · tutti")
             try browser.screenshot("remote")
+            // One thumb on a phone: nothing wider than the screen at 360 to 430 px, the room's
+            // mute button within reach.
+            for width in [360, 390, 412, 430] {
+                try browser.command("Emulation.setDeviceMetricsOverride", ["width": width, "height": 900, "deviceScaleFactor": 1, "mobile": true])
+                Thread.sleep(forTimeInterval: 0.3)
+                let fits = try js("""
+                    (() => { const mute = document.querySelector('#room-Kitchen button');
+                      return { page: document.documentElement.scrollWidth, screen: innerWidth,
+                               mute: mute ? mute.getBoundingClientRect().right : -1 }; })()
+                    """) as? [String: Any] ?? [:]
+                let page = fits["page"] as? Double ?? .infinity, screen = fits["screen"] as? Double ?? 0, mute = fits["mute"] as? Double ?? .infinity
+                #expect(screen == Double(width) && page <= screen && mute > 0 && mute <= screen, "\(width) px: \(fits)")
+                try browser.screenshot("remote-\(width)")
+            }
+            try browser.command("Emulation.clearDeviceMetricsOverride")
 
             _ = try js("document.getElementById('toggle').click()")
             #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.state) == .paused }, "pause from the remote")

@@ -30,8 +30,16 @@ enum RemotePage {
   button:active { transform: scale(.96); }
   button svg { width: 1em; height: 1em; fill: currentColor; vertical-align: -0.12em; }
   select { background: #2a313c; color: var(--fg); border: 0; border-radius: 8px; padding: 8px; font-size: 15px; }
-  .row { display: flex; align-items: center; gap: 10px; margin: 8px 0; } .row label { flex: 0 0 110px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-  .row input[type=range] { flex: 1; } .row .pct { flex: 0 0 44px; text-align: right; color: var(--dim); font-size: 13px; }
+  .row { display: flex; align-items: center; gap: 10px; margin: 8px 0; } .row label { flex: 0 1 110px; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+  .row input[type=range] { flex: 1; min-width: 0; } .row .pct { flex: 0 0 40px; text-align: right; color: var(--dim); font-size: 13px; }
+  .row > button { flex: none; }
+  #now > div:last-child, li > span, li > div { min-width: 0; overflow-wrap: anywhere; }
+  /* A phone held upright (360 to 430 px): nothing wider than the screen, every button in reach. */
+  @media (max-width: 440px) {
+    main { padding: 10px; } .card { padding: 12px; border-radius: 14px; }
+    .row label { flex-basis: 80px; } #art { width: 72px; height: 72px; }
+    .controls { gap: 10px; } button { padding: 10px 14px; } button.big { padding: 12px 22px; }
+  }
   .away { color: var(--dim); font-style: italic; }
   ol { padding-left: 0; margin: 0; list-style: none; } li { display: flex; justify-content: space-between; align-items: center; padding: 8px 4px; border-bottom: 1px solid #232a34; cursor: pointer; }
   li.current { color: var(--accent); font-weight: 700; } li small { color: var(--dim); } li button { padding: 4px 10px; font-size: 14px; }
