@@ -134,6 +134,8 @@ public final class ControlServer: Sendable {
         var pages = [
             "/": Page(contentType: "text/html; charset=utf-8", body: Array(RemotePage.html.utf8)),
             "/lyrics": Page(contentType: "text/html; charset=utf-8", body: Array(LyricsPage.html.utf8)),
+            "/manifest.webmanifest": Page(contentType: "application/manifest+json", body: Array(RemotePage.manifest.utf8)),
+            "/icon.svg": Page(contentType: "image/svg+xml", body: Array(RemotePage.icon.utf8)),
         ]
         pages.merge(configuration.pages) { _, given in given }
         for (path, page) in pages {

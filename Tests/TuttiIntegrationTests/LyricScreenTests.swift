@@ -209,6 +209,12 @@ extension IntegrationTests {
                 try browser.screenshot("remote-\(width)")
             }
             try browser.command("Emulation.clearDeviceMetricsOverride")
+            // Installable as a web app: Chromium reads the manifest and finds nothing missing.
+            let manifest = try browser.command("Page.getAppManifest")
+            #expect((manifest["url"] as? String)?.hasSuffix("/manifest.webmanifest") == true && (manifest["errors"] as? [Any])?.isEmpty == true,
+                    "\(manifest)")
+            let installable = try browser.command("Page.getInstallabilityErrors")
+            #expect((installable["installabilityErrors"] as? [Any])?.isEmpty == true, "\(installable)")
 
             _ = try js("document.getElementById('toggle').click()")
             #expect(Harness.wait(timeout: 3) { (try? api.nowPlaying.state) == .paused }, "pause from the remote")

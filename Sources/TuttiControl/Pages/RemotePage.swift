@@ -5,10 +5,47 @@
 /// room by choosing its zone; make, remove, gather all rooms), kept live by the event stream. Changes need the house token: the page takes
 /// it from its address (`/#token=...`, as the coordinator prints it) and remembers it.
 enum RemotePage {
+    /// The web app's manifest: a phone's browser offers to install the remote, which then
+    /// opens on its own (standalone) at `/`, with the token the page remembered.
+    static let manifest = #"""
+{
+  "name": "tutti remote",
+  "short_name": "tutti",
+  "description": "Play music in every room of the house, in sync",
+  "id": "/",
+  "start_url": "/",
+  "scope": "/",
+  "display": "standalone",
+  "orientation": "any",
+  "background_color": "#101318",
+  "theme_color": "#101318",
+  "icons": [
+    { "src": "/icon.svg", "sizes": "any", "type": "image/svg+xml", "purpose": "any" },
+    { "src": "/icon.svg", "sizes": "any", "type": "image/svg+xml", "purpose": "maskable" }
+  ]
+}
+"""#
+
+    /// The app's icon: three sound waves in step, on the remote's colours; drawn within the
+    /// middle 80 % so that a round mask keeps all of it.
+    static let icon = #"""
+<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 512 512">
+  <rect width="512" height="512" fill="#101318"/>
+  <circle cx="256" cy="256" r="176" fill="#1a1f27"/>
+  <g fill="none" stroke="#5fb4ff" stroke-width="28" stroke-linecap="round">
+    <path d="M136 256c20-40 40-40 60 0s40 40 60 0 40-40 60 0 40 40 60 0"/>
+    <path d="M136 196c20-40 40-40 60 0s40 40 60 0 40-40 60 0 40 40 60 0" opacity=".55"/>
+    <path d="M136 316c20-40 40-40 60 0s40 40 60 0 40-40 60 0 40 40 60 0" opacity=".55"/>
+  </g>
+</svg>
+"""#
+
     static let html = #"""
 <!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="theme-color" content="#101318">
+<link rel="manifest" href="/manifest.webmanifest"><link rel="icon" href="/icon.svg" type="image/svg+xml">
 <title>tutti</title>
 <style>
   :root { --bg: #101318; --card: #1a1f27; --fg: #eef0f3; --dim: #8d96a3; --accent: #5fb4ff; --warn: #ff8a65; }
