@@ -50,6 +50,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         sys.stdout.write("%s %s %d %s\n" % (self.command, self.path, status, extra))
         sys.stdout.flush()
 
+    def small(self, status, content_type, body):
+        """A whole short answer at once."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        self.note(status)
+
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
@@ -71,22 +80,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if kind == "host":
                 # The Host header the request came with (a client that connects to an address
                 # it checked names the host here).
-                body = (self.headers.get("Host") or "").encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                self.note(200)
+                self.small(200, "text/plain", (self.headers.get("Host") or "").encode())
                 return
             if kind == "page":
-                body = b"<html><body>not audio</body></html>"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                self.note(200)
+                self.small(200, "text/html", b"<html><body>not audio</body></html>")
                 return
             if kind in ("hls", "hlsmaster") and name.endswith(".m3u8"):
                 self.hls(name[:-5], query, kind == "hlsmaster", url.query)
