@@ -101,7 +101,8 @@ let package = Package(
             .product(name: "HummingbirdTLS", package: "hummingbird"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        ]),
+        ], resources: ["remote.html", "remote.css", "remote.js", "lyrics.html", "lyrics.css", "lyrics.js", "manifest.webmanifest", "icon.svg"]
+            .map { .embedInCode("Web/\($0)") }),
         // Configuration files (TOML, read by TuttiCore's TOMLReader: TOMLKit would bring the
         // whole of Foundation into the lean follower) and TUTTI_* variables completing a role's
         // command line; `tutti config check`. The follower links it too.

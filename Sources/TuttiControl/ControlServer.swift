@@ -131,12 +131,7 @@ public final class ControlServer: Sendable {
                                 body: .init(byteBuffer: ByteBuffer(bytes: body)))
             }
         }
-        var pages = [
-            "/": Page(contentType: "text/html; charset=utf-8", body: Array(RemotePage.html.utf8)),
-            "/lyrics": Page(contentType: "text/html; charset=utf-8", body: Array(LyricsPage.html.utf8)),
-            "/manifest.webmanifest": Page(contentType: "application/manifest+json", body: Array(RemotePage.manifest.utf8)),
-            "/icon.svg": Page(contentType: "image/svg+xml", body: Array(RemotePage.icon.utf8)),
-        ]
+        var pages = WebPages.all
         pages.merge(configuration.pages) { _, given in given }
         for (path, page) in pages {
             router.get(RouterPath(path)) { _, _ in

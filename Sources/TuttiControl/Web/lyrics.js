@@ -1,56 +1,3 @@
-/// The web lyric screen (`/lyrics?room=NAME&delay=MS`; it shows its room's zone, and follows
-/// the room when it moves to another): large type on a dark background, the
-/// current line centred with its words filling in, the lines around it dimmed and scrolling
-/// smoothly, between the title and the progress bar and never under them (the lines fade
-/// out before either; type is sized by the screen's smaller side, and a long line wraps, so
-/// a phone held upright shows whole lines as a TV does). It locks its own clock to the coordinator's over the event stream and draws each
-/// frame (requestAnimationFrame) for the moment that frame will be on the glass.
-enum LyricsPage {
-    static let html = #"""
-<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>tutti · lyrics</title>
-<style>
-  :root { --bg: #0b0d12; --fg: #f4f1ea; --dim: rgba(244,241,234,.32); --sung: #ffd34d; --accent: #7cc7ff; }
-  html, body { margin: 0; height: 100%; background: var(--bg); color: var(--fg); overflow: hidden;
-    font-family: "DejaVu Sans", "Noto Sans", "Helvetica Neue", Arial, sans-serif; }
-  header { position: fixed; top: 0; left: 0; right: 0; padding: 2.2vh 4vw; display: flex; justify-content: space-between;
-    align-items: baseline; gap: 1em; font-size: min(2.6vh, 4vw); z-index: 2; background: var(--bg);
-    white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
-  header > div:first-child { overflow: hidden; text-overflow: ellipsis; }
-  #title { font-weight: 700; } #artist { color: var(--dim); margin-left: .6em; } #status { color: var(--accent); }
-  /* Between the header and the footer: lines scroll and fade out inside it, never under either. */
-  #stage { position: absolute; top: 9vh; bottom: 9vh; left: 0; right: 0; overflow: hidden;
-    -webkit-mask-image: linear-gradient(transparent, #000 14%, #000 86%, transparent);
-    mask-image: linear-gradient(transparent, #000 14%, #000 86%, transparent); }
-  #lines { position: absolute; left: 0; right: 0; top: 50%; transition: transform .45s cubic-bezier(.2,.7,.2,1); will-change: transform; }
-  /* Heights follow the text (a long line wraps); the scroll reads each line's own place. */
-  .line { box-sizing: border-box; text-align: center; padding: 1.2vh 6vw; font-size: min(4.2vh, 6vw); line-height: 1.25;
-    min-height: 9vh; display: flex; flex-wrap: wrap; align-items: center; justify-content: center; overflow-wrap: anywhere;
-    color: var(--dim); transition: color .3s, opacity .3s; }
-  .line.current { font-size: min(7vh, 8.5vw); font-weight: 700; color: var(--fg); }
-  .line.far { opacity: .45; }
-  .word { white-space: pre; }
-  .line.current .word { background-repeat: no-repeat; -webkit-background-clip: text; background-clip: text; }
-  .voice-F { font-style: italic; } .voice-D { text-decoration: underline; text-decoration-thickness: .06em; }
-  #card { position: absolute; inset: 0; display: none; align-items: center; justify-content: center; flex-direction: column;
-    font-size: 4vh; color: var(--dim); text-align: center; }
-  #card b { color: var(--fg); font-size: 6vh; margin-bottom: 1vh; }
-  #plain { position: absolute; inset: 12vh 8vw 10vh; display: none; overflow: hidden; text-align: center; font-size: min(3.6vh, 5vw);
-    line-height: 1.5; color: var(--fg); white-space: pre-line; }
-  footer { position: fixed; left: 4vw; right: 4vw; bottom: 3vh; display: flex; align-items: center; gap: 1.5vw;
-    font-size: min(2.2vh, 3.6vw); color: var(--dim); z-index: 2; }
-  #bar { flex: 1; height: .7vh; background: rgba(255,255,255,.12); border-radius: 1vh; overflow: hidden; }
-  #fill { height: 100%; width: 0; background: var(--accent); }
-</style></head>
-<body>
-<header><div><span id="title">tutti</span><span id="artist"></span></div><div id="status">connecting…</div></header>
-<div id="stage"><div id="lines"></div></div>
-<div id="card"><b id="cardTitle"></b><span>♪ No lyrics for this track ♪</span></div>
-<div id="plain"></div>
-<footer><span id="elapsed">0:00</span><div id="bar"><div id="fill"></div></div><span id="duration"></span></footer>
-<script>
 "use strict";
 const params = new URLSearchParams(location.search);
 const room = params.get("room");
@@ -197,7 +144,3 @@ function frame(stamp) {
 }
 connect();
 requestAnimationFrame(frame);
-</script>
-</body></html>
-"""#
-}
