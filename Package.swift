@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
@@ -120,6 +121,12 @@ let package = Package(
         .target(name: "TuttiMetrics", dependencies: [
             .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "CoreMetrics", package: "swift-metrics"),
         ]),
+        // The music library: the music folders indexed into SQLite (GRDB, its only importer)
+        // in the state folder, searched with FTS5, kept up to date with inotify. Only the
+        // coordinator links it.
+        .target(name: "TuttiLibrary", dependencies: [
+            "TuttiCore", "TuttiAPI", "TuttiNet", .product(name: "GRDB", package: "GRDB.swift"),
+        ]),
         // The follower: its threads, the clock client, the playout loop, its command line.
         // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
         .target(name: "TuttiFollower", dependencies: [
@@ -129,7 +136,7 @@ let package = Package(
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote", "TuttiMedia", "TuttiMetrics", "TuttiDiscovery",
+            "TuttiRemote", "TuttiMedia", "TuttiMetrics", "TuttiDiscovery", "TuttiLibrary",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
@@ -144,6 +151,7 @@ let package = Package(
         .testTarget(name: "TuttiCoreTests", dependencies: ["TuttiCore", "TuttiTesting"]),
         // The follower's loop in a simulated house (the real shells over an in-memory network).
         .testTarget(name: "TuttiFollowerTests", dependencies: ["TuttiFollower", "TuttiNode", "TuttiCore", "TuttiTesting", "TuttiNet", "TuttiSecurity"]),
+        .testTarget(name: "TuttiLibraryTests", dependencies: ["TuttiLibrary", "TuttiAPI", "TuttiCore", "TuttiNet"]),
         .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
         .testTarget(name: "TuttiMediaTests", dependencies: ["TuttiMedia", "TuttiCore", "TuttiTesting"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 install_packages \
   `# build: the C libraries tutti wraps` \
   libopus-dev libpulse-dev libasound2-dev libgcrypt20-dev libavformat-dev libavcodec-dev libavutil-dev libswresample-dev \
-  libavahi-client-dev libdbus-1-dev pkg-config \
+  libavahi-client-dev libdbus-1-dev libsqlite3-dev pkg-config \
   `# run: a sound server, the house's discovery (mDNS) and the session bus for media keys` \
   pulseaudio pulseaudio-utils avahi-daemon dbus
 
