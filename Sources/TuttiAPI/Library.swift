@@ -183,16 +183,6 @@ public struct LibraryStatus: Codable, Equatable, Sendable {
     }
 }
 
-/// `POST /queue` with library ids: the tracks, in order.
-public struct AddIDsRequest: Codable, Sendable {
-    public var ids: [Int64]
-    public var placement: PlayQueue.Placement?
-    public init(ids: [Int64], placement: PlayQueue.Placement?) {
-        self.ids = ids
-        self.placement = placement
-    }
-}
-
 /// What the control API serves of the library; the coordinator's `MusicLibrary`
 /// implements it. Reads are quick (an index on disk, never the music files), and may be
 /// called from any task.

@@ -402,12 +402,25 @@ public struct PlayIndexRequest: Codable, Sendable {
     public var index: Int
     public init(index: Int) { self.index = index }
 }
+/// `POST /queue`: files, folders, playlists or URLs by `paths`, library tracks by `ids`
+/// (either, or both: the paths first).
 public struct AddRequest: Codable, Sendable {
     public var paths: [String]
+    public var ids: [Int64]?
     public var placement: PlayQueue.Placement?
-    public init(paths: [String], placement: PlayQueue.Placement?) {
+    public init(paths: [String] = [], ids: [Int64]? = nil, placement: PlayQueue.Placement?) {
         self.paths = paths
+        self.ids = ids
         self.placement = placement
+    }
+
+    enum CodingKeys: String, CodingKey { case paths, ids, placement }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        paths = try container.decodeIfPresent([String].self, forKey: .paths) ?? []
+        ids = try container.decodeIfPresent([Int64].self, forKey: .ids)
+        placement = try container.decodeIfPresent(PlayQueue.Placement.self, forKey: .placement)
     }
 }
 public struct MoveRequest: Codable, Sendable {

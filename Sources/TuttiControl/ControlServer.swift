@@ -34,6 +34,8 @@ public final class ControlServer: Sendable {
         public var tls: TLSIdentity?
         /// `/metrics`: the Prometheus exposition and its content type, when set.
         public var metrics: (@Sendable () async -> (contentType: String, body: [UInt8]))?
+        /// The music library (`/api/v1/library`, queueing by id), when the coordinator has one.
+        public var library: (any LibraryService)?
         public init() {}
     }
 
@@ -146,7 +148,7 @@ public final class ControlServer: Sendable {
         for group in [api, api.group("zones/:zone")] {
             ZoneReadRoutes.add(to: group, service: service, gate: gate)
             TransportRoutes.add(to: group, service: service, gate: gate)
-            QueueRoutes.add(to: group, service: service, gate: gate)
+            QueueRoutes.add(to: group, service: service, library: configuration.library, gate: gate)
         }
         // Open to read; whole file paths only with the token (`Redaction`).
         api.get("rooms") { _, _ in await service.rooms() }
@@ -159,6 +161,7 @@ public final class ControlServer: Sendable {
             return EventTicket(ticket: tickets.issue(), expiresInSeconds: Int(EventTickets.lifetime / 1_000_000_000))
         }
         ZoneRoutes.add(to: api, service: service, gate: gate)
+        LibraryRoutes.add(to: api, library: configuration.library, gate: gate)
         return router
     }
 

@@ -181,12 +181,17 @@ enum ZoneReadRoutes {
 
 /// A zone's queue, loop mode, group volume, and feedback on what it plays.
 enum QueueRoutes {
-    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
+    static func add(to api: RouterGroup<ControlContext>, service: any ControlService, library: (any LibraryService)?, gate: TokenGate) {
         api.post("queue") { request, context -> [QueueEntry] in
             try gate.authorize(request, context)
             let add = try await body(AddRequest.self, request, context)
-            guard !add.paths.isEmpty else { throw ControlError.badRequest("paths is empty: name files, folders or playlists") }
-            return try await service.add(paths: add.paths, placement: add.placement ?? .end, zone: try zone(context))
+            var paths = add.paths
+            if let ids = add.ids, !ids.isEmpty {
+                guard let library else { throw ControlError.notFound("the coordinator has no music library: queue files by their paths") }
+                paths += try library.paths(of: ids)
+            }
+            guard !paths.isEmpty else { throw ControlError.badRequest("paths and ids are empty: name files, folders or playlists, or library tracks") }
+            return try await service.add(paths: paths, placement: add.placement ?? .end, zone: try zone(context))
         }
         api.delete("queue") { request, context -> Done in
             try gate.authorize(request, context)

@@ -418,7 +418,7 @@ final class LibraryIndex: Sendable {
             // Names weigh more than the words around them (a track's artist and album).
             func refs(_ kind: String) throws -> [Int64] {
                 try Int64.fetchAll(db, sql: """
-                    SELECT ref FROM search WHERE search MATCH ? AND kind = ? ORDER BY bm25(search, 10.0, 2.0), length(name) LIMIT ?
+                    SELECT ref FROM search WHERE search MATCH ? AND kind = ? ORDER BY bm25(search, 10.0, 2.0), length(name), name LIMIT ?
                     """, arguments: [match, kind, limit])
             }
             func ordered<T>(_ ids: [Int64], _ sql: String, _ make: (Row) -> T, id: (T) -> Int64) throws -> [T] {

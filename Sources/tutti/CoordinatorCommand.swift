@@ -28,6 +28,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "A folder of .lrc lyric files, matched to tracks by artist and title (besides .lrc files next to the tracks and lyrics in their tags).")
     var lyricsDir: String?
 
+    @Option(name: .customLong("library"), help: "A music folder for the library (repeatable): indexed in the state folder (library.sqlite) with its tags, albums, artists and covers, for the web remote and the API to browse, search and queue; changes are followed as they happen.")
+    var libraryFolders: [String] = []
+
+    @Flag(help: "Do not follow changes in the music folders as they happen (inotify): they are seen at the next start or rescan (`tutti ctl library rescan`).")
+    var noLibraryWatch = false
+
     @Option(help: "Where the control API (HTTP, WebSocket, web pages) listens, HOST:PORT.")
     var controlListen: String = "0.0.0.0:8485"
 
@@ -109,6 +115,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         _ = try Self.listenAddress(controlListen)
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
+        for folder in libraryFolders where InputFile.kind(of: folder) != .folder {
+            throw ValidationError("--library \(folder): not a folder")
+        }
         if let pcm = pcmInput { do { _ = try LiveInput(parsing: pcm) } catch { throw ValidationError("--pcm: \(error)") } }
         if pcmPath == nil && (pcmFormat != "s16le" || pcmRate != 48_000) { throw ValidationError("--pcm-format and --pcm-rate go with --pcm") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
@@ -162,6 +171,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if let houseName { config.houseName = houseName }
         config.announce = !noAnnounce
         config.lyricsDirectory = lyricsDir
+        config.libraryFolders = libraryFolders
+        config.watchLibrary = !noLibraryWatch
         config.remoteSources = remoteSources
         if replaygain != nil || replaygainPreampDb != nil || replaygainUntaggedDb != nil {
             config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,

@@ -76,6 +76,11 @@ public struct PlayQueue: Codable, Equatable, Sendable {
     public enum Placement: String, Codable, Sendable {
         case end
         case afterCurrent = "next"
+        /// Right after the current item, as `next`, and played at once (the house does that).
+        case now
+
+        /// Whether the items go right after the current one.
+        var isNext: Bool { self != .end }
     }
 
     /// Adds tracks (with the titles playlists gave them, by path); returns the new items.
@@ -87,14 +92,14 @@ public struct PlayQueue: Codable, Equatable, Sendable {
             return QueueItem(id: nextID, path: path, title: titles[path])
         }
         var at = items.count
-        if placement == .afterCurrent, let index = currentIndex { at = index + 1 }
+        if placement.isNext, let index = currentIndex { at = index + 1 }
         items.insert(contentsOf: added, at: at)
         if currentID == nil { currentID = added.first?.id }
         if loopMode == .shuffle {
             for item in added where item.id != currentID {
                 // Somewhere in what is still to come this cycle ("next": right after the current).
                 let lower = min(orderPosition + 1, order.count)
-                let slot = placement == .afterCurrent ? lower : Int.random(in: lower...order.count, using: &random)
+                let slot = placement.isNext ? lower : Int.random(in: lower...order.count, using: &random)
                 order.insert(item.id, at: slot)
             }
             if order.isEmpty, let id = currentID { order = [id]; orderPosition = 0 }

@@ -7,6 +7,7 @@ import TuttiCodecs
 import TuttiControl
 import TuttiCore
 import TuttiDiscovery
+import TuttiLibrary
 import TuttiMetrics
 import TuttiNet
 import TuttiSecurity
@@ -70,6 +71,12 @@ extension Coordinator {
         }
 
         var control = ControlServer.Configuration()
+        if !configuration.libraryFolders.isEmpty {
+            let library = try MusicLibrary(folders: configuration.libraryFolders, database: store.directory + "/library.sqlite",
+                                           reader: LibraryReading.reader, watch: configuration.watchLibrary)
+            library.start()
+            control.library = library
+        }
         control.host = configuration.controlHost
         control.port = configuration.controlPort
         control.hostNames = HostNames(extra: configuration.allowedHosts + [configuration.controlHost])

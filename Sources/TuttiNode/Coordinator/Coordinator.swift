@@ -37,6 +37,10 @@ public final class Coordinator: @unchecked Sendable {
         public var allowedHosts: [String] = []
         /// A folder of `.lrc` files, matched to tracks by artist and title.
         public var lyricsDirectory: String?
+        /// The music folders the library indexes (none: no library).
+        public var libraryFolders: [String] = []
+        /// Whether the library follows changes in them as they happen (inotify).
+        public var watchLibrary = true
         /// Where the house's state and token are kept.
         public var stateDirectory = StateStore.defaultDirectory()
         /// Seal the stream with SRTP (AES-GCM, keyed from the house key). Off, anyone on the

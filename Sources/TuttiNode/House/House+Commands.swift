@@ -42,8 +42,13 @@ extension House {
         let added = Set(plays[id]!.transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
         lineUpAgain(zone: id)
         publishQueue(zone: id)
-        let view = queueView(zone: id).items.filter { added.contains($0.id) }
+        var view = queueView(zone: id).items.filter { added.contains($0.id) }
         try await commit()
+        // Play now: the first of them, at once (the transport saves again).
+        if placement == .now, let first = view.first {
+            _ = try await transport(.playItem(index: first.index), zone: id)
+            view = queueView(zone: id).items.filter { added.contains($0.id) }
+        }
         return view
     }
 

@@ -12,7 +12,7 @@ struct CtlCommand: ParsableCommand {
         subcommands: [
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
-            QueueCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
+            QueueCommand.self, LibraryCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self, MembersCommand.self, MemberCommand.self,
         ])
     /// `tutti ctl --zone NAME COMMAND ...`: the zone goes to the command itself (whose
