@@ -90,7 +90,7 @@ final class LibraryIndex: Sendable {
                 CREATE INDEX album_artist ON album(artistId);
                 CREATE TABLE unreadable (path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified INTEGER NOT NULL) WITHOUT ROWID;
                 CREATE TABLE cover (folder TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
-                CREATE VIRTUAL TABLE search USING fts5(name, extra, kind UNINDEXED, ref UNINDEXED,
+                CREATE VIRTUAL TABLE search USING fts5(name, extra, spelled, kind UNINDEXED, ref UNINDEXED,
                     tokenize = 'unicode61 remove_diacritics 2');
                 CREATE TABLE scan (id INTEGER PRIMARY KEY CHECK (id = 1), endedAt REAL, seconds REAL, added INTEGER,
                     updated INTEGER, removed INTEGER, unreadable INTEGER);
@@ -277,14 +277,38 @@ final class LibraryIndex: Sendable {
     }
 
     private static func makeSearch(_ db: Database) throws {
-        try db.execute(sql: """
-            DELETE FROM search;
-            INSERT INTO search (name, extra, kind, ref) SELECT title, coalesce(artist, '') || ' ' || coalesce(album, '') || ' '
-                || coalesce(albumArtist, ''), 't', id FROM track;
-            INSERT INTO search (name, extra, kind, ref) SELECT title, coalesce(artist, ''), 'a', id FROM album;
-            INSERT INTO search (name, extra, kind, ref) SELECT name, '', 'r', id FROM artist;
-            """)
+        try db.execute(sql: "DELETE FROM search")
+        let insert = try db.cachedStatement(sql: "INSERT INTO search (name, extra, spelled, kind, ref) VALUES (?, ?, ?, ?, ?)")
+        func add(_ kind: String, _ sql: String) throws {
+            let rows = try Row.fetchCursor(db, sql: sql)
+            while let row = try rows.next() {
+                let name: String = row[1], extra: String = row[2]
+                // Letters the tokenizer keeps whole (æ, ø, ß...) spelled out too, for those who type them so.
+                let spelled = spelledOut(name + " " + extra)
+                try insert.execute(arguments: [name, extra, spelled, kind, row[0] as Int64])
+            }
+        }
+        try add("t", "SELECT id, title, coalesce(artist, '') || ' ' || coalesce(album, '') || ' ' || coalesce(albumArtist, '') FROM track")
+        try add("a", "SELECT id, title, coalesce(artist, '') FROM album")
+        try add("r", "SELECT id, name, '' FROM artist")
     }
+
+    /// Letters that are not a letter with a diacritic (which the index folds) but one of
+    /// their own, spelled as English keyboards type them: "Ágætis" → "Ágaetis"; "" when
+    /// there are none.
+    static func spelledOut(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { spellings[$0] != nil }) else { return "" }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if let spelled = spellings[scalar] { out.append(contentsOf: spelled.unicodeScalars) } else { out.append(scalar) }
+        }
+        return String(out)
+    }
+
+    static let spellings: [Unicode.Scalar: String] = [
+        "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ø": "o", "Ø": "O", "ß": "ss", "ẞ": "Ss", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D",
+        "þ": "th", "Þ": "Th", "ł": "l", "Ł": "L", "ı": "i", "ħ": "h", "Ħ": "H", "ŋ": "ng", "Ŋ": "Ng", "ĸ": "k", "ŧ": "t", "Ŧ": "T",
+    ]
 
     // MARK: - Reads
 
@@ -418,7 +442,7 @@ final class LibraryIndex: Sendable {
             // Names weigh more than the words around them (a track's artist and album).
             func refs(_ kind: String) throws -> [Int64] {
                 try Int64.fetchAll(db, sql: """
-                    SELECT ref FROM search WHERE search MATCH ? AND kind = ? ORDER BY bm25(search, 10.0, 2.0), length(name), name LIMIT ?
+                    SELECT ref FROM search WHERE search MATCH ? AND kind = ? ORDER BY bm25(search, 10.0, 2.0, 4.0), length(name), name LIMIT ?
                     """, arguments: [match, kind, limit])
             }
             func ordered<T>(_ ids: [Int64], _ sql: String, _ make: (Row) -> T, id: (T) -> Int64) throws -> [T] {

@@ -250,5 +250,6 @@ struct MusicLibraryTests {
         #expect(LibraryIndex.match("a\"b") == "\"a\"* \"b\"*")
         #expect(LibraryIndex.match("!!") == nil)
         #expect(LibraryIndex.key("  Beyoncé   KNOWLES ") == "beyonce knowles")
+        #expect(LibraryIndex.spelledOut("Ágætis Straße") == "Ágaetis Strasse" && LibraryIndex.spelledOut("Élan") == "")
     }
 }
