@@ -269,7 +269,7 @@ public final class MusicLibrary: LibraryService {
     static func isLyrics(_ name: String) -> Bool { name.lowercased().hasSuffix(".lrc") }
 
     /// Image files taken for their folder's cover, the better the lower.
-    static func coverRank(_ name: String) -> Int? {
+    public static func coverRank(_ name: String) -> Int? {
         let lower = name.lowercased()
         guard let dot = lower.lastIndex(of: ".") else { return nil }
         guard ["jpg", "jpeg", "png", "webp"].contains(lower[lower.index(after: dot)...]) else { return nil }

@@ -89,6 +89,9 @@ extension IntegrationTests {
             #expect(queued.status == 200, "\(queued.body)")
             #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying)?.title == "Élan" && (try? api.nowPlaying)?.state == .playing })
             #expect(try api.queue.items.map(\.title) == ["Élan", "Second Wind", "Third Light"])
+            // The folder's cover is the playing track's artwork too.
+            let art = try ControlAPI(h).client.request("GET", try #require(try api.nowPlaying.artworkURL))
+            #expect(art.status == 200 && art.body == Harness.tinyPNG)
             // Ids it does not know change nothing; queueing needs the token.
             #expect(try api.call("POST", "/queue", json: #"{"ids": [\#(ids[0]), 999999]}"#).status == 404)
             #expect(try api.call("POST", "/queue", json: #"{"ids": [\#(ids[0])]}"#, token: .some(nil)).status == 401)

@@ -195,7 +195,8 @@ extension IntegrationTests {
             #expect((try? js("document.title")) as? String == "The Lake House · tutti")
             try browser.screenshot("remote")
             // One thumb on a phone: nothing wider than the screen at 360 to 430 px, the room's
-            // mute button within reach.
+            // mute button within reach (in the Rooms view).
+            _ = try js("document.getElementById('tab-rooms').click()")
             for width in [360, 390, 412, 430] {
                 try browser.command("Emulation.setDeviceMetricsOverride", ["width": width, "height": 900, "deviceScaleFactor": 1, "mobile": true])
                 Thread.sleep(forTimeInterval: 0.3)
@@ -209,6 +210,7 @@ extension IntegrationTests {
                 try browser.screenshot("remote-\(width)")
             }
             try browser.command("Emulation.clearDeviceMetricsOverride")
+            _ = try js("document.getElementById('tab-now').click()")
             // Installable as a web app: Chromium reads the manifest and finds nothing missing.
             let manifest = try browser.command("Page.getAppManifest")
             #expect((manifest["url"] as? String)?.hasSuffix("/manifest.webmanifest") == true && (manifest["errors"] as? [Any])?.isEmpty == true,

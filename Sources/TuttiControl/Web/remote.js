@@ -20,7 +20,7 @@ const perZone = ["/transport/", "/queue", "/loop", "/volume", "/feedback"];
 const zoned = path => zone === "default" || !perZone.some(p => path.startsWith(p)) ? path : "/zones/" + encodeURIComponent(zone) + path;
 
 function clockText(s) { s = Math.max(0, Math.floor(s || 0)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
-function say(text) { $("message").textContent = text || ""; }
+function say(text, good) { $("message").textContent = text || ""; $("message").style.color = good ? "var(--accent)" : ""; }
 
 async function call(method, path, body) {
   if (!token) { $("tokenBox").style.display = "flex"; say("this needs the house token"); return null; }
@@ -68,6 +68,10 @@ function render() {
   $("art").style.backgroundImage = np.artworkURL ? "url(" + np.artworkURL + ")" : "";
   const playing = np.state === "playing" || np.state === "loading" || np.state === "buffering";
   $("toggle").innerHTML = icon(playing ? "pause" : "play"); $("toggle").dataset.state = playing ? "playing" : "idle";
+  $("miniToggle").innerHTML = icon(playing ? "pause" : "play");
+  $("miniTitle").textContent = np.title || "nothing queued"; $("miniArtist").textContent = np.artist || "";
+  $("miniArt").style.backgroundImage = np.artworkURL ? "url(" + np.artworkURL + ")" : "";
+  $("mini").classList.toggle("on", document.querySelector("#view-now.on") === null);
   $("state").textContent = np.state + (np.queueIndex != null ? " · " + (np.queueIndex + 1) + " of " + np.queueCount : "");
   $("duration").textContent = clockText(np.duration);
   $("loop").value = np.loopMode;
@@ -149,19 +153,227 @@ function loadZones() {
   }).catch(() => {});
 }
 
+// The queue: tap an item to play it, drag it by its handle to move it.
+let queueDrag = false, queueWaiting = null;
 function renderQueue() {
+  if (queueDrag) return;
   const list = $("queue"); list.innerHTML = "";
   if (!queue) return;
   queue.items.forEach(item => {
     const li = document.createElement("li"); if (item.current) li.className = "current";
-    li.innerHTML = "<span></span><span><small></small> <button>✕</button></span>";
-    li.querySelector("span").textContent = (item.index + 1) + ". " + (item.title || item.path.split("/").pop()) + (item.artist ? " — " + item.artist : "");
+    li.dataset.id = item.id;
+    li.innerHTML = '<span class="handle" aria-label="drag to move">☰</span><span class="title"></span><span><small></small> <button>✕</button></span>';
+    li.querySelector(".title").textContent = (item.index + 1) + ". " + (item.title || item.path.split("/").pop()) + (item.artist ? " — " + item.artist : "");
     li.querySelector("small").textContent = item.duration ? clockText(item.duration) : "";
     li.onclick = () => call("POST", "/queue/play", { index: item.index });
     li.querySelector("button").onclick = e => { e.stopPropagation(); call("DELETE", "/queue/" + item.id); };
+    const handle = li.querySelector(".handle");
+    handle.onclick = e => e.stopPropagation();
+    handle.onpointerdown = e => dragItem(e, li, handle, item);
     list.appendChild(li);
   });
 }
+
+// Drags a queue item (mouse, finger or pen): it follows the pointer, a line shows where it
+// will land, and letting go moves it there in the house's queue.
+function dragItem(e, li, handle, item) {
+  e.preventDefault();
+  const items = [...$("queue").children], from = items.indexOf(li), startY = e.clientY;
+  let to = from;
+  queueDrag = true; li.classList.add("dragging");
+  try { handle.setPointerCapture(e.pointerId); } catch (err) {}
+  const clear = () => items.forEach(o => o.classList.remove("gap-before", "gap-after"));
+  handle.onpointermove = ev => {
+    li.style.transform = "translateY(" + (ev.clientY - startY) + "px)";
+    to = from;
+    items.forEach((other, i) => {
+      if (other === li) return;
+      const r = other.getBoundingClientRect(), middle = r.top + r.height / 2;
+      if (i > from && ev.clientY > middle) to = Math.max(to, i);
+      if (i < from && ev.clientY < middle) to = Math.min(to, i);
+    });
+    clear(); if (to !== from) items[to].classList.add(to > from ? "gap-after" : "gap-before");
+  };
+  handle.onpointerup = handle.onpointercancel = async ev => {
+    handle.onpointermove = handle.onpointerup = handle.onpointercancel = null;
+    li.style.transform = ""; li.classList.remove("dragging"); clear();
+    if (ev.type === "pointerup" && to !== from) await call("POST", "/queue/" + item.id + "/move", { index: to });
+    queueDrag = false;
+    if (queueWaiting) { queue = queueWaiting; queueWaiting = null; }
+    renderQueue();
+  };
+}
+
+// MARK: the views: one at a time, picked in the dock.
+function show(view) {
+  if (!["now", "library", "queue", "rooms"].includes(view)) view = "now";
+  localStorage.setItem("tutti-view", view);
+  document.querySelectorAll(".view").forEach(v => v.classList.toggle("on", v.id === "view-" + view));
+  document.querySelectorAll("#tabs button").forEach(b => b.classList.toggle("on", b.dataset.view === view));
+  document.body.classList.toggle("wide", view === "library");
+  $("mini").classList.toggle("on", view !== "now" && !!np);
+  if (view === "library" && !lib.loaded) browse(lib.kind);
+}
+document.querySelectorAll("#tabs button").forEach(b => { b.onclick = () => show(b.dataset.view); });
+$("miniToggle").onclick = () => call("POST", "/transport/toggle");
+$("mini").onclick = e => { if (e.target.closest("button") === null) show("now"); };
+
+// MARK: the library: albums, artists, folders; search as you type; play or queue by id.
+const lib = { kind: "albums", loaded: false, searchTimer: null, asked: 0 };
+async function read(path) {
+  const r = await fetch("/api/v1" + path);
+  const data = await r.json().catch(() => null);
+  if (!r.ok) throw new Error(data && data.error ? data.error : "error " + r.status);
+  return data;
+}
+const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; };
+function libraryShows(...nodes) { const box = $("libraryBox"); box.innerHTML = ""; nodes.forEach(n => box.appendChild(n)); }
+function libraryFailed(e) { libraryShows(el("p", "hint", e.message)); }
+
+// Queues library tracks: now (played at once), next, or at the end.
+async function queueTracks(ids, placement) {
+  if (!ids.length) return;
+  const added = await call("POST", "/queue", { ids, placement });
+  if (added) say(placement === "now" ? "playing " + (added[0].title || "") : "added " + added.length + " track" + (added.length === 1 ? "" : "s") + (placement === "next" ? " to play next" : " to the queue"), true);
+}
+
+function cover(album) {
+  const c = el("div", "cover", album.artworkURL ? "" : "♪");
+  if (album.artworkURL) c.style.backgroundImage = "url(" + album.artworkURL + ")";
+  return c;
+}
+
+function albumGrid(albums) {
+  const grid = el("div", "grid");
+  albums.forEach(a => {
+    const tile = el("div", "tile"); tile.id = "album-" + a.id;
+    tile.append(cover(a), el("b", null, a.title), el("small", null, (a.artist || "") + (a.year ? " · " + a.year : "")));
+    tile.onclick = () => openAlbum(a.id);
+    grid.appendChild(tile);
+  });
+  return grid;
+}
+
+function trackList(tracks, withAlbum) {
+  const list = el("ol");
+  tracks.forEach(t => {
+    const li = el("li", "track"); li.id = "track-" + t.id;
+    const what = el("div", "what", (t.trackNumber && !withAlbum ? t.trackNumber + ". " : "") + t.title);
+    what.appendChild(el("small", null, [t.artist, withAlbum ? t.album : null, t.duration ? clockText(t.duration) : null].filter(Boolean).join(" · ")));
+    const acts = el("div", "acts"), play = el("button", "play", "▶"), add = el("button", "add", "+");
+    play.title = "play now"; add.title = "add to the queue";
+    play.onclick = e => { e.stopPropagation(); queueTracks([t.id], "now"); };
+    add.onclick = e => { e.stopPropagation(); queueTracks([t.id], "end"); };
+    acts.append(play, add); li.append(what, acts);
+    li.onclick = () => queueTracks([t.id], "now");
+    list.appendChild(li);
+  });
+  return list;
+}
+
+function actions(ids) {
+  const box = el("div", "actions");
+  [["▶ Play", "now", "playAll"], ["Play next", "next", "playNext"], ["+ Queue", "end", "queueAll"]].forEach(([label, placement, id]) => {
+    const b = el("button", null, label); b.id = id; b.onclick = () => queueTracks(ids, placement); box.appendChild(b);
+  });
+  return box;
+}
+
+function backButton() {
+  const b = el("button", "back", "‹ back"); b.onclick = () => browse(lib.kind); return b;
+}
+
+async function browse(kind) {
+  lib.kind = kind; lib.loaded = true;
+  document.querySelectorAll("#browse button").forEach(b => b.classList.toggle("on", b.dataset.kind === kind));
+  if ($("search").value.trim()) { runSearch(); return; }
+  const asked = ++lib.asked;
+  try {
+    if (kind === "albums") {
+      const albums = await read("/library/albums");
+      if (asked === lib.asked) libraryShows(albums.length ? albumGrid(albums) : el("p", "hint", "No albums yet: the library is being scanned, or its folders hold no music."));
+    } else if (kind === "artists") {
+      const artists = await read("/library/artists");
+      if (asked !== lib.asked) return;
+      const list = el("ol");
+      artists.forEach(a => { const li = el("li", null, a.name); li.id = "artist-" + a.id;
+        li.appendChild(el("small", null, a.albumCount + " albums · " + a.trackCount + " tracks")); li.onclick = () => openArtist(a.id); list.appendChild(li); });
+      libraryShows(list);
+    } else {
+      openFolder("");
+    }
+  } catch (e) { if (asked === lib.asked) libraryFailed(e); }
+}
+
+async function openAlbum(id) {
+  clearTimeout(lib.searchTimer);
+  const asked = ++lib.asked;
+  try {
+    const a = await read("/library/albums/" + id);
+    if (asked !== lib.asked) return;
+    const head = el("div", "detail"), text = el("div");
+    text.append(el("h3", null, a.title), el("div", null, a.artist || ""), el("small", null, [a.year, a.trackCount + " tracks", clockText(a.duration)].filter(Boolean).join(" · ")));
+    head.append(cover(a), text);
+    libraryShows(backButton(), head, actions(a.tracks.map(t => t.id)), trackList(a.tracks, false));
+  } catch (e) { if (asked === lib.asked) libraryFailed(e); }
+}
+
+async function openArtist(id) {
+  clearTimeout(lib.searchTimer);
+  const asked = ++lib.asked;
+  try {
+    const a = await read("/library/artists/" + id);
+    if (asked !== lib.asked) return;
+    const nodes = [backButton(), el("h3", null, a.name)];
+    if (a.albums && a.albums.length) nodes.push(el("h4", null, "Albums"), albumGrid(a.albums));
+    if (a.otherTracks && a.otherTracks.length) nodes.push(el("h4", null, "Tracks"), trackList(a.otherTracks, true));
+    libraryShows(...nodes);
+  } catch (e) { if (asked === lib.asked) libraryFailed(e); }
+}
+
+async function openFolder(path) {
+  clearTimeout(lib.searchTimer);
+  const asked = ++lib.asked;
+  try {
+    const f = await read("/library/folders?path=" + encodeURIComponent(path));
+    if (asked !== lib.asked) return;
+    const nodes = [];
+    if (path) {
+      const up = el("button", "back", "‹ " + (path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "music folders"));
+      up.onclick = () => openFolder(path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
+      nodes.push(up, el("h3", null, path.split("/").pop()));
+    }
+    const list = el("ol");
+    f.folders.forEach(sub => { const li = el("li", null, "📁 " + sub.name); li.appendChild(el("small", null, sub.trackCount + " tracks"));
+      li.onclick = () => openFolder(sub.path); list.appendChild(li); });
+    nodes.push(list);
+    if (f.tracks.length) nodes.push(actions(f.tracks.map(t => t.id)), trackList(f.tracks, false));
+    libraryShows(...nodes);
+  } catch (e) { if (asked === lib.asked) libraryFailed(e); }
+}
+
+// Search as you type: asked a moment after the last key, only the newest answer shown.
+async function runSearch() {
+  const q = $("search").value.trim();
+  if (!q) { browse(lib.kind); return; }
+  const asked = ++lib.asked;
+  try {
+    const found = await read("/library/search?q=" + encodeURIComponent(q) + "&limit=30");
+    if (asked !== lib.asked) return;
+    const nodes = [];
+    if (found.artists.length) {
+      const list = el("ol");
+      found.artists.forEach(a => { const li = el("li", null, a.name); li.id = "artist-" + a.id; li.onclick = () => openArtist(a.id); list.appendChild(li); });
+      nodes.push(el("h4", null, "Artists"), list);
+    }
+    if (found.albums.length) nodes.push(el("h4", null, "Albums"), albumGrid(found.albums));
+    if (found.tracks.length) nodes.push(el("h4", null, "Tracks"), trackList(found.tracks, true));
+    if (!nodes.length) nodes.push(el("p", "hint", "Nothing matches “" + q + "”."));
+    libraryShows(...nodes);
+  } catch (e) { if (asked === lib.asked) libraryFailed(e); }
+}
+$("search").oninput = () => { clearTimeout(lib.searchTimer); lib.searchTimer = setTimeout(runSearch, 150); };
+document.querySelectorAll("#browse button").forEach(b => { b.onclick = () => { $("search").value = ""; browse(b.dataset.kind); }; });
 
 async function connect() {
   // With the token, a one-time ticket: the house's own event streams, which no stranger can spend.
@@ -177,7 +389,7 @@ async function connect() {
       if (rtt <= best * 1.5) { best = Math.min(best, rtt); offset = ((m.t2 / 1e6 - m.t1) + (m.t3 / 1e6 - t4)) / 2; } return; }
     if (m.zones) { zones = m.zones; if (!zones.some(z => z.id === zone)) { steer("default"); return; } renderRooms(); }
     if (m.nowPlaying) { np = m.nowPlaying; const z = zones.find(z => z.id === zone); if (z) { z.nowPlaying = np; } }
-    if (m.queue) { queue = m.queue; renderQueue(); }
+    if (m.queue) { if (queueDrag) queueWaiting = m.queue; else { queue = m.queue; renderQueue(); } }
     if (m.rooms) { rooms = m.rooms; renderRooms(); }
     if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); rooms.sort((a, b) => a.name.localeCompare(b.name)); renderRooms(); }
     if (m.type === "now-playing" && zones.length > 1) renderZones();
@@ -194,4 +406,5 @@ if (!token) $("tokenBox").style.display = "flex";
 fetch("/api/v1/status").then(r => r.json()).then(s => { if (s.house) { $("house").textContent = s.house; document.title = s.house + " · tutti"; } }).catch(() => {});
 loadZones();
 setInterval(loadZones, 10000);
+show(localStorage.getItem("tutti-view") || "now");
 connect();

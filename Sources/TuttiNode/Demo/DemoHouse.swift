@@ -67,7 +67,7 @@ public final class DemoHouse: @unchecked Sendable {
         _ = try store.houseKey()
         let keyPath = store.houseKeyPath
         // The demo's own settings, whatever configuration files this machine has.
-        try spawn(me, ["coordinator", "--config", "none", song, "--loop", "--multicast", "off", "--clock-listen", clock,
+        try spawn(me, ["coordinator", "--config", "none", song, "--loop", "--library", (song as NSString).deletingLastPathComponent, "--multicast", "off", "--clock-listen", clock,
                        "--control-listen", "127.0.0.1:\(controlPort)", "--state-dir", Self.stateDirectory])
         Thread.sleep(forTimeInterval: 0.3)
         for (room, sink) in zip(["Living room", "Kitchen"], sinks) {

@@ -1,7 +1,9 @@
 import Foundation
 import Synchronization
 import TuttiCore
+import TuttiLibrary
 import TuttiMedia
+import TuttiNet
 
 /// What the house knows about its tracks: their tags (read from the files' containers:
 /// ID3, MP4 atoms, Vorbis comments), their lengths and artwork. Tags are read once per file and kept, without their pictures;
@@ -70,7 +72,7 @@ public final class TrackLibrary: Sendable {
     public func artwork(_ path: String) -> TrackTags.Picture? {
         if LiveInput.isLive(path) || RemoteLocation.isRemote(path) { return nil }
         if let kept = pictures.withLock({ $0.first { $0.path == path }?.picture }) { return kept }
-        guard let picture = tags(path).artwork else { return nil }
+        guard let picture = tags(path).artwork ?? Self.folderCover(of: path) else { return nil }
         pictures.withLock {
             $0.insert((path, picture), at: 0)
             if $0.count > 8 { $0.removeLast() }
@@ -94,7 +96,7 @@ public final class TrackLibrary: Sendable {
         }
         var (tags, length) = probe(path)
         if tags.title == nil { tags.title = suggested.withLock { $0[path] } }
-        let hasArtwork = !tags.pictures.isEmpty
+        let hasArtwork = !tags.pictures.isEmpty || Self.folderCoverPath(of: path) != nil
         tags.pictures = []
         return Info(tags: tags, length: length, hasArtwork: hasArtwork)
     }
@@ -106,4 +108,19 @@ public final class TrackLibrary: Sendable {
     }
 
     private func tags(_ path: String) -> TrackTags { probe(path).0 }
+
+    /// A cover image beside the file, as the library takes them (cover, folder, front or
+    /// album; .jpg, .jpeg, .png or .webp, in any case), for a file with no picture of its own.
+    static func folderCoverPath(of path: String) -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.isEmpty ? "." : folder) else { return nil }
+        let best = names.compactMap { name in MusicLibrary.coverRank(name).map { (name, $0) } }.min { $0.1 < $1.1 }
+        return best.map { folder + "/" + $0.0 }
+    }
+
+    static func folderCover(of path: String) -> TrackTags.Picture? {
+        guard let file = folderCoverPath(of: path), let bytes = Files.read(file, limit: 16 << 20),
+              let type = PictureKind.mimeType(of: bytes) else { return nil }
+        return TrackTags.Picture(mimeType: type, kind: 3, description: "", data: bytes)
+    }
 }
