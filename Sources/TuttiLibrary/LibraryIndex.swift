@@ -176,7 +176,7 @@ final class LibraryIndex: Sendable {
 
     /// Makes albums, artists and the search index agree with the tracks (after a scan that
     /// changed anything): new ones get new ids, the others keep theirs, empty ones go.
-    func finish(covers: [String: String], scan: LibraryStatus.Scan) throws {
+    func finish(covers: [String: String]) throws {
         try pool.write { db in
             try db.execute(sql: "DELETE FROM cover")
             let cover = try db.cachedStatement(sql: "INSERT INTO cover (folder, path) VALUES (?, ?)")
@@ -184,10 +184,18 @@ final class LibraryIndex: Sendable {
             try Self.makeAlbums(db)
             try Self.makeArtists(db)
             try Self.makeSearch(db)
-            try db.execute(sql: """
-                INSERT OR REPLACE INTO scan (id, endedAt, seconds, added, updated, removed, unreadable) VALUES (1, ?, ?, ?, ?, ?, ?)
-                """, arguments: [scan.endedAt, scan.seconds, scan.added, scan.updated, scan.removed, scan.unreadable])
         }
+    }
+
+    /// Keeps what the last scan did (one that changed nothing too).
+    func record(_ scan: LibraryStatus.Scan) throws {
+        try pool.write { db in try Self.record(scan, db) }
+    }
+
+    private static func record(_ scan: LibraryStatus.Scan, _ db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO scan (id, endedAt, seconds, added, updated, removed, unreadable) VALUES (1, ?, ?, ?, ?, ?, ?)
+            """, arguments: [scan.endedAt, scan.seconds, scan.added, scan.updated, scan.removed, scan.unreadable])
     }
 
     func lastScan() throws -> LibraryStatus.Scan? {

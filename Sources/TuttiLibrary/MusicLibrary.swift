@@ -165,11 +165,13 @@ public final class MusicLibrary: LibraryService {
         try index.setLyricsBeside(lyricsMoved)
         let removed = gone.filter { known[$0].map { !$0.unreadable } ?? false }.count
         try index.remove(gone)
+        let last = try index.lastScan()
+        let changedAny = last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty
+        if changedAny { try index.finish(covers: covers) }
         let scan = LibraryStatus.Scan(endedAt: Date().timeIntervalSince1970, seconds: Date().timeIntervalSince(started),
                                       added: added, updated: updated, removed: removed, unreadable: unreadable)
-        let last = try index.lastScan()
-        if last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty {
-            try index.finish(covers: covers, scan: scan)
+        try index.record(scan)
+        if changedAny {
             log.info("library: \(files.count) music files in \(roots.count) folder(s): \(added) new, \(updated) changed, \(removed) gone, \(unreadable) unreadable (\(String(format: "%.2f", scan.seconds)) s)")
         }
         return scan
