@@ -90,13 +90,24 @@ final class LibraryIndex: Sendable {
                 CREATE INDEX album_artist ON album(artistId);
                 CREATE TABLE unreadable (path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified INTEGER NOT NULL) WITHOUT ROWID;
                 CREATE TABLE cover (folder TEXT PRIMARY KEY, path TEXT NOT NULL) WITHOUT ROWID;
-                CREATE VIRTUAL TABLE search USING fts5(name, extra, spelled, kind UNINDEXED, ref UNINDEXED,
-                    tokenize = 'unicode61 remove_diacritics 2');
                 CREATE TABLE scan (id INTEGER PRIMARY KEY CHECK (id = 1), endedAt REAL, seconds REAL, added INTEGER,
                     updated INTEGER, removed INTEGER, unreadable INTEGER);
                 """)
+            // One full-text table per kind (a search for one kind never ranks the others'
+            // matches), with prefix indexes for the one to three letters typed first.
+            for table in SearchTable.allCases {
+                try db.execute(sql: """
+                    CREATE VIRTUAL TABLE \(table.rawValue) USING fts5(name, extra, spelled, ref UNINDEXED,
+                        tokenize = 'unicode61 remove_diacritics 2', prefix = '1 2 3')
+                    """)
+            }
         }
         return migrator
+    }
+
+    /// The full-text tables, one per kind.
+    enum SearchTable: String, CaseIterable {
+        case tracks = "search_track", albums = "search_album", artists = "search_artist"
     }
 
     // MARK: - Scans
@@ -285,20 +296,19 @@ final class LibraryIndex: Sendable {
     }
 
     private static func makeSearch(_ db: Database) throws {
-        try db.execute(sql: "DELETE FROM search")
-        let insert = try db.cachedStatement(sql: "INSERT INTO search (name, extra, spelled, kind, ref) VALUES (?, ?, ?, ?, ?)")
-        func add(_ kind: String, _ sql: String) throws {
+        func add(_ table: SearchTable, _ sql: String) throws {
+            try db.execute(sql: "DELETE FROM \(table.rawValue)")
+            let insert = try db.cachedStatement(sql: "INSERT INTO \(table.rawValue) (name, extra, spelled, ref) VALUES (?, ?, ?, ?)")
             let rows = try Row.fetchCursor(db, sql: sql)
             while let row = try rows.next() {
                 let name: String = row[1], extra: String = row[2]
                 // Letters the tokenizer keeps whole (æ, ø, ß...) spelled out too, for those who type them so.
-                let spelled = spelledOut(name + " " + extra)
-                try insert.execute(arguments: [name, extra, spelled, kind, row[0] as Int64])
+                try insert.execute(arguments: [name, extra, spelledOut(name + " " + extra), row[0] as Int64])
             }
         }
-        try add("t", "SELECT id, title, coalesce(artist, '') || ' ' || coalesce(album, '') || ' ' || coalesce(albumArtist, '') FROM track")
-        try add("a", "SELECT id, title, coalesce(artist, '') FROM album")
-        try add("r", "SELECT id, name, '' FROM artist")
+        try add(.tracks, "SELECT id, title, coalesce(artist, '') || ' ' || coalesce(album, '') || ' ' || coalesce(albumArtist, '') FROM track")
+        try add(.albums, "SELECT id, title, coalesce(artist, '') FROM album")
+        try add(.artists, "SELECT id, name, '' FROM artist")
     }
 
     /// Letters that are not a letter with a diacritic (which the index folds) but one of
@@ -448,10 +458,11 @@ final class LibraryIndex: Sendable {
     func search(match: String, limit: Int) throws -> (artists: [LibraryArtist], albums: [LibraryAlbum], tracks: [LibraryTrack]) {
         try pool.read { db in
             // Names weigh more than the words around them (a track's artist and album).
-            func refs(_ kind: String) throws -> [Int64] {
-                try Int64.fetchAll(db, sql: """
-                    SELECT ref FROM search WHERE search MATCH ? AND kind = ? ORDER BY bm25(search, 10.0, 2.0, 4.0), length(name), name LIMIT ?
-                    """, arguments: [match, kind, limit])
+            func refs(_ table: SearchTable) throws -> [Int64] {
+                let name = table.rawValue
+                return try Int64.fetchAll(db, sql: """
+                    SELECT ref FROM \(name) WHERE \(name) MATCH ? ORDER BY bm25(\(name), 10.0, 2.0, 4.0), length(name), name LIMIT ?
+                    """, arguments: [match, limit])
             }
             func ordered<T>(_ ids: [Int64], _ sql: String, _ make: (Row) -> T, id: (T) -> Int64) throws -> [T] {
                 guard !ids.isEmpty else { return [] }
@@ -461,9 +472,9 @@ final class LibraryIndex: Sendable {
                 return ids.compactMap { byID[$0] }
             }
             return (
-                try ordered(try refs("r"), "SELECT \(Self.artistColumns) FROM artist", Self.artist, id: \.id),
-                try ordered(try refs("a"), "SELECT \(Self.albumColumns) FROM album", Self.album, id: \.id),
-                try ordered(try refs("t"), "SELECT \(Self.trackColumns) FROM track", Self.track, id: \.id)
+                try ordered(try refs(.artists), "SELECT \(Self.artistColumns) FROM artist", Self.artist, id: \.id),
+                try ordered(try refs(.albums), "SELECT \(Self.albumColumns) FROM album", Self.album, id: \.id),
+                try ordered(try refs(.tracks), "SELECT \(Self.trackColumns) FROM track", Self.track, id: \.id)
             )
         }
     }
