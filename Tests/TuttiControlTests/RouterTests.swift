@@ -52,9 +52,71 @@ struct RouterTests {
                 let response = try await client.execute(uri: path, method: .get)
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
-                #expect(String(buffer: response.body).contains("<html"))
+                let page = String(buffer: response.body)
+                #expect(page.contains("<html"))
+                // No inline script may run: the policy allows none, and the page has none.
+                let policy = response.headers[.contentSecurityPolicy] ?? ""
+                #expect(policy.contains("script-src 'self';") && !policy.contains("unsafe-inline"), "\(policy)")
+                #expect(!page.contains("<script>") && !page.contains("<style") && !page.contains(" style=") && !page.contains(" onclick="))
+                // Every file the page loads is served, as what it is.
+                let loads = page.matches(of: /(?:src|href)="(\/[^"]*)"/).map { String($0.output.1) }
+                #expect(loads.count >= 2, "\(path) loads \(loads)")
+                for file in loads {
+                    let asset = try await client.execute(uri: file, method: .get)
+                    #expect(asset.status == .ok, "\(file)")
+                    let type = asset.headers[.contentType] ?? ""
+                    let expected = file.hasSuffix(".js") ? "text/javascript" : file.hasSuffix(".css") ? "text/css"
+                        : file.hasSuffix(".svg") ? "image/svg+xml" : "application/manifest+json"
+                    #expect(type.hasPrefix(expected), "\(file): \(type)")
+                    #expect(asset.body.readableBytes > 100, "\(file)")
+                }
             }
             #expect(try await client.execute(uri: "/nowhere", method: .get).status == .notFound)
+        }
+    }
+
+    /// The library's routes over a library of three tracks: open reads with file names only,
+    /// the token for a rescan, queueing by id in order; without a library, 404s that say why.
+    @Test func theLibraryIsReadOpenlyAndQueuedByID() async throws {
+        let library = FakeLibrary()
+        var configuration = ControlServer.Configuration()
+        configuration.library = library
+        let house = FakeHouse()
+        let app = Application(router: ControlServer(service: house, configuration: configuration).makeRouter())
+        try await app.test(.router) { client in
+            let open = try await client.execute(uri: "/api/v1/library/search?q=song", method: .get)
+            #expect(open.status == .ok)
+            let found = try json(LibrarySearch.self, open)
+            #expect(found.tracks.map(\.path) == ["1.flac", "2.flac"] && library.asked.withLock { $0 } == ["song"])
+            let owner = try await client.execute(uri: "/api/v1/library/albums/1", method: .get, headers: Self.auth)
+            #expect(try json(LibraryAlbum.self, owner).tracks?.first?.path == "/music/a/1.flac")
+            #expect(try await client.execute(uri: "/api/v1/library/search?q=x&limit=500", method: .get).status == .badRequest)
+            #expect(try await client.execute(uri: "/api/v1/library/albums/x", method: .get).status == .badRequest)
+            #expect(try await client.execute(uri: "/api/v1/library/albums/9", method: .get).status == .notFound)
+            #expect(try await client.execute(uri: "/api/v1/library/rescan", method: .post).status == .unauthorized)
+            #expect(try await client.execute(uri: "/api/v1/library/rescan", method: .post, headers: Self.auth).status == .ok)
+            #expect(library.rescans.withLock { $0 } == 1)
+            let art = try await client.execute(uri: "/api/v1/library/albums/1/art", method: .get)
+            #expect(art.status == .ok && art.headers[.contentType] == "image/png")
+
+            let body = ByteBuffer(string: #"{"ids": [3, 1], "placement": "now"}"#)
+            let queued = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth, body: body)
+            #expect(queued.status == .ok)
+            #expect(house.commands.last == "add /music/b/3.flac /music/a/1.flac now")
+            let unknown = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth,
+                                                   body: ByteBuffer(string: #"{"ids": [1, 77]}"#))
+            #expect(unknown.status == .notFound && message(unknown).contains("77"))
+            let both = try await client.execute(uri: "/api/v1/zones/kitchen/queue", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(string: #"{"paths": ["/x.mp3"], "ids": [2]}"#))
+            #expect(both.status == .ok && house.commands.last == "add /x.mp3 /music/a/2.flac end @kitchen")
+        }
+        try await withRouter { house, client in
+            let none = try await client.execute(uri: "/api/v1/library/albums", method: .get)
+            #expect(none.status == .notFound && message(none).contains("--library"))
+            let ids = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth, body: ByteBuffer(string: #"{"ids": [1]}"#))
+            #expect(ids.status == .notFound)
+            let empty = try await client.execute(uri: "/api/v1/queue", method: .post, headers: Self.auth, body: ByteBuffer(string: #"{"ids": []}"#))
+            #expect(empty.status == .badRequest && house.commands.isEmpty)
         }
     }
 
@@ -463,4 +525,42 @@ final class FakeHouse: ControlService {
         record("pair")
         throw ControlError(status: 403, "no pairing code is open")
     }
+}
+
+/// A library of three tracks on two albums.
+final class FakeLibrary: LibraryService {
+    let asked = Mutex<[String]>([])
+    let rescans = Mutex(0)
+    static let tracks = [
+        LibraryTrack(id: 1, path: "/music/a/1.flac", title: "Song One", albumID: 1),
+        LibraryTrack(id: 2, path: "/music/a/2.flac", title: "Song Two", albumID: 1),
+        LibraryTrack(id: 3, path: "/music/b/3.flac", title: "Other", albumID: 2),
+    ]
+
+    func status() -> LibraryStatus {
+        LibraryStatus(folders: ["music"], tracks: 3, albums: 2, artists: 0, scanning: false, watching: true, lastScan: nil)
+    }
+    func search(_ query: String, limit: Int) throws(ControlError) -> LibrarySearch {
+        asked.withLock { $0.append(query) }
+        return LibrarySearch(query: query, artists: [], albums: [], tracks: Array(Self.tracks.prefix(2)), milliseconds: 0.1)
+    }
+    func albums() throws(ControlError) -> [LibraryAlbum] { [try album(id: 1), try album(id: 2)] }
+    func album(id: Int64) throws(ControlError) -> LibraryAlbum {
+        guard id == 1 || id == 2 else { throw .notFound("no album \(id)") }
+        return LibraryAlbum(id: id, title: "Album \(id)", artist: nil, artistID: nil, year: nil, trackCount: 1, duration: 0,
+                            artworkURL: nil, tracks: Self.tracks.filter { $0.albumID == id })
+    }
+    func artists() throws(ControlError) -> [LibraryArtist] { [] }
+    func artist(id: Int64) throws(ControlError) -> LibraryArtist { throw .notFound("no artist \(id)") }
+    func folder(_ path: String) throws(ControlError) -> LibraryFolder { LibraryFolder(path: path, folders: [], tracks: Self.tracks) }
+    func paths(of ids: [Int64]) throws(ControlError) -> [String] {
+        try ids.map { id throws(ControlError) in
+            guard let track = Self.tracks.first(where: { $0.id == id }) else { throw .notFound("no track with id \(id) in the library") }
+            return track.path
+        }
+    }
+    func artwork(albumID: Int64) throws(ControlError) -> (mimeType: String, data: [UInt8]) {
+        ("image/png", [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0x0D, 0x49, 0x48, 0x44, 0x52])
+    }
+    func rescan() { rescans.withLock { $0 += 1 } }
 }

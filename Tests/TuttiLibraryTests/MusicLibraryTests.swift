@@ -245,6 +245,25 @@ struct MusicLibraryTests {
         }
     }
 
+    /// Whatever a person (or a stranger) types, the search answers: never an error from the
+    /// index, never a crash. Random text from every script, marks alone, emoji, controls.
+    @Test func anyTextIsAQuery() throws {
+        let shelf = try Shelf()
+        try Self.fill(shelf)
+        let library = try shelf.library()
+        try library.scanNow()
+        let pieces = ["\u{301}", "ǅ", "𝔘", "١٢٣", "ß", "İ", "ﬁ", "👩‍👩‍👧", "\u{0}", "\"", "*", "NEAR(", "^", ":", "-", "AND", "OR", "NOT",
+                      "(", ")", "{", "}", "'", "Ω", "ё", "日本", "ｱ", "\u{200B}", "\u{FEFF}", "a", "é", "æ", " ", "\t", "\n"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 1...8, using: &generator)
+            let query = (0..<count).map { _ in pieces.randomElement(using: &generator)! }.joined()
+            #expect(throws: Never.self, "\(query.unicodeScalars.map { String($0.value, radix: 16) })") {
+                _ = try library.search(query, limit: 5)
+            }
+        }
+    }
+
     @Test func theQueryIsOnlyWords() {
         #expect(LibraryIndex.match("Abbey  road!") == "\"Abbey\"* \"road\"*")
         #expect(LibraryIndex.match("a\"b") == "\"a\"* \"b\"*")
