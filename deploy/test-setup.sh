@@ -27,7 +27,7 @@ fi
 # no network to fetch them), made once and kept as a
 # tarball outside the repository; the test unpacks a copy and installs the .deb into it
 # with no network.
-root_cache=${TUTTI_TEST_ROOT:-/var/cache/tutti-test/bookworm-root-v4.tar.gz}
+root_cache=${TUTTI_TEST_ROOT:-/var/cache/tutti-test/bookworm-root-v5.tar.gz}
 if [ ! -s "$root_cache" ]; then
   echo "test-setup: making a clean Debian root for the package test (debootstrap, once)"
   sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
@@ -36,7 +36,7 @@ if [ ! -s "$root_cache" ]; then
   mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 || true)
   [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   $sudo_ debootstrap --variant=minbase \
-    --include=adduser,systemd,libopus0,libpulse0,libasound2,libgcrypt20,libavformat59,libavcodec59,libavutil57,libswresample4,libavahi-client3,libdbus-1-3,libstdc++6 \
+    --include=adduser,systemd,libopus0,libpulse0,libasound2,libgcrypt20,libavformat59,libavcodec59,libavutil57,libswresample4,libavahi-client3,libdbus-1-3,libsqlite3-0,libstdc++6 \
     bookworm "$tmp" ${mirror:+"$mirror"} >/dev/null
   $sudo_ mkdir -p "$(dirname "$root_cache")"
   $sudo_ tar -C "$tmp" -czf "$root_cache.part" . && $sudo_ mv "$root_cache.part" "$root_cache"

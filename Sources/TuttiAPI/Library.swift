@@ -184,8 +184,9 @@ public struct LibraryStatus: Codable, Equatable, Sendable {
 }
 
 /// What the control API serves of the library; the coordinator's `MusicLibrary`
-/// implements it. Reads are quick (an index on disk, never the music files), and may be
-/// called from any task.
+/// implements it. Reads are quick (an index on disk; an album's art reads a file) but do wait
+/// on the disk: the control API calls them from threads of their own, never from Swift
+/// concurrency's pool.
 public protocol LibraryService: Sendable {
     func status() -> LibraryStatus
     /// Tracks, albums and artists whose words begin with the query's, every word of it,

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Hummingbird
 import TuttiAPI
@@ -11,7 +12,9 @@ extension LibraryFolder: ResponseEncodable {}
 
 /// The music library (docs/api.md, "Library"): open to read like the rest, with file paths
 /// cut to their names without the token; a rescan needs the token. Without a library (the
-/// coordinator was given no music folder) every path answers 404 and says so.
+/// coordinator was given no music folder) every path answers 404 and says so. The library
+/// reads its index (and an album's art, its files) on threads of its own (`LibraryReads`),
+/// never on Swift concurrency's pool.
 enum LibraryRoutes {
     static func add(to api: RouterGroup<ControlContext>, library: (any LibraryService)?, gate: TokenGate) {
         let group = api.group("library")
@@ -21,35 +24,45 @@ enum LibraryRoutes {
             }
             return library
         }
-        group.get { _, _ in try open().status() }
+        group.get { _, _ in try await LibraryReads.run { () throws(ControlError) in try open().status() } }
         group.get("search") { request, context -> LibrarySearch in
             let query = request.uri.queryParameters.get("q") ?? ""
             let limit = try number(request, "limit", default: 50, in: 1...200)
-            return gate.shown(try open().search(query, limit: limit), request, context)
+            return gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().search(query, limit: limit) }, request, context)
         }
-        group.get("albums") { request, context in gate.shown(try open().albums(), request, context) }
+        group.get("albums") { request, context in
+            gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().albums() }, request, context)
+        }
         group.get("albums/:id") { request, context in
-            gate.shown(try open().album(id: try context.parameters.require("id", as: Int64.self)), request, context)
+            let id = try context.parameters.require("id", as: Int64.self)
+            return gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().album(id: id) }, request, context)
         }
         group.get("albums/:id/art") { _, context -> Response in
-            let art = try open().artwork(albumID: try context.parameters.require("id", as: Int64.self))
+            let id = try context.parameters.require("id", as: Int64.self)
+            let art = try await LibraryReads.run { () throws(ControlError) in try open().artwork(albumID: id) }
             // Served as the image its bytes are (never as the type a tag says), else not at all.
             guard let type = PictureKind.mimeType(of: art.data) else { throw ControlError.notFound("the album's artwork is not an image") }
             return Response(status: .ok, headers: [.contentType: type, .cacheControl: "max-age=3600"],
                             body: .init(byteBuffer: ByteBuffer(bytes: art.data)))
         }
-        group.get("artists") { request, context in gate.shown(try open().artists(), request, context) }
+        group.get("artists") { request, context in
+            gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().artists() }, request, context)
+        }
         group.get("artists/:id") { request, context in
-            gate.shown(try open().artist(id: try context.parameters.require("id", as: Int64.self)), request, context)
+            let id = try context.parameters.require("id", as: Int64.self)
+            return gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().artist(id: id) }, request, context)
         }
         group.get("folders") { request, context in
-            gate.shown(try open().folder(request.uri.queryParameters.get("path") ?? ""), request, context)
+            let path = request.uri.queryParameters.get("path") ?? ""
+            return gate.shown(try await LibraryReads.run { () throws(ControlError) in try open().folder(path) }, request, context)
         }
         group.post("rescan") { request, context -> LibraryStatus in
             try gate.authorize(request, context)
-            let library = try open()
-            library.rescan()
-            return library.status()
+            return try await LibraryReads.run { () throws(ControlError) in
+                let library = try open()
+                library.rescan()
+                return library.status()
+            }
         }
     }
 
@@ -60,6 +73,20 @@ enum LibraryRoutes {
             throw .badRequest("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return number
+    }
+}
+
+/// Where the library's reads run: threads of their own (a concurrent queue), which the
+/// route awaits, so that a read of the index or of a file never holds a thread of Swift
+/// concurrency's pool.
+enum LibraryReads {
+    static let queue = DispatchQueue(label: "tutti.library.read", attributes: .concurrent)
+
+    static func run<T: Sendable>(_ body: @escaping @Sendable () throws(ControlError) -> T) async throws(ControlError) -> T {
+        let result: Result<T, ControlError> = await withCheckedContinuation { continuation in
+            queue.async { continuation.resume(returning: Result { () throws(ControlError) -> T in try body() }) }
+        }
+        return try result.get()
     }
 }
 

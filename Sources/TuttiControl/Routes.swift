@@ -188,7 +188,7 @@ enum QueueRoutes {
             var paths = add.paths
             if let ids = add.ids, !ids.isEmpty {
                 guard let library else { throw ControlError.notFound("the coordinator has no music library: queue files by their paths") }
-                paths += try library.paths(of: ids)
+                paths += try await LibraryReads.run { () throws(ControlError) in try library.paths(of: ids) }
             }
             guard !paths.isEmpty else { throw ControlError.badRequest("paths and ids are empty: name files, folders or playlists, or library tracks") }
             return try await service.add(paths: paths, placement: add.placement ?? .end, zone: try zone(context))

@@ -111,9 +111,16 @@ public final class MusicLibrary: LibraryService {
         var folders: [String] = []
         var lrc = Set<String>()
         var covers: [String: String] = [:]
+        // A music folder that cannot be opened now (a disk not mounted, a share away) keeps
+        // what the index knows of it until it can be walked again.
+        var away: [String] = []
         for root in roots {
             let walk = FolderWalk.walk(root.path) { name in
                 AudioFiles.isAudio(name) || Self.isLyrics(name) || Self.coverRank(name) != nil
+            }
+            if walk.folders.isEmpty {
+                away.append(root.path + "/")
+                log.warning("the music folder \(root.path) cannot be opened: what the library knows of it stays until it can")
             }
             folders += walk.folders
             for file in walk.files {
@@ -144,7 +151,7 @@ public final class MusicLibrary: LibraryService {
                 changed.append(file)
             }
         }
-        let gone = known.keys.filter { !seen.contains($0) }
+        let gone = known.keys.filter { path in !seen.contains(path) && !away.contains { path.hasPrefix($0) } }
         var added = 0, updated = 0, unreadable = 0
         for start in stride(from: 0, to: changed.count, by: Self.batch) {
             let part = Array(changed[start..<min(start + Self.batch, changed.count)])

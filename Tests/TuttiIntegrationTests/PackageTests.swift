@@ -9,7 +9,7 @@ extension IntegrationTests {
 /// `systemd-analyze verify` against that root.
 @Suite("Packages", .serialized, .timeLimit(.minutes(3)))
 struct PackageTests {
-    static let rootTarball = ProcessInfo.processInfo.environment["TUTTI_TEST_ROOT"] ?? "/var/cache/tutti-test/bookworm-root-v4.tar.gz"
+    static let rootTarball = ProcessInfo.processInfo.environment["TUTTI_TEST_ROOT"] ?? "/var/cache/tutti-test/bookworm-root-v5.tar.gz"
 
     @Test func theDebsInstallIntoACleanRootRunAndRemove() throws {
         let release = Harness.packageRoot + "/.build/release/"

@@ -153,6 +153,15 @@ struct MusicLibraryTests {
         // A file whose tags now say Artist A only: "Now 1" keeps its id.
         #expect(try library.albums().first { $0.title == "Now 1" }?.artist == "Artist A")
 
+        // The music folder away (a disk not mounted): nothing is forgotten; back, nothing is read again.
+        let aside = shelf.root + ".away"
+        try FileManager.default.moveItem(atPath: shelf.root, toPath: aside)
+        let away = try library.scanNow()
+        #expect(away.removed == 0 && library.status().tracks == 7)
+        try FileManager.default.moveItem(atPath: aside, toPath: shelf.root)
+        shelf.reads.withLock { $0 = [] }
+        #expect(try library.scanNow().added == 0 && shelf.reads.withLock { $0 }.isEmpty)
+
         // The whole album gone: the album and its artist go.
         try FileManager.default.removeItem(atPath: shelf.root + "/Beyoncé")
         try library.scanNow()

@@ -25,9 +25,9 @@ struct LibraryCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Artists, albums and tracks matching words (or their starts), case and accents aside.")
         @OptionGroup var options: CtlOptions
         @Option(help: "At most this many of each kind (1 to 200).") var limit = 10
-        @Argument(help: "The words.") var words: [String]
+        @Argument(help: "What to search for: words, or their starts.") var query: [String]
         func run() throws {
-            let query = words.joined(separator: " ")
+            let query = self.query.joined(separator: " ")
             let found = try options.client().get("/library/search?q=\(LibraryCommand.escaped(query))&limit=\(limit)", as: LibrarySearch.self)
             if options.json { return try printJSON(found) }
             if found.artists.isEmpty && found.albums.isEmpty && found.tracks.isEmpty { return print("nothing matches '\(query)'") }
