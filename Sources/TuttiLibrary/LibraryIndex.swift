@@ -209,6 +209,15 @@ final class LibraryIndex: Sendable {
             """, arguments: [scan.endedAt, scan.seconds, scan.added, scan.updated, scan.removed, scan.unreadable])
     }
 
+    /// Each folder's cover image, as the last scan that changed anything found them.
+    func covers() throws -> [String: String] {
+        try pool.read { db in
+            var covers: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT folder, path FROM cover") { covers[row[0]] = row[1] }
+            return covers
+        }
+    }
+
     func lastScan() throws -> LibraryStatus.Scan? {
         try pool.read { db in
             try Row.fetchOne(db, sql: "SELECT endedAt, seconds, added, updated, removed, unreadable FROM scan WHERE id = 1").map {

@@ -50,10 +50,12 @@ public final class MusicLibrary: LibraryService {
     /// watched for changes. Nothing is scanned until `start`.
     public init(folders: [String], database: String, reader: Reader, watch: Bool = true) throws {
         var names: [String: Int] = [:]
-        roots = folders.map { folder in
-            let path = Self.absolute(folder)
+        var paths = Set<String>()
+        // Each folder once (a folder named twice, or inside another named, is walked once).
+        let absolute = folders.map(Self.absolute).filter { paths.insert($0).inserted }
+        roots = absolute.filter { path in !absolute.contains { path != $0 && path.hasPrefix($0 == "/" ? "/" : $0 + "/") } }.map { path in
             var name = (path as NSString).lastPathComponent
-            if name.isEmpty { name = "music" }
+            if name.isEmpty || name == "/" { name = "music" }
             names[name, default: 0] += 1
             if let n = names[name], n > 1 { name += " (\(n))" }
             return (path, name)
@@ -173,7 +175,8 @@ public final class MusicLibrary: LibraryService {
         let removed = gone.filter { known[$0].map { !$0.unreadable } ?? false }.count
         try index.remove(gone)
         let last = try index.lastScan()
-        let changedAny = last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty
+        let coversMoved = try index.covers() != covers
+        let changedAny = last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty || coversMoved
         if changedAny { try index.finish(covers: covers) }
         let scan = LibraryStatus.Scan(endedAt: Date().timeIntervalSince1970, seconds: Date().timeIntervalSince(started),
                                       added: added, updated: updated, removed: removed, unreadable: unreadable)

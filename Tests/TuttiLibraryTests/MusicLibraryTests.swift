@@ -222,6 +222,14 @@ struct MusicLibraryTests {
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0] + Array(repeating: 0, count: 16)
         try Data(jpeg).write(to: URL(fileURLWithPath: shelf.root + "/Beyoncé/Lemonade/cover.jpg"))
         #expect(try library.artwork(albumID: lemonade.id).data == jpeg)
+        // A cover that comes later is found by the next scan, though no music changed.
+        let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + Array(repeating: 0, count: 16)
+        try Data(png).write(to: URL(fileURLWithPath: shelf.root + "/Various/Now 1/folder.png"))
+        let now = try #require(albums.first { $0.title == "Now 1" })
+        #expect(try library.album(id: now.id).artworkURL == nil)
+        try library.scanNow()
+        #expect(try library.album(id: now.id).artworkURL != nil)
+        #expect(try library.artwork(albumID: now.id).data == png)
     }
 
     @Test func changesInTheFoldersAreSeenWithoutARescan() async throws {
@@ -271,6 +279,16 @@ struct MusicLibraryTests {
                 _ = try library.search(query, limit: 5)
             }
         }
+    }
+
+    @Test func aFolderNamedTwiceOrInsideAnotherIsWalkedOnce() throws {
+        let shelf = try Shelf()
+        try Self.fill(shelf)
+        let reader = MusicLibrary.Reader(tags: { path in shelf.tags.withLock { $0[path] } }, picture: { _ in nil })
+        let library = try MusicLibrary(folders: [shelf.root, shelf.root + "/", shelf.root + "/Beyoncé"],
+                                       database: shelf.state + "/library.sqlite", reader: reader, watch: false)
+        #expect(library.roots.map(\.name) == ["Music"])
+        #expect(try library.scanNow().added == 7)
     }
 
     @Test func theQueryIsOnlyWords() {
