@@ -67,7 +67,9 @@ enum Gcrypt {
 /// so a key may be shared between threads.
 final class HMACKey: Sendable {
     static let size = 32
-    private let handle: Mutex<OpaquePointer>
+    /// libgcrypt's handle, used only under `lock`.
+    private nonisolated(unsafe) let handle: OpaquePointer
+    private let lock = Mutex(())
 
     init(_ key: [UInt8]) {
         precondition(Gcrypt.ready, "libgcrypt did not initialize")
@@ -76,23 +78,36 @@ final class HMACKey: Sendable {
         // HMAC takes a key of any length; opening fails only when memory does.
         precondition(opened && h != nil, "HMAC-SHA256 failed to open")
         precondition(gcry_mac_setkey(h, key, key.count) == 0, "HMAC-SHA256 refused its key")
-        handle = Mutex(h!)
+        handle = h!
     }
 
     deinit {
-        handle.withLock { gcry_mac_close($0) }
+        gcry_mac_close(handle)
+    }
+
+    /// The 32-byte HMAC of a message given in parts, into `out` (32 bytes or more): `parts`
+    /// calls the function it is given with each part, in order. No allocation.
+    func authenticate(into out: UnsafeMutableRawBufferPointer,
+                      _ parts: (_ write: (UnsafeRawBufferPointer) -> Void) -> Void) {
+        precondition(out.count >= Self.size)
+        var length = Self.size
+        let h = handle
+        let ok = lock.withLock { _ -> Bool in
+            var written = gcry_mac_ctl(h, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
+            parts { part in
+                if written, part.count > 0 { written = gcry_mac_write(h, part.baseAddress, part.count) == 0 }
+            }
+            return written && gcry_mac_read(h, out.baseAddress, &length) == 0
+        }
+        precondition(ok && length == Self.size, "HMAC-SHA256 failed")
     }
 
     /// The 32-byte HMAC of `message`.
     func authenticate(_ message: ArraySlice<UInt8>) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Self.size)
-        var length = Self.size
-        let ok = handle.withLock { h in
-            gcry_mac_ctl(h, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
-                && message.withUnsafeBytes { gcry_mac_write(h, $0.baseAddress, $0.count) == 0 }
-                && gcry_mac_read(h, &out, &length) == 0
+        out.withUnsafeMutableBytes { out in
+            message.withUnsafeBytes { bytes in authenticate(into: out) { write in write(bytes) } }
         }
-        precondition(ok && length == Self.size, "HMAC-SHA256 failed")
         return out
     }
 }

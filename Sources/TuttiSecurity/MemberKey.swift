@@ -143,36 +143,53 @@ public struct StreamTagKey: Sendable {
         mac = HMACKey(key)
     }
 
-    /// What a packet's tags are made over: the packet with its send time and tags zeroed.
-    static func tagged(_ bytes: [UInt8], slots: [(member: UInt16, at: Int)]) -> [UInt8] {
-        var canonical = bytes
-        if let at = RTPPacket.sendTimeOffset(in: bytes) { for k in at..<(at + 8) { canonical[k] = 0 } }
-        for slot in slots { for k in slot.at..<(slot.at + RTPPacket.memberTagSize) { canonical[k] = 0 } }
-        return canonical
-    }
+    /// Eight zero bytes: what the send time and the tags count as in a tag.
+    private static let zeros = [UInt8](repeating: 0, count: 8)
 
-    private func tag(_ canonical: [UInt8]) -> ArraySlice<UInt8> {
-        mac.authenticate(canonical[...]).prefix(RTPPacket.memberTagSize)
+    /// Writes this member's tag of an encoded packet into `out` (`memberTagSize` bytes): the
+    /// first bytes of the HMAC of the packet with its send time and every tag taken as zeros,
+    /// fed to the MAC in parts, so that nothing is copied or allocated.
+    private func tag(of bytes: [UInt8], into out: UnsafeMutableRawBufferPointer) {
+        withUnsafeTemporaryAllocation(byteCount: HMACKey.size, alignment: 1) { full in
+            bytes.withUnsafeBytes { raw in
+                Self.zeros.withUnsafeBytes { zeros in
+                    mac.authenticate(into: full) { write in
+                        var cursor = 0
+                        RTPPacket.forEachUntaggedRange(in: bytes) { start, count, _ in
+                            write(UnsafeRawBufferPointer(rebasing: raw[cursor..<start]))
+                            write(UnsafeRawBufferPointer(rebasing: zeros[0..<count]))
+                            cursor = start + count
+                        }
+                        write(UnsafeRawBufferPointer(rebasing: raw[cursor...]))
+                    }
+                }
+            }
+            out.copyMemory(from: UnsafeRawBufferPointer(rebasing: full[0..<RTPPacket.memberTagSize]))
+        }
     }
 
     /// Writes each member's tag into its slot of an encoded packet (`RTPPacket.encode(taggedFor:)`);
-    /// `keys` in the order of the slots, one per slot.
+    /// `keys` in the order of the slots, one per slot. (A tag counts every slot as zeros, so
+    /// the tags written first change none of the others.)
     public static func sign(_ bytes: inout [UInt8], with keys: [StreamTagKey]) {
         let slots = RTPPacket.memberTagSlots(in: bytes)
-        guard !slots.isEmpty else { return }
-        let canonical = tagged(bytes, slots: slots)
+        var tag = [UInt8](repeating: 0, count: RTPPacket.memberTagSize)
         for (slot, key) in zip(slots, keys) where slot.member == key.member {
-            bytes.replaceSubrange(slot.at..<(slot.at + RTPPacket.memberTagSize), with: key.tag(canonical))
+            tag.withUnsafeMutableBytes { key.tag(of: bytes, into: $0) }
+            bytes.replaceSubrange(slot.at..<(slot.at + RTPPacket.memberTagSize), with: tag)
         }
     }
 
     /// Whether an RTP packet (opened) carries this member's tag, and a true one: nil when it
-    /// does, else why not.
+    /// does, else why not. Compared in constant time; nothing allocated (every packet).
     public func check(_ bytes: [UInt8]) -> SRTPError? {
-        let slots = RTPPacket.memberTagSlots(in: bytes)
-        guard let mine = slots.first(where: { $0.member == member }) else { return .notForThisMember }
-        let carried = bytes[mine.at..<(mine.at + RTPPacket.memberTagSize)]
-        return constantTimeEqual(tag(Self.tagged(bytes, slots: slots)), carried) ? nil : .forged
+        guard let mine = RTPPacket.memberTagOffset(for: member, in: bytes) else { return .notForThisMember }
+        return withUnsafeTemporaryAllocation(byteCount: RTPPacket.memberTagSize, alignment: 1) { expected in
+            tag(of: bytes, into: expected)
+            var difference: UInt8 = 0
+            for k in 0..<RTPPacket.memberTagSize { difference |= expected[k] ^ bytes[mine + k] }
+            return difference == 0 ? nil : SRTPError.forged
+        }
     }
 }
 

@@ -206,6 +206,34 @@ public struct RTPPacket: Equatable, Sendable {
         return slots
     }
 
+    /// What a packet's member tags are made without, in the order the ranges sit: the send
+    /// time's value (stamped after the tags) and every member's tag. Calls `body` with each
+    /// range's start and length (at most 8 bytes), and the member for a tag. No allocation:
+    /// the follower checks its tag on every packet.
+    public static func forEachUntaggedRange(in bytes: [UInt8], _ body: (_ start: Int, _ count: Int, _ member: UInt16?) -> Void) {
+        forEachElement(in: bytes) { id, length, at in
+            if id == ExtensionID.sendTime, length == 8 {
+                body(at, 8, nil)
+            } else if id == ExtensionID.memberTag, length == 2 + memberTagSize {
+                body(at + 2, memberTagSize, UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]))
+            }
+            return true
+        }
+    }
+
+    /// Where `member`'s tag sits in an encoded packet (its first slot), if it carries one.
+    public static func memberTagOffset(for member: UInt16, in bytes: [UInt8]) -> Int? {
+        var found: Int?
+        forEachElement(in: bytes) { id, length, at in
+            guard id == ExtensionID.memberTag, length == 2 + memberTagSize, UInt16(bytes[at]) << 8 | UInt16(bytes[at + 1]) == member else {
+                return true
+            }
+            found = at + 2
+            return false
+        }
+        return found
+    }
+
     /// Calls `body` with each one-byte extension element's ID, length and value's offset
     /// (only elements that end within the block), until it returns false.
     private static func forEachElement(in bytes: [UInt8], _ body: (UInt8, Int, Int) -> Bool) {
