@@ -17,12 +17,10 @@ final class GCMKey: Sendable {
     static let nonceSize = 12
     static let tagSize = 16
 
-    private struct Handles: ~Copyable {
-        let seal: OpaquePointer
-        let open: OpaquePointer
-    }
-
-    private let handles: Mutex<Handles>
+    /// libgcrypt's handles, one per direction, used only under `lock`.
+    private nonisolated(unsafe) let sealHandle: OpaquePointer
+    private nonisolated(unsafe) let openHandle: OpaquePointer
+    private let lock = Mutex(())
 
     /// A 16- or 32-byte key; nil for any other size, or when libgcrypt cannot make a handle.
     init?(_ key: [UInt8]) {
@@ -42,33 +40,39 @@ final class GCMKey: Sendable {
             gcry_cipher_close(seal)
             return nil
         }
-        handles = Mutex(Handles(seal: seal, open: open))
+        sealHandle = seal
+        openHandle = open
     }
 
     deinit {
-        handles.withLock {
-            gcry_cipher_close($0.seal)
-            gcry_cipher_close($0.open)
-        }
+        gcry_cipher_close(sealHandle)
+        gcry_cipher_close(openHandle)
     }
 
     /// Starts a message on `handle`: back to the key alone (the handle keeps its key
     /// schedule), the nonce, then the authenticated header. False when libgcrypt refused.
     private static func begin(_ handle: OpaquePointer, nonce: [UInt8], authenticating: ArraySlice<UInt8>) -> Bool {
+        nonce.withUnsafeBytes { nonce in
+            authenticating.withUnsafeBytes { header in begin(handle, nonce: nonce, authenticating: header) }
+        }
+    }
+
+    private static func begin(_ handle: OpaquePointer, nonce: UnsafeRawBufferPointer, authenticating: UnsafeRawBufferPointer) -> Bool {
         gcry_cipher_ctl(handle, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
-            && gcry_cipher_setiv(handle, nonce, nonce.count) == 0
-            && authenticating.withUnsafeBytes { gcry_cipher_authenticate(handle, $0.baseAddress, $0.count) == 0 }
+            && gcry_cipher_setiv(handle, nonce.baseAddress, nonce.count) == 0
+            && gcry_cipher_authenticate(handle, authenticating.baseAddress, authenticating.count) == 0
     }
 
     /// `body` encrypted, then the tag over `authenticating` and the body.
     func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == Self.nonceSize)
         var out = [UInt8](repeating: 0, count: body.count + Self.tagSize)
-        let ok = handles.withLock { h in
-            Self.begin(h.seal, nonce: nonce, authenticating: authenticating) && body.withUnsafeBytes { plain in
+        let h = sealHandle
+        let ok = lock.withLock { _ in
+            Self.begin(h, nonce: nonce, authenticating: authenticating) && body.withUnsafeBytes { plain in
                 out.withUnsafeMutableBytes { o in
-                    gcry_cipher_encrypt(h.seal, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
-                        && gcry_cipher_gettag(h.seal, o.baseAddress! + plain.count, Self.tagSize) == 0
+                    gcry_cipher_encrypt(h, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
+                        && gcry_cipher_gettag(h, o.baseAddress! + plain.count, Self.tagSize) == 0
                 }
             }
         }
@@ -77,17 +81,34 @@ final class GCMKey: Sendable {
         return out
     }
 
+    /// Opens `sealed` (body then tag) into `out` (at least the body's length): true when the
+    /// tag over `authenticating` and the body checks out, and `out` then holds the body.
+    /// Nothing is allocated: the follower opens every packet so.
+    func open(_ sealed: UnsafeRawBufferPointer, authenticating: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
+              into out: UnsafeMutableRawBufferPointer) -> Bool {
+        guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return false }
+        let length = sealed.count - Self.tagSize
+        guard out.count >= length, let body = sealed.baseAddress else { return false }
+        let h = openHandle
+        return lock.withLock { _ in
+            Self.begin(h, nonce: nonce, authenticating: authenticating)
+                && (length == 0 || gcry_cipher_decrypt(h, out.baseAddress, length, body, length) == 0)
+                && gcry_cipher_checktag(h, body + length, Self.tagSize) == 0
+        }
+    }
+
     /// The decrypted body of `sealed` (body then tag), or nil when the tag over
     /// `authenticating` and the body does not check out.
     func open(_ sealed: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8]? {
         guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return nil }
         let length = sealed.count - Self.tagSize
         var out = [UInt8](repeating: 0, count: length)
-        let ok = handles.withLock { h in
-            Self.begin(h.open, nonce: nonce, authenticating: authenticating) && sealed.withUnsafeBytes { s in
+        let h = openHandle
+        let ok = lock.withLock { _ in
+            Self.begin(h, nonce: nonce, authenticating: authenticating) && sealed.withUnsafeBytes { s in
                 out.withUnsafeMutableBytes { o in
-                    gcry_cipher_decrypt(h.open, o.baseAddress, length, s.baseAddress, length) == 0
-                        && gcry_cipher_checktag(h.open, s.baseAddress! + length, Self.tagSize) == 0
+                    gcry_cipher_decrypt(h, o.baseAddress, length, s.baseAddress, length) == 0
+                        && gcry_cipher_checktag(h, s.baseAddress! + length, Self.tagSize) == 0
                 }
             }
         }

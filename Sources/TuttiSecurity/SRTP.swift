@@ -178,9 +178,22 @@ public struct SRTPContext: Sendable {
         var window = rtpWindows[ssrc]
         let index = RTPPacket.rollover(in: packet).map { UInt64($0) << 16 | UInt64(sequence) } ?? window.index(of: sequence)
         guard window.isFresh(index) else { throw .replayed }
-        let plain = try Self.open(packet[header...], authenticating: packet[..<header], key: keys.rtpKey,
-                                  nonce: Self.rtpNonce(keys.rtpSalt, ssrc: ssrc, index: index))
-        let opened = Array(packet[..<header]) + plain
+        // One array, the packet's own (the header as it came, the body decrypted after it):
+        // the nonce is made on the stack and the body decrypted in place.
+        var opened = [UInt8](repeating: 0, count: packet.count - Self.tagSize)
+        let key = keys.rtpKey, salt = keys.rtpSalt
+        let authentic = withUnsafeTemporaryAllocation(byteCount: GCMKey.nonceSize, alignment: 1) { nonce in
+            Self.rtpNonce(salt, ssrc: ssrc, index: index, into: nonce)
+            return packet.withUnsafeBytes { sealed in
+                opened.withUnsafeMutableBytes { out in
+                    let head = UnsafeRawBufferPointer(rebasing: sealed[..<header])
+                    out.copyMemory(from: head)
+                    return key.open(UnsafeRawBufferPointer(rebasing: sealed[header...]), authenticating: head,
+                                    nonce: UnsafeRawBufferPointer(nonce), into: UnsafeMutableRawBufferPointer(rebasing: out[header...]))
+                }
+            }
+        }
+        guard authentic else { throw .unauthenticated }
         if let member, let problem = member.check(opened) { throw problem }
         window.accept(index)
         rtpWindows.update(ssrc, window)
@@ -226,9 +239,23 @@ public struct SRTPContext: Sendable {
 
     /// RFC 7714 §8.1: 00 00 ‖ SSRC ‖ ROC ‖ SEQ (the 48-bit index), XOR the session salt.
     static func rtpNonce(_ salt: [UInt8], ssrc: UInt32, index: UInt64) -> [UInt8] {
-        var iv = [0, 0] + bytes(ssrc) + bytes(UInt32(truncatingIfNeeded: index >> 16)) + [UInt8(index >> 8 & 0xFF), UInt8(index & 0xFF)]
-        for i in 0..<12 { iv[i] ^= salt[i] }
+        var iv = [UInt8](repeating: 0, count: GCMKey.nonceSize)
+        iv.withUnsafeMutableBytes { rtpNonce(salt, ssrc: ssrc, index: index, into: $0) }
         return iv
+    }
+
+    /// The same, written into `iv` (12 bytes): nothing allocated.
+    static func rtpNonce(_ salt: [UInt8], ssrc: UInt32, index: UInt64, into iv: UnsafeMutableRawBufferPointer) {
+        let rollover = UInt32(truncatingIfNeeded: index >> 16)
+        iv[0] = 0
+        iv[1] = 0
+        for k in 0..<4 {
+            iv[2 + k] = UInt8(truncatingIfNeeded: ssrc >> (24 - 8 * UInt32(k)))
+            iv[6 + k] = UInt8(truncatingIfNeeded: rollover >> (24 - 8 * UInt32(k)))
+        }
+        iv[10] = UInt8(truncatingIfNeeded: index >> 8)
+        iv[11] = UInt8(truncatingIfNeeded: index)
+        for i in 0..<GCMKey.nonceSize { iv[i] ^= salt[i] }
     }
 
     /// RFC 7714 §9.1: 00 00 ‖ SSRC ‖ 00 00 ‖ 0 ‖ 31-bit index, XOR the session salt.

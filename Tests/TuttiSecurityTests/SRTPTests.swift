@@ -82,6 +82,19 @@ struct SRTPTests {
         #expect(throws: SRTPError.self) { try receiver.unprotectRTP(plain) }
     }
 
+    /// A packet with a header and no body opens (to its header); its tag still counts.
+    @Test func aPacketWithoutABodyOpensToItsHeader() throws {
+        let sender = Self.vectorContext(keySize: 16)
+        var receiver = Self.vectorContext(keySize: 16)
+        let header = Array(Self.gallia.prefix(12))
+        let sealed = try sender.protectRTP(header, rollover: 0)
+        #expect(sealed.count == 12 + SRTPContext.tagSize)
+        var tampered = sealed
+        tampered[tampered.count - 1] ^= 1
+        #expect(throws: SRTPError.self) { try receiver.unprotectRTP(tampered) }
+        #expect(try receiver.unprotectRTP(sealed) == header)
+    }
+
     @Test func aLateJoinerReadsTheRolloverCounterFromThePacket() throws {
         let sender = SRTPContext(Self.master)
         var joiner = SRTPContext(Self.master)
