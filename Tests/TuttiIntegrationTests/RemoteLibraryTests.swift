@@ -39,6 +39,10 @@ extension IntegrationTests {
             try browser.screenshot("library-phone-search")
             _ = try js("document.querySelector('#album-\(agaetis.id)').click()")
             #expect(Harness.wait(timeout: 5) { (try? js("!!document.getElementById('playAll')")) as? Bool == true })
+            // Its cover shows, square, beside its title.
+            let cover = try js("(() => { const r = document.querySelector('.detail .cover').getBoundingClientRect(); return [r.width, r.height]; })()") as? [Double] ?? []
+            #expect(cover.count == 2 && cover[0] > 50 && abs(cover[0] - cover[1]) < 1, "the album's cover: \(cover)")
+            #expect(Harness.wait(timeout: 5) { ((try? js("getComputedStyle(document.querySelector('.detail .cover')).backgroundImage")) as? String)?.contains("/art") == true })
             try browser.screenshot("library-phone-album")
             _ = try js("document.getElementById('playAll').click()")
             #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying)?.title == "Élan" && (try? api.nowPlaying)?.state == .playing },
