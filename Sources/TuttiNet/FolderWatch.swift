@@ -99,11 +99,12 @@ public final class FolderWatcher: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var pendingSince: Int64?
         var lastEvent: Int64 = 0
+        let clock = SystemClock()
         while !stopped.load(ordering: .relaxed) {
             var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let wait: Int32 = pendingSince == nil ? 1000 : Int32(max(10, min(1000, settle / 1_000_000)))
             _ = poll(&poller, 1, wait)
-            let now = Self.now()
+            let now = clock.nanosecondsNow()
             let got = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if got > 0 {
                 pendingSince = pendingSince ?? now
@@ -117,11 +118,5 @@ public final class FolderWatcher: Sendable {
         }
         watches.withLock { $0.removeAll() }
         close(fd)
-    }
-
-    private static func now() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
