@@ -177,9 +177,11 @@ public final class AlsaOutput: AudioOutput {
         if sampled < before - 1_000_000 || sampled > now + 1_000 { sampled = before + (now - before) / 2 }
         let delay = Int64(snd_pcm_status_get_delay(status))
         // `delay` counts from the application pointer, which is `written` (frames skipped are
-        // counted in both).
-        latest = DeviceTiming(frame: written, heardAt: LocalTime(nanoseconds: sampled + Int64((Double(AudioFormat.nanoseconds(forFrames: delay)) * clock.rate).rounded())),
-                              measuredAt: LocalTime(nanoseconds: now), uncertainty: now - before)
+        // counted in both). It is frames of the device's: its time, which the device
+        // timeline converts at the rate it measures.
+        let delayTime = AudioFormat.nanoseconds(forFrames: delay)
+        latest = DeviceTiming(frame: written, heardAt: LocalTime(nanoseconds: sampled + delayTime),
+                              measuredAt: LocalTime(nanoseconds: now), uncertainty: now - before, delay: delayTime)
         return latest
     }
 

@@ -211,8 +211,10 @@ public final class PulseOutput: AudioOutput {
 
     /// The server sampled its read index and the sink's latency just before it stamped its
     /// answer (wall-clock time); on this host that stamp converts to the monotonic clock.
-    /// Where it cannot be trusted, the middle of the round trip stands in for it. Both the
-    /// stamp's age and the sink's latency are durations of the host's, converted to ours.
+    /// Where it cannot be trusted, the middle of the round trip stands in for it. The stamp's
+    /// age is a duration of the host's clock (converted to this process's, which a test may
+    /// run apart); the sink's latency is the device's time, which the device timeline
+    /// converts at the rate it measures for the device.
     private func timingArrived(_ s: OpaquePointer?, success: Bool) {
         let now = clock.nanosecondsNow()
         let wall = Self.wallClock()
@@ -231,10 +233,11 @@ public final class PulseOutput: AudioOutput {
             let stamp = now - Int64((Double(wall - stampWall) * clock.rate).rounded())
             if stamp >= sent - 1_000, stamp <= now + 1_000 { sampled = stamp }
         }
+        let latency = Int64(min(info.sink_usec, 60_000_000)) * 1_000  // no sink holds a minute
         latest = DeviceTiming(
             frame: info.read_index / Int64(Self.bytesPerFrame),
-            heardAt: LocalTime(nanoseconds: sampled + Int64((Double(info.sink_usec) * 1_000 * clock.rate).rounded())),
-            measuredAt: LocalTime(nanoseconds: now), uncertainty: now - sent)
+            heardAt: LocalTime(nanoseconds: sampled + latency),
+            measuredAt: LocalTime(nanoseconds: now), uncertainty: now - sent, delay: latency)
         taken = false
     }
 

@@ -95,6 +95,41 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 0)
     }
 
+    /// A sound server reports its latency (60 ms) in the device's own time, and the device's
+    /// crystal runs 200 ppm off the local clock: converted at the measured rate, frames are
+    /// heard where the timeline says to within a microsecond; taken as local time, the same
+    /// reports put every frame 12 µs off (60 ms × 200 ppm), for as long as the device plays.
+    @Test(arguments: [200e-6, -200e-6])
+    func convertsTheDevicesLatencyAtItsRate(offset: Double) {
+        func worst(converting: Bool) -> (error: Double, timeline: DeviceTimeline) {
+            var timeline = DeviceTimeline()
+            let start: Int64 = 3_000_000_000
+            let rate = 1 + offset  // device frames per nominal frame time
+            // Frame f is heard at local time start + f / (48 kHz × rate).
+            func heard(_ frame: Int64) -> Double { Double(start) + Double(AudioFormat.nanoseconds(forFrames: frame)) / rate }
+            var worst = 0.0
+            for i in 0..<1_500 {  // 30 s, a report every 20 ms
+                let now = start + 200_000_000 + Int64(i) * 20_000_000
+                // The device says it will play what it holds (the frames up to `playing`,
+                // 60 ms of its time) first: the latest of them is heard 60 ms of its time
+                // from now.
+                let latency: Int64 = 60_000_000
+                let playing = Int64(((Double(now - start) * rate + Double(latency)) * 48_000 / 1e9).rounded())
+                timeline.report(DeviceTiming(frame: playing, heardAt: LocalTime(nanoseconds: now + latency),
+                                             measuredAt: LocalTime(nanoseconds: now), delay: converting ? latency : 0))
+                if i > 500, let t = timeline.heardAt(frame: playing + 2_880) {
+                    worst = max(worst, abs(Double(t.nanoseconds) - heard(playing + 2_880)))
+                }
+            }
+            return (worst, timeline)
+        }
+        let converted = worst(converting: true), taken = worst(converting: false)
+        #expect(converted.error < 1_000, "converted: off by up to \(converted.error) ns")
+        #expect(taken.error > 11_000, "taken as local time: off by \(taken.error) ns")
+        #expect(abs(converted.timeline.rateOffsetPPM + offset * 1e6) < 1)
+        #expect(converted.timeline.jumps == 0)
+    }
+
     /// A stream that has just started, on a device 100 ppm off the local clock (as far off as
     /// the null sink here, which runs fast; this one runs slow), reporting every 20 ms with
     /// ±20 µs of scatter: from 0.3 s on, the line's end stays within 35 µs of the truth (31 µs

@@ -9,10 +9,13 @@
 /// quick it was: a slow query was answered late, and its anchor is late by about as much.
 /// A frame is heard when the anchor *then* plus its own offset comes round (the anchor is
 /// read at the frame's own instant, not at the time of asking: a device 200 ppm off the
-/// local clock would otherwise carry 200 ppm of the output's lead, 12 µs at 60 ms, as error). The line's slope is the device's rate against the local clock (a
-/// sound card's crystal; PulseAudio's null sink, which rounds each block to whole
-/// microseconds, runs up to a few hundred ppm off, by an amount that changes whenever its
-/// block size does). A sustained jump (the stream moved, the device restarted) starts a new line.
+/// local clock would otherwise carry 200 ppm of the output's lead, 12 µs at 60 ms, as error).
+/// The line's slope is the device's rate against the local clock (a sound card's crystal;
+/// PulseAudio's null sink, which rounds each block to whole microseconds, runs up to a few
+/// hundred ppm off, by an amount that changes whenever its block size does). The delay a
+/// report holds (the device's latency, in the device's own time) is converted to local time
+/// at that rate, for the same reason. A sustained jump (the stream moved, the device
+/// restarted) starts a new line.
 public struct DeviceTimeline: Sendable {
     public struct Configuration: Sendable {
         /// How much history the anchor line is fitted to.
@@ -35,10 +38,20 @@ public struct DeviceTimeline: Sendable {
     }
 
     private struct Point {
-        /// When the report's frame is heard (local time).
+        /// When the report's frame is heard (local time), its delay counted as local time.
         var time: Int64
         var anchor: Int64
+        /// The device's own time within `time` (`DeviceTiming.delay`), converted at each fit.
+        var delay: Int64
         var uncertainty: Int64
+
+        /// The point with its delay converted for a device taking `localPerFrame` of local
+        /// time per nominal frame time.
+        func converted(_ localPerFrame: Double) -> Point {
+            guard delay != 0 else { return self }
+            let correction = Int64((Double(delay) * (localPerFrame - 1)).rounded())
+            return Point(time: time + correction, anchor: anchor + correction, delay: delay, uncertainty: uncertainty)
+        }
     }
 
     public let configuration: Configuration
@@ -60,10 +73,11 @@ public struct DeviceTimeline: Sendable {
 
     /// Records a timing report.
     public mutating func report(_ timing: DeviceTiming) {
-        let now = timing.heardAt.nanoseconds
-        let point = Point(time: now, anchor: timing.anchor.nanoseconds, uncertainty: max(0, timing.uncertainty))
+        let point = Point(time: timing.heardAt.nanoseconds, anchor: timing.anchor.nanoseconds, delay: timing.delay,
+                          uncertainty: max(0, timing.uncertainty))
+        let now = point.converted(localPerFrame).time
         if let predicted = anchor(at: now),
-           abs(point.anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
+           abs(point.converted(localPerFrame).anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
             outliers += 1
             guard outliers >= configuration.jumpCount else { return }
             reset()
@@ -136,11 +150,24 @@ public struct DeviceTimeline: Sendable {
     }
 
     /// Weighted least squares through the points, with x in seconds from the newest point.
+    /// Each point's delay is converted at the device's rate as last fitted; when this fit
+    /// moves the rate by more than a part per million, once more at the new one (a 60 ms
+    /// delay then carries under 0.06 ns of the difference).
     private mutating func refit() {
-        guard let first = points.first, let last = points.last else { line = nil; return }
-        let quickest = points.lazy.map(\.uncertainty).min() ?? 0
+        guard !points.isEmpty else { line = nil; return }
+        for _ in 0..<2 {
+            let slope = line?.slope ?? priorSlope
+            fit(localPerFrame: 1 / (1 - slope / 1e9))
+            guard let fitted = line?.slope, abs(fitted - slope) > 1_000 else { return }
+        }
+    }
+
+    private mutating func fit(localPerFrame: Double) {
+        let converted = points.map { $0.converted(localPerFrame) }
+        guard let first = converted.first, let last = converted.last else { line = nil; return }
+        let quickest = converted.lazy.map(\.uncertainty).min() ?? 0
         let tolerance = Double(max(configuration.roundTripTolerance, 1))
-        let fit = WeightedLine(points.map { p in
+        let fit = WeightedLine(converted.map { p in
             WeightedLine.Point(x: Double(p.time - last.time) / 1e9, y: Double(p.anchor - first.anchor),
                                w: WeightedLine.weight(extra: p.uncertainty - quickest, tolerance: tolerance))
         })
