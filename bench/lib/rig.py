@@ -19,6 +19,16 @@ def now():
     return time.clock_gettime(time.CLOCK_MONOTONIC)
 
 
+def scaled_clock(work):
+    """bench/lib/scaledclock.c built into `work` (once): LD_PRELOAD it with SCALED_CLOCK_PPM
+    for a process whose monotonic clock runs fast or slow."""
+    path = os.path.join(work, "scaledclock.so")
+    if not os.path.exists(path):
+        subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", path, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                                "scaledclock.c"), "-ldl"], check=True)
+    return path
+
+
 class Rig:
     """The private PulseAudio server and every process the benchmark starts."""
 
@@ -45,15 +55,38 @@ class Rig:
             fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             os.write(fd, (os.urandom(32).hex() + "\n").encode())
             os.close(fd)
-        self.start("pulseaudio", [
+        self.runtime = runtime
+        self.pulse, self.pulse_ppm = None, 0
+        self.sound_server()
+
+    def sound_server(self, ppm=0):
+        """(Re)starts the private PulseAudio server unless it already runs at `ppm`: with a
+        rate, on a monotonic clock that runs that much fast (scaled_clock): its null sink, the
+        rooms' sound card, then plays that much fast against the host, while its wall-clock
+        stamps keep the host's rate (a DAC crystal off the CPU's)."""
+        if self.pulse is not None and self.pulse_ppm == ppm:
+            return
+        if self.pulse is not None:
+            self.stop(self.pulse)
+            self.procs.remove(self.pulse)
+        runtime = self.runtime
+        socket = f"{runtime}/native"
+        if os.path.exists(socket):
+            os.unlink(socket)
+        env = dict(self.env)
+        if ppm:
+            self.env.update(LD_PRELOAD=scaled_clock(self.work), SCALED_CLOCK_PPM=str(ppm))
+        self.pulse = self.start("pulseaudio", [
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
-            "-L", f"module-native-protocol-unix socket={runtime}/native auth-anonymous=1",
+            "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
             "-L", "module-null-sink sink_name=capture rate=48000 channels=2 channel_map=front-left,front-right",
             "-L", "module-remap-sink sink_name=roomA master=capture channels=1 master_channel_map=front-left channel_map=mono remix=no",
             "-L", "module-remap-sink sink_name=roomB master=capture channels=1 master_channel_map=front-right channel_map=mono remix=no",
         ])
+        self.env = env
+        self.pulse_ppm = ppm
         deadline = now() + 10
-        while not os.path.exists(f"{runtime}/native") and now() < deadline:
+        while not os.path.exists(socket) and now() < deadline:
             time.sleep(0.05)
         time.sleep(0.3)
 
