@@ -121,9 +121,11 @@ public struct SystemClock: MonotonicClock {
 /// × ppm / 10⁶`. The identity, unless a test or benchmark runs a process on a clock of its own
 /// with `TUTTI_CLOCK_RATE_PPM` (a follower whose crystal runs fast or slow) or
 /// `TUTTI_CLOCK_OFFSET_MS` (a coordinator that rebooted: its clock starts elsewhere). Every
-/// time source a tutti process reads goes through it, consistently: clock reads, the
-/// kernel's receive stamps, PulseAudio's timing stamps and the durations it reports; a
-/// faithful drifting host, where libfaketime only scales the clock reads (docs/timing.md).
+/// reading of the host's clock a tutti process takes goes through it, consistently: clock
+/// reads, the kernel's receive stamps, PulseAudio's and ALSA's timing stamps; a faithful
+/// drifting host, where libfaketime only scales the clock reads (docs/timing.md). The
+/// durations a sound device reports are its own time, which the follower converts at the
+/// rate it measures for the device, not through this.
 public struct ClockTransform: Sendable {
     public let ppm: Double
     public let offset: Int64
