@@ -75,9 +75,10 @@ public struct DeviceTimeline: Sendable {
     public mutating func report(_ timing: DeviceTiming) {
         let point = Point(time: timing.heardAt.nanoseconds, anchor: timing.anchor.nanoseconds, delay: timing.delay,
                           uncertainty: max(0, timing.uncertainty))
-        let now = point.converted(localPerFrame).time
+        let converted = point.converted(localPerFrame)
+        let now = converted.time
         if let predicted = anchor(at: now),
-           abs(point.converted(localPerFrame).anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
+           abs(converted.anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
             outliers += 1
             guard outliers >= configuration.jumpCount else { return }
             reset()
@@ -163,13 +164,16 @@ public struct DeviceTimeline: Sendable {
     }
 
     private mutating func fit(localPerFrame: Double) {
-        let converted = points.map { $0.converted(localPerFrame) }
-        guard let first = converted.first, let last = converted.last else { line = nil; return }
-        let quickest = converted.lazy.map(\.uncertainty).min() ?? 0
+        guard let first = points.first?.converted(localPerFrame), let last = points.last?.converted(localPerFrame) else {
+            line = nil
+            return
+        }
+        let quickest = points.lazy.map(\.uncertainty).min() ?? 0
         let tolerance = Double(max(configuration.roundTripTolerance, 1))
-        let fit = WeightedLine(converted.map { p in
-            WeightedLine.Point(x: Double(p.time - last.time) / 1e9, y: Double(p.anchor - first.anchor),
-                               w: WeightedLine.weight(extra: p.uncertainty - quickest, tolerance: tolerance))
+        let fit = WeightedLine(points.map { raw in
+            let p = raw.converted(localPerFrame)
+            return WeightedLine.Point(x: Double(p.time - last.time) / 1e9, y: Double(p.anchor - first.anchor),
+                                      w: WeightedLine.weight(extra: p.uncertainty - quickest, tolerance: tolerance))
         })
         // A slope only once there is history enough to tell drift from wander.
         let slope = spansSlope(from: first, to: last) && fit.varianceX > 1e-9
