@@ -6,8 +6,16 @@ import PackageDescription
 // relative relocations (some 54,000, 1.3 MB the loader reads at every start) into a few
 // kilobytes (DT_RELR, glibc 2.36), and the binary exports none of its symbols (the static
 // standard library's link asks for -export-dynamic; nothing looks symbols up in a follower).
+//
+// lld also lays out first, together, the functions a follower runs (hot-functions.txt, made by
+// bench/order): they are a few hundred kilobytes of ten megabytes of code, and a page of code
+// is resident once anything on it has run.
+let hotFunctions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Sources/tutti-follower/hot-functions.txt").path
+let codeOrder = FileManager.default.fileExists(atPath: hotFunctions)
+    ? ["-Xlinker", "--symbol-ordering-file=\(hotFunctions)", "-Xlinker", "--no-warn-symbol-ordering"] : []
 let leanLinking: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"] + codeOrder,
                  .when(platforms: [.linux])),
 ]
 
@@ -141,7 +149,8 @@ let package = Package(
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
-        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], linkerSettings: leanLinking),
+        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], exclude: ["hot-functions.txt"],
+                          linkerSettings: leanLinking),
         .executableTarget(name: "tutti", dependencies: [
             "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust",
             "TuttiFollower", "TuttiConfig", "TuttiMPRIS", "TuttiDiscovery",
