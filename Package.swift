@@ -10,10 +10,11 @@ import PackageDescription
 // lld also lays out first, together, the functions a follower runs (hot-functions.txt, made by
 // bench/order): they are a few hundred kilobytes of ten megabytes of code, and a page of code
 // is resident once anything on it has run.
+// (Always named, never looked for: SwiftPM keeps a manifest's result by its text, so a
+// manifest that looked for the file would keep what it found the first time.)
 let hotFunctions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     .appendingPathComponent("Sources/tutti-follower/hot-functions.txt").path
-let codeOrder = FileManager.default.fileExists(atPath: hotFunctions)
-    ? ["-Xlinker", "--symbol-ordering-file=\(hotFunctions)", "-Xlinker", "--no-warn-symbol-ordering"] : []
+let codeOrder = ["-Xlinker", "--symbol-ordering-file=\(hotFunctions)", "-Xlinker", "--no-warn-symbol-ordering"]
 let leanLinking: [LinkerSetting] = [
     .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"] + codeOrder,
                  .when(platforms: [.linux])),
