@@ -33,10 +33,4 @@ public struct DeviceTiming: Equatable, Sendable {
     /// The local time frame 0 is (or would have been) heard, at the nominal rate, the delay
     /// taken as local time.
     public var anchor: LocalTime { heardAt - AudioFormat.nanoseconds(forFrames: frame) }
-
-    /// How much later than `heardAt` the frame is heard on the local clock, for a device that
-    /// takes `localPerFrame` of local time per nominal frame time (`DeviceTimeline`).
-    public func delayCorrection(localPerFrame: Double) -> Int64 {
-        delay == 0 ? 0 : Int64((Double(delay) * (localPerFrame - 1)).rounded())
-    }
 }
