@@ -158,7 +158,7 @@ public struct DeviceTimeline: Sendable {
         guard !points.isEmpty else { line = nil; return }
         for _ in 0..<2 {
             let slope = line?.slope ?? priorSlope
-            fit(localPerFrame: 1 / (1 - slope / 1e9))
+            fit(localPerFrame: localPerFrame)
             guard let fitted = line?.slope, abs(fitted - slope) > 1_000 else { return }
         }
     }
