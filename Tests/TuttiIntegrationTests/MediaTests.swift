@@ -75,6 +75,13 @@ extension IntegrationTests {
                 failure = failure ?? np.failure
                 return (np.state == .stopped || np.state == .failed) && !seen.isEmpty
             })
+            // The rooms write their audio a buffer ahead of hearing it, but a busy machine
+            // can hold a room's writes back: each has written past the end before it stops.
+            let ended = SystemClock().nanosecondsNow()
+            for name in ["a", "b"] {
+                #expect(Harness.wait(timeout: 5) { Self.wavWritten(h.path("\(name).wav"), past: ended + 100_000_000) },
+                        "room \(name) had not written its audio past the end")
+            }
             #expect(seen == (1...8).map { "Part \($0)" }, "now playing went \(seen)")
             // Art where the files have it; lyrics beside one, inside another.
             for (i, item) in queue.items.enumerated() {
@@ -115,6 +122,14 @@ extension IntegrationTests {
                                                  Tone.fit(b.samples, hz: 441, range: middleB..<middleB + 4_800),
                                                  startsApart: a.start - b.start, hz: 441)
             #expect(abs(offset) < 100, "the rooms play the album \(offset) µs apart")
+        }
+
+        /// Whether the WAV a room writes (16-bit stereo, 48 kHz, its first frame heard at the
+        /// local time in `PATH.start`) holds the audio heard up to local time `time`.
+        static func wavWritten(_ path: String, past time: Int64) -> Bool {
+            guard let text = try? String(contentsOfFile: path + ".start", encoding: .utf8), let start = Int64(text),
+                  let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int else { return false }
+            return Int64(size - 44) / 4 >= (time - start) * 48_000 / 1_000_000_000
         }
     }
 }
