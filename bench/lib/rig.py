@@ -242,6 +242,25 @@ def proc_stats(pid):
         return float("nan"), float("nan")
 
 
+def context_switches(pid):
+    """Voluntary and involuntary context switches of all a process's threads so far: the
+    voluntary ones are its wake-ups (each time a thread slept and was woken)."""
+    voluntary = involuntary = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                for line in open(f"/proc/{pid}/task/{task}/status"):
+                    if line.startswith("voluntary_ctxt_switches:"):
+                        voluntary += int(line.split()[1])
+                    elif line.startswith("nonvoluntary_ctxt_switches:"):
+                        involuntary += int(line.split()[1])
+            except OSError:
+                pass  # a thread that ended meanwhile
+    except OSError:
+        return float("nan"), float("nan")
+    return voluntary, involuntary
+
+
 def validate_rig(rig):
     """Plays noise whose right channel trails the left by 12.5 samples (260.4 µs, a band-limited
     delay between samples, where a coarse peak finder errs most); returns the known offset, the
