@@ -10,13 +10,21 @@ import PackageDescription
 // lld also lays out first, together, the functions a follower runs (hot-functions.txt, made by
 // bench/order): they are a few hundred kilobytes of ten megabytes of code, and a page of code
 // is resident once anything on it has run.
+//
+// And the C++ runtime under Swift's (libstdc++) is linked in, the few functions it uses, not
+// loaded whole: the shared library cost a follower 0.9 MB of resident pages (its symbol tables
+// and relocations, read at every start). Nothing else a follower loads uses C++. The directory
+// link/ holds a linker script named libstdc++.so that names the static archive, and comes first
+// in the library path.
 // (Always named, never looked for: SwiftPM keeps a manifest's result by its text, so a
 // manifest that looked for the file would keep what it found the first time.)
-let hotFunctions = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-    .appendingPathComponent("Sources/tutti-follower/hot-functions.txt").path
+let followerSources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("Sources/tutti-follower")
+let hotFunctions = followerSources.appendingPathComponent("hot-functions.txt").path
+let staticCxx = ["-L", followerSources.appendingPathComponent("link").path]
 let codeOrder = ["-Xlinker", "--symbol-ordering-file=\(hotFunctions)", "-Xlinker", "--no-warn-symbol-ordering"]
 let leanLinking: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"] + codeOrder,
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"] + staticCxx + codeOrder,
                  .when(platforms: [.linux])),
 ]
 
@@ -150,7 +158,7 @@ let package = Package(
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.
         .target(name: "TuttiTesting", dependencies: ["TuttiCore"]),
-        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], exclude: ["hot-functions.txt"],
+        .executableTarget(name: "tutti-follower", dependencies: ["TuttiFollower", "TuttiConfig"], exclude: ["hot-functions.txt", "link"],
                           linkerSettings: leanLinking),
         .executableTarget(name: "tutti", dependencies: [
             "TuttiNode", "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust",

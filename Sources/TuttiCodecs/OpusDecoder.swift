@@ -21,11 +21,11 @@ public final class OpusFrameDecoder: FrameDecoder {
 
     deinit { opus_decoder_destroy(decoder) }
 
-    public func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
+    public func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
         try run(payload, frames: Self.maximumFrames, fec: false, into: &output)
     }
 
-    public func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int {
+    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int {
         // Only SILK and hybrid packets (TOC configurations 0-15) can carry LBRR (FEC) data.
         guard let toc = nextPayload.first, toc >> 3 < 16 else { return 0 }
         return try run(nextPayload, frames: frames, fec: true, into: &output)
@@ -37,7 +37,7 @@ public final class OpusFrameDecoder: FrameDecoder {
 
     public func reset() { _ = tutti_opus_decoder_reset(decoder) }
 
-    private func run(_ payload: [UInt8]?, frames: Int, fec: Bool, into output: inout [Float]) throws(CodecError) -> Int {
+    private func run(_ payload: ArraySlice<UInt8>?, frames: Int, fec: Bool, into output: inout [Float]) throws(CodecError) -> Int {
         let want = Int32(min(frames, Self.maximumFrames))
         let n: Int32 = scratch.withUnsafeMutableBufferPointer { out in
             if let payload {

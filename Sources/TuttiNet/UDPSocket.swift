@@ -110,8 +110,25 @@ public final class UDPSocket: @unchecked Sendable {
         try take(flags: Int32(MSG_DONTWAIT))
     }
 
+    /// A datagram already waiting, its bytes copied into `spare`'s storage (`DatagramSocket`).
+    public func receiveWaiting(reusing spare: inout [UInt8]) throws(SystemError) -> Datagram? {
+        guard let (count, from, receivedAt) = try read(flags: Int32(MSG_DONTWAIT)) else { return nil }
+        var bytes: [UInt8] = []
+        swap(&bytes, &spare)
+        bytes.removeAll(keepingCapacity: true)
+        buffer.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        return Datagram(bytes: bytes, from: from, receivedAt: receivedAt)
+    }
+
     /// Reads one datagram (with its kernel stamp); nil when none came (EAGAIN, EINTR).
     private func take(flags: Int32 = 0) throws(SystemError) -> Datagram? {
+        guard let (count, from, receivedAt) = try read(flags: flags) else { return nil }
+        return Datagram(bytes: Array(buffer[0..<count]), from: from, receivedAt: receivedAt)
+    }
+
+    /// Reads one datagram into `buffer`: its length, sender and arrival (the kernel's stamp
+    /// where there is one); nil when none came (EAGAIN, EINTR).
+    private func read(flags: Int32) throws(SystemError) -> (count: Int, from: SocketAddress, receivedAt: Int64)? {
         var sa = sockaddr_in()
         var controlLength = 0
         let n = buffer.withUnsafeMutableBytes { b in
@@ -145,7 +162,7 @@ public final class UDPSocket: @unchecked Sendable {
             receivedAt = clock.local(ofWallClock: wall)
             if receivedAt > monotonic || monotonic - receivedAt > 1_000_000_000 { receivedAt = monotonic }
         }
-        return Datagram(bytes: Array(buffer[0..<n]), from: SocketAddress(sa), receivedAt: receivedAt)
+        return (n, SocketAddress(sa), receivedAt)
     }
 
     /// The SCM_TIMESTAMPNS control message's time, in wall-clock nanoseconds.

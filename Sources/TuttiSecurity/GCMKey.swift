@@ -97,6 +97,21 @@ final class GCMKey: Sendable {
         }
     }
 
+    /// Opens `sealed` (body then tag) where it lies: the body decrypted in place, true when the
+    /// tag over `authenticating` and the body checks out (else the body is garbage).
+    func openInPlace(_ sealed: UnsafeMutableRawBufferPointer, authenticating: UnsafeRawBufferPointer,
+                     nonce: UnsafeRawBufferPointer) -> Bool {
+        guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize, let body = sealed.baseAddress else { return false }
+        let length = sealed.count - Self.tagSize
+        let h = openHandle
+        return lock.withLock { _ in
+            // No input buffer: libgcrypt decrypts the output buffer in place.
+            Self.begin(h, nonce: nonce, authenticating: authenticating)
+                && (length == 0 || gcry_cipher_decrypt(h, body, length, nil, 0) == 0)
+                && gcry_cipher_checktag(h, body + length, Self.tagSize) == 0
+        }
+    }
+
     /// The decrypted body of `sealed` (body then tag), or nil when the tag over
     /// `authenticating` and the body does not check out.
     func open(_ sealed: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8]? {

@@ -61,28 +61,52 @@ enum Gcrypt {
     }
 }
 
-/// An HMAC-SHA256 key keyed once: libgcrypt's MAC handle keeps the hashed inner and outer
-/// pads, and each message starts again from them (a reset), so a message costs only its own
-/// blocks. Every call takes a lock of its own (uncontended: a key has one user at a time),
-/// so a key may be shared between threads.
+/// An HMAC-SHA256 key (RFC 2104), made of two SHA-256 hashes: the inner over the key's
+/// inner pad and the message, the outer over its outer pad and the inner hash. The pads are
+/// made once; each message then resets two SHA-256 handles of libgcrypt's and writes its
+/// parts. libgcrypt's own HMAC handle allocates a hash handle at every result (its
+/// finalization copies the outer one), and a follower checks one on every packet; a plain
+/// hash's finalization allocates nothing. Every call takes a lock of its own (uncontended: a
+/// key has one user at a time), so a key may be shared between threads.
 final class HMACKey: Sendable {
     static let size = 32
-    /// libgcrypt's handle, used only under `lock`.
-    private nonisolated(unsafe) let handle: OpaquePointer
+    /// SHA-256's block: a key is padded (or first hashed) to it.
+    private static let block = 64
+    /// libgcrypt's SHA-256 handles for the inner and the outer hash, used only under `lock`.
+    private nonisolated(unsafe) let inner: gcry_md_hd_t
+    private nonisolated(unsafe) let outer: gcry_md_hd_t
+    /// The key's inner and outer pads (the key, zero-filled to a block, XOR 0x36 and 0x5c).
+    private let innerPad: [UInt8]
+    private let outerPad: [UInt8]
     private let lock = Mutex(())
 
     init(_ key: [UInt8]) {
         precondition(Gcrypt.ready, "libgcrypt did not initialize")
-        var h: gcry_mac_hd_t?
-        let opened = gcry_mac_open(&h, Int32(GCRY_MAC_HMAC_SHA256.rawValue), 0, nil) == 0
-        // HMAC takes a key of any length; opening fails only when memory does.
-        precondition(opened && h != nil, "HMAC-SHA256 failed to open")
-        precondition(gcry_mac_setkey(h, key, key.count) == 0, "HMAC-SHA256 refused its key")
-        handle = h!
+        inner = Self.openSHA256()
+        outer = Self.openSHA256()
+        var padded = key.count > Self.block ? Self.sha256(key, with: inner) : key
+        padded += [UInt8](repeating: 0, count: Self.block - padded.count)
+        innerPad = padded.map { $0 ^ 0x36 }
+        outerPad = padded.map { $0 ^ 0x5c }
     }
 
     deinit {
-        gcry_mac_close(handle)
+        gcry_md_close(inner)
+        gcry_md_close(outer)
+    }
+
+    private static func openSHA256() -> gcry_md_hd_t {
+        var h: gcry_md_hd_t?
+        // Opening fails only when memory does.
+        precondition(gcry_md_open(&h, Int32(GCRY_MD_SHA256.rawValue), 0) == 0 && h != nil, "SHA-256 failed to open")
+        return h!
+    }
+
+    /// SHA-256 of `bytes` with `handle` (reset first).
+    private static func sha256(_ bytes: [UInt8], with handle: gcry_md_hd_t) -> [UInt8] {
+        gcry_md_reset(handle)
+        gcry_md_write(handle, bytes, bytes.count)
+        return Array(UnsafeBufferPointer(start: gcry_md_read(handle, 0), count: size))
     }
 
     /// The 32-byte HMAC of a message given in parts, into `out` (32 bytes or more): `parts`
@@ -90,16 +114,22 @@ final class HMACKey: Sendable {
     func authenticate(into out: UnsafeMutableRawBufferPointer,
                       _ parts: (_ write: (UnsafeRawBufferPointer) -> Void) -> Void) {
         precondition(out.count >= Self.size)
-        var length = Self.size
-        let h = handle
+        let (i, o) = (inner, outer)
         let ok = lock.withLock { _ -> Bool in
-            var written = gcry_mac_ctl(h, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
+            gcry_md_reset(i)
+            innerPad.withUnsafeBytes { gcry_md_write(i, $0.baseAddress, $0.count) }
             parts { part in
-                if written, part.count > 0 { written = gcry_mac_write(h, part.baseAddress, part.count) == 0 }
+                if part.count > 0 { gcry_md_write(i, part.baseAddress, part.count) }
             }
-            return written && gcry_mac_read(h, out.baseAddress, &length) == 0
+            guard let innerHash = gcry_md_read(i, 0) else { return false }
+            gcry_md_reset(o)
+            outerPad.withUnsafeBytes { gcry_md_write(o, $0.baseAddress, $0.count) }
+            gcry_md_write(o, innerHash, Self.size)
+            guard let result = gcry_md_read(o, 0) else { return false }
+            out.baseAddress!.copyMemory(from: result, byteCount: Self.size)
+            return true
         }
-        precondition(ok && length == Self.size, "HMAC-SHA256 failed")
+        precondition(ok, "HMAC-SHA256 failed")
     }
 
     /// The 32-byte HMAC of `message`.

@@ -224,6 +224,18 @@ public struct StreamKeys: Sendable {
         newer = (generation, SRTPContext(key, capacity: capacity))
     }
 
+    /// Opens a packet where it lies (`SRTPContext.unprotectRTP(inPlace:member:)`), while no
+    /// newer key waits: a packet the current key does not open is then refused, and nothing
+    /// needs it as it came. While one waits, the packet is opened from a copy, to try it
+    /// with the newer key after the current one.
+    public mutating func unprotectRTP(inPlace packet: inout [UInt8]) throws(SRTPError) {
+        if newer == nil {
+            try current.unprotectRTP(inPlace: &packet, member: memberTag)
+        } else {
+            packet = try unprotectRTP(packet)
+        }
+    }
+
     public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
         do {
             return try current.unprotectRTP(packet, member: memberTag)

@@ -169,6 +169,16 @@ public struct SRTPContext: Sendable {
     /// also carry that member's true tag, checked before its index is taken (a packet another
     /// member made cannot push the replay window past the coordinator's).
     public mutating func unprotectRTP(_ packet: [UInt8], member: StreamTagKey? = nil) throws(SRTPError) -> [UInt8] {
+        var opened = packet
+        try unprotectRTP(inPlace: &opened, member: member)
+        return opened
+    }
+
+    /// Opens an SRTP packet where it lies, as `unprotectRTP(_:member:)` does: on success
+    /// `packet` is the RTP packet (its header as it came, its body decrypted, the tag cut);
+    /// when it throws, `packet` is no longer the packet that came. A datagram of its own
+    /// (uniquely held) is opened without an allocation.
+    public mutating func unprotectRTP(inPlace packet: inout [UInt8], member: StreamTagKey? = nil) throws(SRTPError) {
         // The header (and with it any rollover element) must end before the tag.
         guard packet.count >= 12 + Self.tagSize, let header = RTPPacket.headerLength(of: packet),
               header <= packet.count - Self.tagSize else {
@@ -178,26 +188,20 @@ public struct SRTPContext: Sendable {
         var window = rtpWindows[ssrc]
         let index = RTPPacket.rollover(in: packet).map { UInt64($0) << 16 | UInt64(sequence) } ?? window.index(of: sequence)
         guard window.isFresh(index) else { throw .replayed }
-        // One array, the packet's own (the header as it came, the body decrypted after it):
-        // the nonce is made on the stack and the body decrypted in place.
-        var opened = [UInt8](repeating: 0, count: packet.count - Self.tagSize)
+        // The nonce is made on the stack and the body decrypted where it lies.
         let key = keys.rtpKey, salt = keys.rtpSalt
         let authentic = withUnsafeTemporaryAllocation(byteCount: GCMKey.nonceSize, alignment: 1) { nonce in
             Self.rtpNonce(salt, ssrc: ssrc, index: index, into: nonce)
-            return packet.withUnsafeBytes { sealed in
-                opened.withUnsafeMutableBytes { out in
-                    let head = UnsafeRawBufferPointer(rebasing: sealed[..<header])
-                    out.copyMemory(from: head)
-                    return key.open(UnsafeRawBufferPointer(rebasing: sealed[header...]), authenticating: head,
-                                    nonce: UnsafeRawBufferPointer(nonce), into: UnsafeMutableRawBufferPointer(rebasing: out[header...]))
-                }
+            return packet.withUnsafeMutableBytes { sealed in
+                key.openInPlace(UnsafeMutableRawBufferPointer(rebasing: sealed[header...]),
+                                authenticating: UnsafeRawBufferPointer(rebasing: sealed[..<header]), nonce: UnsafeRawBufferPointer(nonce))
             }
         }
         guard authentic else { throw .unauthenticated }
-        if let member, let problem = member.check(opened) { throw problem }
+        packet.removeLast(Self.tagSize)
+        if let member, let problem = member.check(packet) { throw problem }
         window.accept(index)
         rtpWindows.update(ssrc, window)
-        return opened
     }
 
     // MARK: SRTCP

@@ -20,18 +20,19 @@ public final class IndexCodec: FrameDecoder {
     }
 
     /// The stream position of a payload's first frame, and how many frames it holds.
-    public static func contents(of payload: [UInt8]) -> (first: Int64, frames: Int)? {
+    public static func contents(of payload: ArraySlice<UInt8>) -> (first: Int64, frames: Int)? {
         guard payload.count == 16 else { return nil }
-        return (Int64(bitPattern: payload[0..<8].reduce(0) { $0 << 8 | UInt64($1) }), Int(payload[8..<16].reduce(0) { $0 << 8 | UInt64($1) }))
+        let s = payload.startIndex
+        return (Int64(bitPattern: payload[s..<(s + 8)].reduce(0) { $0 << 8 | UInt64($1) }), Int(payload[(s + 8)..<(s + 16)].reduce(0) { $0 << 8 | UInt64($1) }))
     }
 
-    public func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
+    public func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
         guard let (first, frames) = Self.contents(of: payload) else { throw IndexCodecError.malformed }
         emit(from: first, frames: frames, into: &output)
         return frames
     }
 
-    public func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int { 0 }
+    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
 
     public func conceal(frames: Int, into output: inout [Float]) throws -> Int {
         guard let next else { return 0 }

@@ -199,4 +199,23 @@ struct DeviceTimelineTests {
         f.reset()
         #expect(f.count == 0)
     }
+
+    /// The window kept sorted as values come and go gives the median a sort of the last
+    /// `width` values gives, ties and all, before the window fills and after.
+    @Test func medianMatchesSortingTheWindow() {
+        var generator = SystemRandomNumberGenerator()
+        for width in [1, 2, 5, 9] {
+            var f = MedianFilter(width: width)
+            var window: [Int64] = []
+            for _ in 0..<500 {
+                let v = Int64.random(in: -20...20, using: &generator)
+                window.append(v)
+                if window.count > width { window.removeFirst() }
+                let got = f.add(v)
+                let sorted = window.sorted()
+                #expect(got == sorted[sorted.count / 2])
+                #expect(f.count == window.count)
+            }
+        }
+    }
 }

@@ -114,7 +114,7 @@ struct PlayoutEngineTests {
     @Test func aFrameLongerThanItsSlotIsCutThere() {
         let house = SimulatedHouse([SimulatedHouse.FollowerSpec(clockOffset: 5_000_000_000, deviceLatency: 40_000_000)])
         house.tamper = { position, packet in
-            if position == 48_000 * 3 { packet.payload = IndexCodec.payload(first: position, frames: 5_760) }
+            if position == 48_000 * 3 { packet.payload = IndexCodec.payload(first: position, frames: 5_760)[...] }
         }
         house.run(until: 6_000_000_000)
         let m = house.members[0]
@@ -148,7 +148,7 @@ struct PlayoutEngineTests {
         past.presentationTime = CoordinatorTime(nanoseconds: 500_000_000)
         engine.receive(past.encode(), at: now)
         #expect(engine.statistics.late == 1)
-        good.payload = IndexCodec.payload(first: 0, frames: 960)
+        good.payload = IndexCodec.payload(first: 0, frames: 960)[...]
         engine.receive(good.encode(), at: now)
         engine.receive(good.encode(), at: now)
         #expect(engine.statistics.duplicates == 1)

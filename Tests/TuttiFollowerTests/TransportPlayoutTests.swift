@@ -121,11 +121,11 @@ struct LookaheadTests {
 @Suite("Fades at cuts and starts")
 struct FadeTests {
     final class Ones: FrameDecoder {
-        func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
+        func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
             output.append(contentsOf: repeatElement(1, count: 960 * 2))
             return 960
         }
-        func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int { 0 }
+        func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
         func conceal(frames: Int, into output: inout [Float]) throws -> Int {
             output.append(contentsOf: repeatElement(1, count: frames * 2))
             return frames
@@ -188,12 +188,12 @@ struct ZoneHandoverTests {
     /// Every frame of a packet is the packet's payload value: 0.25 + k / 1000 for zone A's
     /// packet k, 0.5 + k / 1000 for zone B's.
     final class Values: FrameDecoder {
-        func decode(_ payload: [UInt8], into output: inout [Float]) throws -> Int {
-            let value = (payload[0] == 1 ? 0.25 : 0.5) + Float(payload[1]) / 1000
+        func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
+            let value = (payload.first == 1 ? 0.25 : 0.5) + Float(payload.dropFirst().first ?? 0) / 1000
             output.append(contentsOf: repeatElement(value, count: 960 * 2))
             return 960
         }
-        func decodeFEC(from nextPayload: [UInt8], frames: Int, into output: inout [Float]) throws -> Int { 0 }
+        func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
         func conceal(frames: Int, into output: inout [Float]) throws -> Int {
             output.append(contentsOf: repeatElement(0, count: frames * 2))
             return frames

@@ -29,6 +29,42 @@ struct NetTests {
         #expect(try a.receive(timeoutMilliseconds: 10) == nil)
     }
 
+    /// Datagrams received into recycled storage: a datagram still held keeps its bytes, and
+    /// the storage of one let go is received into again, the same memory.
+    @Test func datagramsAreReceivedIntoTheStorageOfThoseLetGo() throws {
+        let a = try UDPSocket()
+        try a.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+        let b = try UDPSocket()
+        let to = try a.localAddress()
+        var storage = RecycledStorage(count: 2)
+        func next() throws -> Datagram? {
+            var spare = storage.take()
+            guard let got = try a.receiveWaiting(reusing: &spare) else {
+                storage.keep(spare)
+                return nil
+            }
+            storage.keep(got.bytes)
+            return got
+        }
+        func address(_ bytes: [UInt8]) -> UInt { bytes.withUnsafeBufferPointer { UInt(bitPattern: $0.baseAddress) } }
+        #expect(try next() == nil)
+        for k: UInt8 in 0..<4 { try b.send([k, k, k], to: to) }
+        usleep(20_000)
+        let held = try #require(try next())  // slot 0, held on to
+        var first = try #require(try next())  // slot 1
+        let firstAddress = address(first.bytes)
+        first = Datagram(bytes: [], from: first.from, receivedAt: 0)  // let go
+        let third = try #require(try next())  // slot 0 again: still held, so new storage
+        let fourth = try #require(try next())  // slot 1 again: let go, so the same storage
+        #expect(held.bytes == [0, 0, 0] && third.bytes == [2, 2, 2] && fourth.bytes == [3, 3, 3])
+        #expect(address(fourth.bytes) == firstAddress)
+        #expect(address(third.bytes) != address(held.bytes))
+        // Longer than the storage had room for: it grows.
+        try b.send([UInt8](repeating: 7, count: 3_000), to: to)
+        usleep(20_000)
+        #expect(try next()?.bytes == [UInt8](repeating: 7, count: 3_000))
+    }
+
     /// Kernel receive stamps: the datagram's arrival, not the moment this thread read it.
     @Test func kernelStampsTheArrivalTime() throws {
         let a = try UDPSocket()

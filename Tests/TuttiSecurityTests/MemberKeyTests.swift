@@ -67,6 +67,36 @@ struct MemberKeyTests {
         #expect(keys.generation == 1)
     }
 
+    /// Opened where it lies (the follower's every packet), as a copy would open it: with no
+    /// newer key waiting, and with one waiting that an old packet must not lose its way to.
+    @Test func aPacketOpensInPlaceAsFromACopy() throws {
+        let old = SRTPMasterKey.generate(), new = SRTPMasterKey.generate()
+        var sender = SRTPContext(old)
+        var keys = StreamKeys(old)
+        let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 1, 2, 3, 4, 5]
+        var wire = try sender.protectRTP(packet, rollover: 0)
+        try keys.unprotectRTP(inPlace: &wire)
+        #expect(wire == packet)
+        // A tampered body is refused, and the packet that came is not taken for its contents.
+        var next = packet
+        next[3] = 2
+        wire = try sender.protectRTP(next, rollover: 0)
+        wire[14] ^= 1
+        #expect(throws: SRTPError.unauthenticated) { try keys.unprotectRTP(inPlace: &wire) }
+        // A newer key waits: a packet of the old key still opens (from a copy, the old key
+        // first), then one of the new key, which the stream moves to.
+        keys.take(new, generation: 1)
+        next[3] = 3
+        wire = try sender.protectRTP(next, rollover: 0)
+        try keys.unprotectRTP(inPlace: &wire)
+        #expect(wire == next && keys.generation == 0)
+        var newer = SRTPContext(new)
+        next[3] = 4
+        wire = try newer.protectRTP(next, rollover: 0)
+        try keys.unprotectRTP(inPlace: &wire)
+        #expect(wire == next && keys.generation == 1)
+    }
+
     /// What the coordinator keeps: members come and go, a name enrolling again takes its old
     /// place, a member speaks for one room, and everything survives a restart.
     @Test func theKeyringKeepsItsMembers() throws {

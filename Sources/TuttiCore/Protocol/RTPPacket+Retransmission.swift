@@ -19,7 +19,7 @@ extension RTPPacket {
         rtx.payloadType = payloadType
         rtx.ssrc = ssrc
         rtx.sequenceNumber = sequence
-        rtx.payload = [UInt8(sequenceNumber.rawValue >> 8), UInt8(sequenceNumber.rawValue & 0xFF)] + payload
+        rtx.payload = ([UInt8(sequenceNumber.rawValue >> 8), UInt8(sequenceNumber.rawValue & 0xFF)] + payload)[...]
         return rtx
     }
 
@@ -32,8 +32,9 @@ extension RTPPacket {
         var original = self
         original.payloadType = payloadType
         original.ssrc = ssrc
-        original.sequenceNumber = SequenceNumber(UInt16(payload[0]) << 8 | UInt16(payload[1]))
-        original.payload = Array(payload[2...])
+        let start = payload.startIndex
+        original.sequenceNumber = SequenceNumber(UInt16(payload[start]) << 8 | UInt16(payload[start + 1]))
+        original.payload = payload[(start + 2)...]
         return original
     }
 }

@@ -37,13 +37,14 @@ public struct RTPPacket: Equatable, Sendable {
     public var epoch: UInt32?
     public var sendTime: CoordinatorTime?
     public var rollover: UInt32?
-    public var payload: [UInt8]
+    /// The payload; a decoded packet's is a view of the datagram it came in, not a copy.
+    public var payload: ArraySlice<UInt8>
 
     public init(
         marker: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType,
         sequenceNumber: SequenceNumber, timestamp: StreamTimestamp, ssrc: UInt32,
         presentationTime: CoordinatorTime?, epoch: UInt32? = nil, sendTime: CoordinatorTime? = nil, rollover: UInt32? = nil,
-        payload: [UInt8]
+        payload: ArraySlice<UInt8>
     ) {
         self.marker = marker
         self.payloadType = payloadType
@@ -55,6 +56,16 @@ public struct RTPPacket: Equatable, Sendable {
         self.sendTime = sendTime
         self.rollover = rollover
         self.payload = payload
+    }
+
+    public init(
+        marker: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType,
+        sequenceNumber: SequenceNumber, timestamp: StreamTimestamp, ssrc: UInt32,
+        presentationTime: CoordinatorTime?, epoch: UInt32? = nil, sendTime: CoordinatorTime? = nil, rollover: UInt32? = nil,
+        payload: [UInt8]
+    ) {
+        self.init(marker: marker, payloadType: payloadType, sequenceNumber: sequenceNumber, timestamp: timestamp, ssrc: ssrc,
+                  presentationTime: presentationTime, epoch: epoch, sendTime: sendTime, rollover: rollover, payload: payload[...])
     }
 
     /// Serializes the packet: 12-byte header, extension block when any extension is set, payload.
@@ -158,7 +169,7 @@ public struct RTPPacket: Equatable, Sendable {
             marker: b1 & 0x80 != 0, payloadType: b1 & 0x7F,
             sequenceNumber: SequenceNumber(seq), timestamp: StreamTimestamp(ts), ssrc: ssrc,
             presentationTime: presentation, epoch: epoch, sendTime: sent, rollover: rollover,
-            payload: Array(bytes[r.offset..<payloadEnd]))
+            payload: bytes[r.offset..<payloadEnd])
     }
 
     /// The SSRC of an RTP (or SRTP: it is in the clear) packet, without reading the rest;

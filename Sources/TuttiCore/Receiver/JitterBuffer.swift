@@ -3,9 +3,10 @@ public struct BufferedPacket: Equatable, Sendable {
     public var sequence: Int64
     public var timestamp: Int64
     public var presentationTime: CoordinatorTime
-    public var payload: [UInt8]
+    /// The payload: a view of the datagram it came in.
+    public var payload: ArraySlice<UInt8>
 
-    public init(sequence: Int64, timestamp: Int64, presentationTime: CoordinatorTime, payload: [UInt8]) {
+    public init(sequence: Int64, timestamp: Int64, presentationTime: CoordinatorTime, payload: ArraySlice<UInt8>) {
         self.sequence = sequence
         self.timestamp = timestamp
         self.presentationTime = presentationTime
