@@ -207,7 +207,7 @@ public enum ControlMessage: Equatable, Sendable {
 
     private static func checkHeader(_ bytes: [UInt8]) throws(PacketError) {
         guard bytes.count >= headerSize else { throw .truncated(needed: headerSize, got: bytes.count) }
-        guard Array(bytes[0..<4]) == magic else { throw .badMagic }
+        guard bytes[0..<4].elementsEqual(magic) else { throw .badMagic }
         guard bytes[4] == ControlMessage.version else { throw .badVersion(bytes[4]) }
         guard Kind(rawValue: bytes[5]) != nil else { throw .unknownType(bytes[5]) }
     }
