@@ -65,9 +65,10 @@ public struct HouseKey: Sendable, Equatable {
 
 /// HMAC-SHA256, cut to `ControlMessage.tagSize` bytes (RFC 2104 allows cutting to half).
 public struct HMACAuthenticator: MessageAuthenticator {
-    /// HMAC keyed once: its two padded keys already hashed, and each message starts again
-    /// from them (keying it again per message, every clock exchange's request and answer,
-    /// cost a follower some 9 M instructions a second).
+    /// HMAC keyed once: its two pads made once and its two hash handles kept, so that a
+    /// message costs its own blocks and the pads' (keying an HMAC again for every
+    /// message, every clock exchange's request and answer, cost a follower some 9 M
+    /// instructions a second).
     private let keyed: HMACKey
 
     public init(key: [UInt8]) {
