@@ -205,6 +205,11 @@ public struct StreamKeys: Sendable {
     /// The member's tag every packet must carry (nil: a holder of the house key alone, not
     /// yet enrolled, takes what the group key opens).
     public private(set) var memberTag: StreamTagKey?
+    /// The tag of a member that has just enrolled, required from the first packet that carries
+    /// a tag for it: the coordinator tags the stream for a member only once it knows the
+    /// member's room plays it, and until then the member takes what the group key opens, as it
+    /// did before it enrolled (requiring it at once silenced a room for up to 0.7 s).
+    private var enrolling: StreamTagKey?
 
     public init(_ key: SRTPMasterKey, generation: UInt32 = 0, member: MemberKey? = nil, capacity: Int = 16) {
         current = SRTPContext(key, capacity: capacity)
@@ -213,9 +218,18 @@ public struct StreamKeys: Sendable {
         memberTag = member?.streamTag
     }
 
-    /// The member enrolled: its packets must carry its tag from now on.
+    /// The member enrolled: its packets must carry its tag from the first that does on.
     public mutating func enrolled(_ member: MemberKey) {
-        memberTag = member.streamTag
+        guard memberTag?.member != member.id else { return }
+        enrolling = member.streamTag
+    }
+
+    /// Requires the enrolling member's tag once a packet carries one for it (in the clear, in
+    /// the header); a false one is then refused like any other.
+    private mutating func requireTagOnceCarried(_ packet: [UInt8]) {
+        guard let tag = enrolling, RTPPacket.memberTagOffset(for: tag.member, in: packet) != nil else { return }
+        memberTag = tag
+        enrolling = nil
     }
 
     /// The key of `generation`, to use once a packet comes sealed with it.
@@ -229,6 +243,7 @@ public struct StreamKeys: Sendable {
     /// needs it as it came. While one waits, the packet is opened from a copy, to try it
     /// with the newer key after the current one.
     public mutating func unprotectRTP(inPlace packet: inout [UInt8]) throws(SRTPError) {
+        requireTagOnceCarried(packet)
         if newer == nil {
             try current.unprotectRTP(inPlace: &packet, member: memberTag)
         } else {
@@ -237,6 +252,7 @@ public struct StreamKeys: Sendable {
     }
 
     public mutating func unprotectRTP(_ packet: [UInt8]) throws(SRTPError) -> [UInt8] {
+        requireTagOnceCarried(packet)
         do {
             return try current.unprotectRTP(packet, member: memberTag)
         } catch {

@@ -63,6 +63,30 @@ struct StreamTagTests {
         #expect(a.streamTag.check([]) == .notForThisMember)
     }
 
+    /// A member that has just enrolled takes what the group key opens, as before it enrolled,
+    /// until the coordinator tags the stream for it; from the first packet tagged for it on,
+    /// only packets with its true tag.
+    @Test func aNewMemberRequiresItsTagFromTheFirstPacketThatCarriesOne() throws {
+        let group = SRTPMasterKey.generate()
+        let coordinator = SRTPContext(group)
+        var keys = StreamKeys(group)
+        keys.enrolled(a)
+        var wire = try coordinator.protectRTP(packet(sequence: 10, for: [b]), rollover: 0)
+        try keys.unprotectRTP(inPlace: &wire)
+        #expect(keys.memberTag == nil)
+        wire = try coordinator.protectRTP(packet(sequence: 11, for: [a, b]), rollover: 0)
+        try keys.unprotectRTP(inPlace: &wire)
+        #expect(keys.memberTag?.member == a.id)
+        #expect(throws: SRTPError.notForThisMember) { try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 12, for: [b]), rollover: 0)) }
+        // A false tag for it in its very first tagged packet is refused too.
+        var fresh = StreamKeys(group)
+        fresh.enrolled(a)
+        var forged = packet(sequence: 13, for: [b])
+        forged[RTPPacket.memberTagSlots(in: forged)[0].at - 1] = UInt8(a.id)  // b's slot relabelled as a's
+        #expect(throws: SRTPError.forged) { try fresh.unprotectRTP(coordinator.protectRTP(forged, rollover: 0)) }
+        #expect(throws: SRTPError.notForThisMember) { try fresh.unprotectRTP(coordinator.protectRTP(packet(sequence: 14, for: [b]), rollover: 0)) }
+    }
+
     /// A forged packet is refused before its index is taken: one made with a sequence number
     /// far ahead cannot make the coordinator's next packets look like replays.
     @Test func aForgedPacketDoesNotMoveTheReplayWindow() throws {
@@ -84,7 +108,7 @@ struct StreamTagTests {
     }
 
     /// A holder of the house key alone (not yet enrolled) takes what the group key opens; once
-    /// it enrolled, only what carries its tag.
+    /// it enrolled and the stream carries its tag, only what carries its tag.
     @Test func enrollingMakesTheTagRequired() throws {
         let group = SRTPMasterKey.generate()
         let coordinator = SRTPContext(group)
@@ -92,8 +116,8 @@ struct StreamTagTests {
         #expect(keys.memberTag == nil)
         #expect(try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 1, for: []), rollover: 0)).count > 0)
         keys.enrolled(c)
-        #expect(throws: SRTPError.notForThisMember) { try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 2, for: [a]), rollover: 0)) }
-        #expect(try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 3, for: [a, c]), rollover: 0)).count > 0)
+        #expect(try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 2, for: [a, c]), rollover: 0)).count > 0)
+        #expect(throws: SRTPError.notForThisMember) { try keys.unprotectRTP(coordinator.protectRTP(packet(sequence: 3, for: [a]), rollover: 0)) }
     }
 
     /// The coordinator tags a stream's packets for the members speaking for its rooms, heard
