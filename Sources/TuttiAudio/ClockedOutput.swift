@@ -43,12 +43,16 @@ public final class ClockedOutput: AudioOutput {
         return wake - now <= timeout
     }
 
-    /// Exact, so every call has a report.
+    /// Exact, so every call once it plays has a report. Before the first write there is
+    /// none: frame 0 is heard when it is written, which is not known yet (a report of "now"
+    /// was early by the time the first render took, and the timeline, whose first report
+    /// anchors it, carried that half millisecond for seconds: a room that joined played
+    /// 100 to 150 µs off at first).
     public func takeTiming() -> DeviceTiming? {
         let now = clock.nanosecondsNow()
         catchUp(now: now)
-        return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now),
-                            measuredAt: LocalTime(nanoseconds: now))
+        guard let playedUntil else { return nil }
+        return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil), measuredAt: LocalTime(nanoseconds: now))
     }
 
     public func write(_ samples: [Float]) throws {

@@ -31,6 +31,8 @@ struct AudioTests {
         let chunk = [Float](repeating: 0.25, count: 480 * 2)
         let start = clock.nanosecondsNow()
         var first: DeviceTiming?
+        // Frame 0 is heard when it is written: before that there is no report to give.
+        #expect(out.takeTiming() == nil)
         for _ in 0..<20 {  // 200 ms of audio
             #expect(try out.awaitDemand(frames: 480, timeout: 1_000_000_000))
             if let t = out.takeTiming(), first == nil || t.frame > 0 { first = t }
@@ -52,6 +54,7 @@ struct AudioTests {
         #expect((data.count - 44) / 4 == Int(out.framesWritten), "the file's timeline has every frame")
         let startText = try String(contentsOfFile: path + ".start", encoding: .utf8)
         #expect(Int64(startText).map { abs($0 - start) < 50_000_000 } == true)
+        #expect(first?.anchor.nanoseconds == Int64(startText), "every report places frame 0 where the file's start does")
     }
 }
 

@@ -92,6 +92,51 @@ struct PlayoutEngineTests {
         #expect(worstError(m, house: house, from: first) < 50_000)
     }
 
+    /// A room does not start on its first, rough reading of the clock (one exchange across
+    /// a slow path: its bound is wide, and its error is what the room would play off by and
+    /// then slew out, audibly slowly): it starts once the opening burst has narrowed the
+    /// bound, or once `startWait` has passed, when the path keeps the bound wide.
+    @Test func playbackStartsOnceTheClockIsGoodEnough() {
+        let t0 = LocalTime(nanoseconds: 1_000_000_000)
+        func exchange(at t: LocalTime, roundTrip: Int64) -> ClockSample {
+            let middle = CoordinatorTime(nanoseconds: t.nanoseconds + roundTrip / 2)
+            return ClockSample(t1: t, t2: middle, t3: middle, t4: t + roundTrip)
+        }
+        /// An engine with one slow exchange and a second of stream due from 100 ms on.
+        func joining() -> PlayoutEngine {
+            let engine = PlayoutEngine(decoder: IndexCodec())
+            engine.addClockSample(exchange(at: t0, roundTrip: 300_000))
+            for k in 1...50 {
+                let packet = RTPPacket(sequenceNumber: .init(UInt16(k)), timestamp: .init(UInt32(k * 960)), ssrc: 1,
+                                       presentationTime: CoordinatorTime(nanoseconds: t0.nanoseconds + Int64(k) * 20_000_000 + 80_000_000),
+                                       payload: IndexCodec.payload(first: Int64(k * 960), frames: 960))
+                engine.receive(packet.encode(), at: t0 + 1_000_000)
+            }
+            return engine
+        }
+        func sounds(_ engine: PlayoutEngine, at heard: Int64) -> Bool {
+            var out: [Float] = []
+            engine.render(frames: 960, heardAt: t0 + heard, into: &out)
+            return out.contains { $0 != 0 }
+        }
+        let wait = PlayoutEngine.Configuration().startWait
+
+        // The burst narrows the bound: the room starts with its first packet due.
+        let bursting = joining()
+        #expect((bursting.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().startUncertainty)
+        #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to start on")
+        for k in 1...10 { bursting.addClockSample(exchange(at: t0 + Int64(k) * 1_000_000, roundTrip: 20_000)) }
+        #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().startUncertainty)
+        #expect(sounds(bursting, at: 120_000_000))
+        #expect(bursting.state == .playing)
+
+        // A path that keeps the bound wide: the room starts `startWait` after the first exchange.
+        let slow = joining()
+        #expect(!sounds(slow, at: 100_000_000) && !sounds(slow, at: wait - 20_000_000))
+        #expect(slow.state == .waiting)
+        #expect(sounds(slow, at: wait))
+    }
+
     /// The coordinator cuts its timeline (a new epoch): the old one plays until the new
     /// one's first sample is due, then the new one plays in sync.
     @Test func timelineCutStartsANewSegmentInSync() {

@@ -30,7 +30,10 @@ struct HouseTests {
 
     @Test func twoFollowersWritingWAVPlayInSyncAndALateOneJoinsInSync() throws {
         let h = try Harness("wav")
-        let clock = try coordinator(h)
+        // Noise: every 100 ms window of it has a sharp correlation peak. In the demo song's,
+        // those just after a kick drum hold little but bass, and their peak is so broad that
+        // the two rooms' slightly different resampling moved it by up to 300 µs.
+        let clock = try coordinator(h, inputs: [try h.noiseSong(seconds: 20)])
         try follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
         Thread.sleep(forTimeInterval: 2.0)
         let lateStart = SystemClock().nanosecondsNow()
@@ -51,7 +54,7 @@ struct HouseTests {
         // In sync: typically within a sample or two (the benchmark measures exactly).
         let typical = Analysis.median(skews.map(abs))
         let p90 = Analysis.percentile(skews.map(abs), 0.9)
-        #expect(typical < 60 && p90 < 150, "skew between the followers: median \(typical) µs, p90 \(p90) µs: \(skews)")
+        #expect(typical < 60 && p90 < 100, "skew between the followers: median \(typical) µs, p90 \(p90) µs: \(skews)")
 
         // The late follower made sound within 500 ms of starting.
         let firstSound = try #require(b.left.firstIndex { abs($0) > 0.01 })

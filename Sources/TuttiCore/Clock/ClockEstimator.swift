@@ -105,6 +105,9 @@ public struct ClockEstimator: Sendable {
         stream = DelayEnvelope(side: .below, bucket: configuration.bucket)
     }
 
+    /// The local time of the first exchange the estimate is made of (nil before one).
+    public var lockedSince: LocalTime? { lockStart.map { LocalTime(nanoseconds: $0) } }
+
     /// Whether recent exchanges disagree with the estimate (the coordinator may have restarted).
     public var isSuspect: Bool { !outliers.isEmpty }
 

@@ -4,7 +4,7 @@ extension PlayoutEngine {
     public func render(frames: Int, heardAt: LocalTime, into out: inout [Float]) {
         let interval = lastRenderAt.map { Double(heardAt - $0) / 1e9 } ?? 0
         lastRenderAt = heardAt
-        guard let estimate = clock.estimate else {
+        guard let estimate = clock.estimate, cursor != nil || clockAllowsStart(estimate, heardAt: heardAt) else {
             return silence(frames, into: &out)
         }
         var heard = estimate.coordinatorTime(at: heardAt)
@@ -76,6 +76,14 @@ extension PlayoutEngine {
         cursor = position
         queue.discard(before: Int64(position) - 4_800)  // keep 100 ms to step back into
         return true
+    }
+
+    /// Whether the clock is good enough to start playing at: its bound is narrow, or its
+    /// opening burst of exchanges is over (`Configuration.startWait`).
+    private func clockAllowsStart(_ estimate: ClockEstimate, heardAt: LocalTime) -> Bool {
+        if estimate.uncertainty <= configuration.startUncertainty { return true }
+        guard let since = clock.lockedSince else { return true }
+        return heardAt - since >= configuration.startWait
     }
 
     func silence(_ frames: Int, into out: inout [Float]) {
