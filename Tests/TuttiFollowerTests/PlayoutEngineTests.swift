@@ -92,11 +92,12 @@ struct PlayoutEngineTests {
         #expect(worstError(m, house: house, from: first) < 50_000)
     }
 
-    /// A room does not start on its first, rough reading of the clock (one exchange across
-    /// a slow path: its bound is wide, and its error is what the room would play off by and
-    /// then slew out, audibly slowly): it starts once the opening burst has narrowed the
-    /// bound, or once `startWait` has passed, when the path keeps the bound wide.
-    @Test func playbackStartsOnceTheClockIsGoodEnough() {
+    /// A room does not join a stream on its first, rough reading of the clock (one exchange
+    /// across a slow path: its bound is wide, and its error is what the room would play off
+    /// by and then slew out, slowly): it joins once the opening burst has narrowed the bound,
+    /// or once `startWait` has passed, when the path keeps the bound wide. A stream that
+    /// starts is not held back (that would cut off its beginning).
+    @Test func aRoomJoinsOnceTheClockIsGoodEnough() {
         let t0 = LocalTime(nanoseconds: 1_000_000_000)
         func exchange(at t: LocalTime, roundTrip: Int64) -> ClockSample {
             let middle = CoordinatorTime(nanoseconds: t.nanoseconds + roundTrip / 2)
@@ -130,7 +131,11 @@ struct PlayoutEngineTests {
         #expect(sounds(bursting, at: 120_000_000))
         #expect(bursting.state == .playing)
 
-        // A path that keeps the bound wide: the room starts `startWait` after the first exchange.
+        // The stream's first packet is due within this render: it starts on time.
+        let starting = joining()
+        #expect(sounds(starting, at: 90_000_000), "the stream's start was held back")
+
+        // A path that keeps the bound wide: the room joins `startWait` after the first exchange.
         let slow = joining()
         #expect(!sounds(slow, at: 100_000_000) && !sounds(slow, at: wait - 20_000_000))
         #expect(slow.state == .waiting)

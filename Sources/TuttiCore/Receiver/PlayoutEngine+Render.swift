@@ -4,7 +4,7 @@ extension PlayoutEngine {
     public func render(frames: Int, heardAt: LocalTime, into out: inout [Float]) {
         let interval = lastRenderAt.map { Double(heardAt - $0) / 1e9 } ?? 0
         lastRenderAt = heardAt
-        guard let estimate = clock.estimate, cursor != nil || clockAllowsStart(estimate, heardAt: heardAt) else {
+        guard let estimate = clock.estimate else {
             return silence(frames, into: &out)
         }
         var heard = estimate.coordinatorTime(at: heardAt)
@@ -14,7 +14,7 @@ extension PlayoutEngine {
         while remaining > 0 {
             if segments.switchIfOver(at: heard, playing: cursor != nil) { stopPlayback() }
             if cursor == nil {
-                let pad = min(remaining, start(at: heard, available: remaining))
+                let pad = min(remaining, start(at: heard, available: remaining, joining: clockAllowsJoining(estimate, heardAt: heardAt)))
                 silence(pad, into: &out)
                 remaining -= pad
                 heard = heard + AudioFormat.nanoseconds(forFrames: Int64(pad))
@@ -78,9 +78,9 @@ extension PlayoutEngine {
         return true
     }
 
-    /// Whether the clock is good enough to start playing at: its bound is narrow, or its
-    /// opening burst of exchanges is over (`Configuration.startWait`).
-    private func clockAllowsStart(_ estimate: ClockEstimate, heardAt: LocalTime) -> Bool {
+    /// Whether the clock is good enough to join a stream already playing: its bound is
+    /// narrow, or its opening burst of exchanges is over (`Configuration.startWait`).
+    private func clockAllowsJoining(_ estimate: ClockEstimate, heardAt: LocalTime) -> Bool {
         if estimate.uncertainty <= configuration.startUncertainty { return true }
         guard let since = clock.lockedSince else { return true }
         return heardAt - since >= configuration.startWait
@@ -92,8 +92,11 @@ extension PlayoutEngine {
 
     /// Starts playback of the current segment for coordinator time `heard`: returns the
     /// frames of silence to play before its first buffered packet is due. Sets `cursor` only
-    /// when playback begins within `available` frames.
-    private func start(at heard: CoordinatorTime, available: Int) -> Int {
+    /// when playback begins within `available` frames. A stream already playing is joined
+    /// only when `joining` allows: a room that joins a little later loses nothing, one that
+    /// joins on a rough clock plays off by its error until it has slewed it out. (A stream
+    /// that starts is not held back: waiting would cut off its beginning.)
+    private func start(at heard: CoordinatorTime, available: Int, joining: Bool) -> Int {
         guard let segment = segments.current, let first = segment.jitter.first, let desired = segment.position(at: heard) else {
             return Int.max
         }
@@ -107,6 +110,7 @@ extension PlayoutEngine {
             return lead
         }
         // Joining late: skip to the packet holding `desired`.
+        guard joining else { return Int.max }
         guard let last = segment.jitter.last, desired < Double(last.timestamp + Int64(decoding.lastFrameCount)) else {
             segments.current?.jitter.removeAll()
             return Int.max
