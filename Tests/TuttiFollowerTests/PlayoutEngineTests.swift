@@ -95,7 +95,7 @@ struct PlayoutEngineTests {
     /// A room does not join a stream on its first, rough reading of the clock (one exchange
     /// across a slow path: its bound is wide, and its error is what the room would play off
     /// by and then slew out, slowly): it joins once the opening burst has narrowed the bound,
-    /// or once `startWait` has passed, when the path keeps the bound wide. A stream that
+    /// or once `joinWait` has passed, when the path keeps the bound wide. A stream that
     /// starts is not held back (that would cut off its beginning).
     @Test func aRoomJoinsOnceTheClockIsGoodEnough() {
         let t0 = LocalTime(nanoseconds: 1_000_000_000)
@@ -120,14 +120,14 @@ struct PlayoutEngineTests {
             engine.render(frames: 960, heardAt: t0 + heard, into: &out)
             return out.contains { $0 != 0 }
         }
-        let wait = PlayoutEngine.Configuration().startWait
+        let wait = PlayoutEngine.Configuration().joinWait
 
         // The burst narrows the bound: the room starts with its first packet due.
         let bursting = joining()
-        #expect((bursting.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().startUncertainty)
+        #expect((bursting.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().joinUncertainty)
         #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to start on")
         for k in 1...10 { bursting.addClockSample(exchange(at: t0 + Int64(k) * 1_000_000, roundTrip: 20_000)) }
-        #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().startUncertainty)
+        #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().joinUncertainty)
         #expect(sounds(bursting, at: 120_000_000))
         #expect(bursting.state == .playing)
 
@@ -135,7 +135,7 @@ struct PlayoutEngineTests {
         let starting = joining()
         #expect(sounds(starting, at: 90_000_000), "the stream's start was held back")
 
-        // A path that keeps the bound wide: the room joins `startWait` after the first exchange.
+        // A path that keeps the bound wide: the room joins `joinWait` after the first exchange.
         let slow = joining()
         #expect(!sounds(slow, at: 100_000_000) && !sounds(slow, at: wait - 20_000_000))
         #expect(slow.state == .waiting)

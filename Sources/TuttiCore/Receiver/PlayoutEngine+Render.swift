@@ -79,11 +79,11 @@ extension PlayoutEngine {
     }
 
     /// Whether the clock is good enough to join a stream already playing: its bound is
-    /// narrow, or its opening burst of exchanges is over (`Configuration.startWait`).
+    /// narrow, or its opening burst of exchanges is over (`Configuration.joinWait`).
     private func clockAllowsJoining(_ estimate: ClockEstimate, heardAt: LocalTime) -> Bool {
-        if estimate.uncertainty <= configuration.startUncertainty { return true }
+        if estimate.uncertainty <= configuration.joinUncertainty { return true }
         guard let since = clock.lockedSince else { return true }
-        return heardAt - since >= configuration.startWait
+        return heardAt - since >= configuration.joinWait
     }
 
     func silence(_ frames: Int, into out: inout [Float]) {

@@ -50,12 +50,12 @@ public final class PlayoutEngine {
         public var fadeFrames = 240
         /// A room joins a stream already playing once the clock's bound is within this
         /// (nanoseconds)...
-        public var startUncertainty: Int64 = 25_000
+        public var joinUncertainty: Int64 = 25_000
         /// ...or this long after the clock's first exchange (its opening burst is over: a
         /// jittery path's bound stays wide, and the room plays as well as its clock allows).
         /// A room that joined on its first estimate played as far off as that estimate's
         /// error (80 µs on loopback, from one slow exchange), and slewed it out over seconds.
-        public var startWait: Int64 = 200_000_000
+        public var joinWait: Int64 = 200_000_000
         public init() {}
     }
 
