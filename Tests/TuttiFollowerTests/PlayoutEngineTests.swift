@@ -122,10 +122,10 @@ struct PlayoutEngineTests {
         }
         let wait = PlayoutEngine.Configuration().joinWait
 
-        // The burst narrows the bound: the room starts with its first packet due.
+        // The burst narrows the bound: the room joins the stream playing.
         let bursting = joining()
         #expect((bursting.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().joinUncertainty)
-        #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to start on")
+        #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to join on")
         for k in 1...10 { bursting.addClockSample(exchange(at: t0 + Int64(k) * 1_000_000, roundTrip: 20_000)) }
         #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().joinUncertainty)
         #expect(sounds(bursting, at: 120_000_000))
