@@ -47,6 +47,31 @@ struct RateServoTests {
         #expect(out == [5.25, -5.25])
     }
 
+    /// A minute of play, 20 ms packets decoded 120 ms ahead of 20 ms renders: what was
+    /// played is freed before the storage outgrows what it started with, and what is still
+    /// queued stays readable across the moves.
+    @Test func sampleQueueKeepsItsStorageInSteadyPlay() {
+        var q = SampleQueue(start: 0)
+        let initial = q.capacity
+        var played: Int64 = 0
+        for packet in 0..<3_000 {
+            _ = q.append { out in
+                for i in 0..<960 { let v = Float(packet * 960 + i); out += [v, -v] }
+                return 960
+            }
+            guard packet >= 6 else { continue }
+            var out: [Float] = []
+            q.interpolate(from: Double(played), step: 1, count: 960, into: &out)
+            #expect(out[0] == Float(played) && out[1_918] == Float(played + 959))
+            played += 960
+            q.discard(before: played)
+        }
+        #expect(q.capacity == initial, "storage grew from \(initial) to \(q.capacity) samples")
+        // A queue that holds more than the storage it started with still grows to hold it.
+        _ = q.append { out in out += [Float](repeating: 1, count: 2 * initial); return initial }
+        #expect(q.end - q.start == 6 * 960 + Int64(initial))
+    }
+
     /// The fixed-point resampler against plain arithmetic, at a servo's ratio over a chunk.
     @Test(arguments: [0.9995, 1.0, 1.000_3, 1.0005])
     func interpolationMatchesAReference(step: Double) {

@@ -6,10 +6,20 @@ public struct SampleQueue: Sendable {
     private var samples: [Float] = []
     private var head = 0  // index of `start`'s left sample in `samples`
 
+    /// Played samples are freed once this many lie before `start`'s (a quarter second of
+    /// stereo) and they outnumber those still held: the array then stays within the capacity
+    /// it starts with unless more than a quarter second is queued ahead. Freeing only after a
+    /// whole second doubled the array twice, to 0.75 MB (440 kB of it resident in a locked
+    /// follower), for a queue that holds a few tens of milliseconds.
+    static let freeAfter = 24_000
+
     public init(start: Int64) {
         self.start = start
-        samples.reserveCapacity(48_000)
+        samples.reserveCapacity(2 * Self.freeAfter)
     }
+
+    /// Samples the queue's storage has room for (tests: it does not grow in steady play).
+    var capacity: Int { samples.capacity }
 
     /// The timestamp one past the last frame held.
     public var end: Int64 { start + Int64((samples.count - head) / 2) }
@@ -61,7 +71,7 @@ public struct SampleQueue: Sendable {
         let drop = min(max(0, timestamp - start), end - start)
         head += Int(drop) * 2
         start += drop
-        if head > 96_000 && head > samples.count / 2 {
+        if head >= Self.freeAfter && head > samples.count / 2 {
             samples.removeFirst(head)
             head = 0
         }
