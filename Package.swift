@@ -59,9 +59,10 @@ let package = Package(
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
-        // libgcrypt's AES-GCM, for SRTP's per-packet seals and opens (TuttiSecurity's `GCMKey`):
-        // libpulse already brings it into every follower (through libsystemd).
-        .systemLibrary(name: "CGcrypt", pkgConfig: "libgcrypt", providers: [.apt(["libgcrypt20-dev"])]),
+        // Nettle's AES-GCM, HMAC-SHA256 and AES, for SRTP's per-packet seals and opens and the
+        // house key's uses (TuttiSecurity's `GCMKey`, `HMACKey`): a small library, and on every
+        // Debian system already (GnuTLS, which apt uses, is built on it).
+        .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
@@ -83,9 +84,9 @@ let package = Package(
         // The only importer of libpulse; WAV and null outputs.
         .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse", "CALSA"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
-        // the stream's SRTP (AES-GCM). What a follower needs, through libgcrypt alone (its
-        // only importer), which a follower maps anyway.
-        .target(name: "TuttiSecurity", dependencies: ["TuttiCore", "CGcrypt"]),
+        // the stream's SRTP (AES-GCM). What a follower needs, through Nettle alone (its only
+        // importer).
+        .target(name: "TuttiSecurity", dependencies: ["TuttiCore", "CNettle"]),
         // Trust between machines: pairing (X25519) and the control API's certificate (X.509).
         // The only importer of swift-crypto and swift-certificates; no follower links it.
         .target(name: "TuttiTrust", dependencies: [
@@ -184,7 +185,7 @@ let package = Package(
         .testTarget(name: "TuttiNodeTests", dependencies: [
             "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity", "TuttiRemote",
         ]),
-        // swift-crypto here too: HKDF and HMAC through libgcrypt are checked against it.
+        // swift-crypto here too: HKDF and HMAC through Nettle are checked against it.
         .testTarget(name: "TuttiSecurityTests", dependencies: [
             "TuttiSecurity", "TuttiTrust", "TuttiCore", .product(name: "Crypto", package: "swift-crypto"),
         ]),

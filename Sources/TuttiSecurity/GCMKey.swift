@@ -1,15 +1,15 @@
-import CGcrypt
+import CNettle
 import Synchronization
 
-/// An AES-GCM key (128 or 256 bits: RFC 7714's two AEADs) with its key schedule made once,
-/// through libgcrypt, for SRTP's seals and opens: one per packet, 50 a second in every room.
+/// An AES-GCM key (128 or 256 bits: RFC 7714's two AEADs) with its key schedule and GHASH
+/// table made once, through Nettle, for SRTP's seals and opens: one per packet, 50 a second
+/// in every room.
 ///
 /// swift-crypto's `AES.GCM` makes a new BoringSSL context from the key at every call and
 /// goes through `Data` and generic layers on the way; a follower wakes every 20 ms with cold
-/// caches, and that path cost it a fifth of its CPU (bench/NOTES.md). libgcrypt's cipher
-/// handle keeps the key schedule and the GHASH key, and a packet is one reset, the nonce,
-/// the header, the body and the tag. libpulse brings libgcrypt into every follower already
-/// (through libsystemd), so it adds no library to map.
+/// caches, and that path cost it a fifth of its CPU (bench/NOTES.md). Nettle's context keeps
+/// the key schedule and the GHASH key, and a packet is the nonce (which starts the message
+/// again), the header, the body and the tag.
 ///
 /// Every call takes a lock of its own (uncontended: a key has one user at a time), so a
 /// key may be shared between threads.
@@ -17,67 +17,112 @@ final class GCMKey: Sendable {
     static let nonceSize = 12
     static let tagSize = 16
 
-    /// libgcrypt's handles, one per direction, used only under `lock`.
-    private nonisolated(unsafe) let sealHandle: OpaquePointer
-    private nonisolated(unsafe) let openHandle: OpaquePointer
+    /// Nettle's context for either key size, one per direction, used only under `lock`.
+    private enum Context {
+        case aes128(UnsafeMutablePointer<gcm_aes128_ctx>)
+        case aes256(UnsafeMutablePointer<gcm_aes256_ctx>)
+
+        init(key: [UInt8]) {
+            if key.count == 16 {
+                let c = UnsafeMutablePointer<gcm_aes128_ctx>.allocate(capacity: 1)
+                c.initialize(to: gcm_aes128_ctx())
+                nettle_gcm_aes128_set_key(c, key)
+                self = .aes128(c)
+            } else {
+                let c = UnsafeMutablePointer<gcm_aes256_ctx>.allocate(capacity: 1)
+                c.initialize(to: gcm_aes256_ctx())
+                nettle_gcm_aes256_set_key(c, key)
+                self = .aes256(c)
+            }
+        }
+
+        func free() {
+            switch self {
+            case let .aes128(c): c.deinitialize(count: 1); c.deallocate()
+            case let .aes256(c): c.deinitialize(count: 1); c.deallocate()
+            }
+        }
+
+        /// Starts a message: the nonce (back to the key alone), then the authenticated header.
+        func begin(nonce: UnsafeRawBufferPointer, authenticating header: UnsafeRawBufferPointer) {
+            let n = nonce.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            let h = header.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            switch self {
+            case let .aes128(c):
+                nettle_gcm_aes128_set_iv(c, nonce.count, n)
+                if header.count > 0 { nettle_gcm_aes128_update(c, header.count, h) }
+            case let .aes256(c):
+                nettle_gcm_aes256_set_iv(c, nonce.count, n)
+                if header.count > 0 { nettle_gcm_aes256_update(c, header.count, h) }
+            }
+        }
+
+        /// `count` bytes from `source` to `target` (which may be the same memory).
+        func encrypt(_ count: Int, _ target: UnsafeMutableRawPointer, _ source: UnsafeRawPointer) {
+            let (t, s) = (target.assumingMemoryBound(to: UInt8.self), source.assumingMemoryBound(to: UInt8.self))
+            switch self {
+            case let .aes128(c): nettle_gcm_aes128_encrypt(c, count, t, s)
+            case let .aes256(c): nettle_gcm_aes256_encrypt(c, count, t, s)
+            }
+        }
+
+        func decrypt(_ count: Int, _ target: UnsafeMutableRawPointer, _ source: UnsafeRawPointer) {
+            let (t, s) = (target.assumingMemoryBound(to: UInt8.self), source.assumingMemoryBound(to: UInt8.self))
+            switch self {
+            case let .aes128(c): nettle_gcm_aes128_decrypt(c, count, t, s)
+            case let .aes256(c): nettle_gcm_aes256_decrypt(c, count, t, s)
+            }
+        }
+
+        func tag(into out: UnsafeMutableRawPointer) {
+            let o = out.assumingMemoryBound(to: UInt8.self)
+            switch self {
+            case let .aes128(c): nettle_gcm_aes128_digest(c, GCMKey.tagSize, o)
+            case let .aes256(c): nettle_gcm_aes256_digest(c, GCMKey.tagSize, o)
+            }
+        }
+
+        /// Whether the message's tag is `expected` (compared in constant time).
+        func checkTag(_ expected: UnsafeRawPointer) -> Bool {
+            withUnsafeTemporaryAllocation(byteCount: GCMKey.tagSize, alignment: 16) { computed in
+                tag(into: computed.baseAddress!)
+                return nettle_memeql_sec(computed.baseAddress, expected, GCMKey.tagSize) != 0
+            }
+        }
+    }
+
+    private nonisolated(unsafe) let sealContext: Context
+    private nonisolated(unsafe) let openContext: Context
     private let lock = Mutex(())
 
-    /// A 16- or 32-byte key; nil for any other size, or when libgcrypt cannot make a handle.
+    /// A 16- or 32-byte key; nil for any other size.
     init?(_ key: [UInt8]) {
-        guard Gcrypt.ready, key.count == 16 || key.count == 32 else { return nil }
-        let algorithm = Int32(key.count == 16 ? GCRY_CIPHER_AES.rawValue : GCRY_CIPHER_AES256.rawValue)
-        func handle() -> OpaquePointer? {
-            var h: gcry_cipher_hd_t?
-            guard gcry_cipher_open(&h, algorithm, Int32(GCRY_CIPHER_MODE_GCM.rawValue), 0) == 0, let h else { return nil }
-            guard gcry_cipher_setkey(h, key, key.count) == 0 else {
-                gcry_cipher_close(h)
-                return nil
-            }
-            return h
-        }
-        guard let seal = handle() else { return nil }
-        guard let open = handle() else {
-            gcry_cipher_close(seal)
-            return nil
-        }
-        sealHandle = seal
-        openHandle = open
+        guard key.count == 16 || key.count == 32 else { return nil }
+        sealContext = Context(key: key)
+        openContext = Context(key: key)
     }
 
     deinit {
-        gcry_cipher_close(sealHandle)
-        gcry_cipher_close(openHandle)
-    }
-
-    /// Starts a message on `handle`: back to the key alone (the handle keeps its key
-    /// schedule), the nonce, then the authenticated header. False when libgcrypt refused.
-    private static func begin(_ handle: OpaquePointer, nonce: [UInt8], authenticating: ArraySlice<UInt8>) -> Bool {
-        nonce.withUnsafeBytes { nonce in
-            authenticating.withUnsafeBytes { header in begin(handle, nonce: nonce, authenticating: header) }
-        }
-    }
-
-    private static func begin(_ handle: OpaquePointer, nonce: UnsafeRawBufferPointer, authenticating: UnsafeRawBufferPointer) -> Bool {
-        gcry_cipher_ctl(handle, Int32(bitPattern: GCRYCTL_RESET.rawValue), nil, 0) == 0
-            && gcry_cipher_setiv(handle, nonce.baseAddress, nonce.count) == 0
-            && gcry_cipher_authenticate(handle, authenticating.baseAddress, authenticating.count) == 0
+        sealContext.free()
+        openContext.free()
     }
 
     /// `body` encrypted, then the tag over `authenticating` and the body.
     func seal(_ body: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == Self.nonceSize)
         var out = [UInt8](repeating: 0, count: body.count + Self.tagSize)
-        let h = sealHandle
-        let ok = lock.withLock { _ in
-            Self.begin(h, nonce: nonce, authenticating: authenticating) && body.withUnsafeBytes { plain in
+        let c = sealContext
+        lock.withLock { _ in
+            nonce.withUnsafeBytes { nonce in
+                authenticating.withUnsafeBytes { header in c.begin(nonce: nonce, authenticating: header) }
+            }
+            body.withUnsafeBytes { plain in
                 out.withUnsafeMutableBytes { o in
-                    gcry_cipher_encrypt(h, o.baseAddress, plain.count, plain.baseAddress, plain.count) == 0
-                        && gcry_cipher_gettag(h, o.baseAddress! + plain.count, Self.tagSize) == 0
+                    if plain.count > 0 { c.encrypt(plain.count, o.baseAddress!, plain.baseAddress!) }
+                    c.tag(into: o.baseAddress! + plain.count)
                 }
             }
         }
-        // A 12-byte nonce with a key that made its handle cannot fail.
-        precondition(ok, "AES-GCM seal failed")
         return out
     }
 
@@ -89,11 +134,11 @@ final class GCMKey: Sendable {
         guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return false }
         let length = sealed.count - Self.tagSize
         guard out.count >= length, let body = sealed.baseAddress else { return false }
-        let h = openHandle
+        let c = openContext
         return lock.withLock { _ in
-            Self.begin(h, nonce: nonce, authenticating: authenticating)
-                && (length == 0 || gcry_cipher_decrypt(h, out.baseAddress, length, body, length) == 0)
-                && gcry_cipher_checktag(h, body + length, Self.tagSize) == 0
+            c.begin(nonce: nonce, authenticating: authenticating)
+            if length > 0 { c.decrypt(length, out.baseAddress!, body) }
+            return c.checkTag(body + length)
         }
     }
 
@@ -103,12 +148,11 @@ final class GCMKey: Sendable {
                      nonce: UnsafeRawBufferPointer) -> Bool {
         guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize, let body = sealed.baseAddress else { return false }
         let length = sealed.count - Self.tagSize
-        let h = openHandle
+        let c = openContext
         return lock.withLock { _ in
-            // No input buffer: libgcrypt decrypts the output buffer in place.
-            Self.begin(h, nonce: nonce, authenticating: authenticating)
-                && (length == 0 || gcry_cipher_decrypt(h, body, length, nil, 0) == 0)
-                && gcry_cipher_checktag(h, body + length, Self.tagSize) == 0
+            c.begin(nonce: nonce, authenticating: authenticating)
+            if length > 0 { c.decrypt(length, body, body) }
+            return c.checkTag(body + length)
         }
     }
 
@@ -116,15 +160,10 @@ final class GCMKey: Sendable {
     /// `authenticating` and the body does not check out.
     func open(_ sealed: ArraySlice<UInt8>, authenticating: ArraySlice<UInt8>, nonce: [UInt8]) -> [UInt8]? {
         guard sealed.count >= Self.tagSize, nonce.count == Self.nonceSize else { return nil }
-        let length = sealed.count - Self.tagSize
-        var out = [UInt8](repeating: 0, count: length)
-        let h = openHandle
-        let ok = lock.withLock { _ in
-            Self.begin(h, nonce: nonce, authenticating: authenticating) && sealed.withUnsafeBytes { s in
-                out.withUnsafeMutableBytes { o in
-                    gcry_cipher_decrypt(h, o.baseAddress, length, s.baseAddress, length) == 0
-                        && gcry_cipher_checktag(h, s.baseAddress! + length, Self.tagSize) == 0
-                }
+        var out = [UInt8](repeating: 0, count: sealed.count - Self.tagSize)
+        let ok = sealed.withUnsafeBytes { s in
+            authenticating.withUnsafeBytes { header in
+                nonce.withUnsafeBytes { n in out.withUnsafeMutableBytes { o in open(s, authenticating: header, nonce: n, into: o) } }
             }
         }
         return ok ? out : nil

@@ -34,7 +34,7 @@ public struct HouseKey: Sendable, Equatable {
     }
 
     public static func generate() -> HouseKey {
-        HouseKey(bytes: Gcrypt.random(count: size))!
+        HouseKey(bytes: Nettle.random(count: size))!
     }
 
     /// The key as 64 hexadecimal digits (the key file's one line).
@@ -50,7 +50,7 @@ public struct HouseKey: Sendable, Equatable {
 
     /// The key for `purpose`: HKDF-SHA256 of the secret, salted "tutti house".
     public func derived(_ purpose: Purpose, size: Int = 32) -> [UInt8] {
-        Gcrypt.hkdfSHA256(key: bytes, salt: Array("tutti house".utf8), info: Array(purpose.rawValue.utf8), count: size)
+        Nettle.hkdfSHA256(key: bytes, salt: Array("tutti house".utf8), info: Array(purpose.rawValue.utf8), count: size)
     }
 
     /// The clock port's signer and checker.
@@ -76,7 +76,7 @@ public struct HMACAuthenticator: MessageAuthenticator {
     }
 
     /// A key of its own (the coordinator's return-routability cookies).
-    public static func random() -> HMACAuthenticator { HMACAuthenticator(key: Gcrypt.random(count: HMACKey.size)) }
+    public static func random() -> HMACAuthenticator { HMACAuthenticator(key: Nettle.random(count: HMACKey.size)) }
 
     public func tag(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: ControlMessage.tagSize) { out, count in
@@ -116,7 +116,7 @@ public struct DiscoveryProof: Sendable {
 
     /// The controllers' proof, keyed from the house token (HKDF-SHA256 of it).
     public init(token: String) {
-        authenticator = HMACAuthenticator(key: Gcrypt.hkdfSHA256(key: Array(token.utf8), salt: Array("tutti house".utf8),
+        authenticator = HMACAuthenticator(key: Nettle.hkdfSHA256(key: Array(token.utf8), salt: Array("tutti house".utf8),
                                                                  info: Array("tutti discovery token v1".utf8), count: 32))
     }
 

@@ -18,7 +18,7 @@ public struct MemberKey: Sendable, Equatable {
     }
 
     public static func generate(id: UInt16) -> MemberKey {
-        MemberKey(id: id, secret: Gcrypt.random(count: size))!
+        MemberKey(id: id, secret: Nettle.random(count: size))!
     }
 
     public static func == (a: MemberKey, b: MemberKey) -> Bool {
@@ -26,7 +26,7 @@ public struct MemberKey: Sendable, Equatable {
     }
 
     private func derived(_ info: String, size: Int = 32) -> [UInt8] {
-        Gcrypt.hkdfSHA256(key: secret, salt: Array("tutti member".utf8), info: Array(info.utf8), count: size)
+        Nettle.hkdfSHA256(key: secret, salt: Array("tutti member".utf8), info: Array(info.utf8), count: size)
     }
 
     /// The clock port's signer and checker for this member's messages, both ways.
@@ -101,7 +101,7 @@ extension SRTPMasterKey {
 
     /// A new random key and salt (a new generation of the stream's key).
     public static func generate() -> SRTPMasterKey {
-        SRTPMasterKey(bytes: Gcrypt.random(count: keySize + saltSize))!
+        SRTPMasterKey(bytes: Nettle.random(count: keySize + saltSize))!
     }
 }
 
@@ -113,7 +113,7 @@ struct KeyWrap {
     let label: String
 
     func seal(_ secret: [UInt8], context: UInt32) -> [UInt8] {
-        let nonce = Gcrypt.random(count: GCMKey.nonceSize)
+        let nonce = Nettle.random(count: GCMKey.nonceSize)
         return nonce + GCMKey(key)!.seal(secret[...], authenticating: associated(context)[...], nonce: nonce)
     }
 

@@ -76,7 +76,7 @@ public struct SRTPSessionKeys: Sendable {
     }
 
     public init(_ master: SRTPMasterKey) {
-        // 16 bytes: a key libgcrypt takes (it fails only out of memory).
+        // 16 bytes: a key size AES-GCM takes.
         rtpKey = GCMKey(Self.derive(master.key, master.salt, .rtpEncryption, SRTPMasterKey.keySize))!
         rtpSalt = Self.derive(master.key, master.salt, .rtpSalt, SRTPMasterKey.saltSize)
         rtcpKey = GCMKey(Self.derive(master.key, master.salt, .rtcpEncryption, SRTPMasterKey.keySize))!
@@ -97,7 +97,7 @@ public struct SRTPSessionKeys: Sendable {
         var out: [UInt8] = []
         var counter: UInt16 = 0
         while out.count < length {
-            out += Gcrypt.aesBlock(x + [UInt8(counter >> 8), UInt8(counter & 0xFF)], key: key)
+            out += Nettle.aesBlock(x + [UInt8(counter >> 8), UInt8(counter & 0xFF)], key: key)
             counter += 1
         }
         return Array(out.prefix(length))
