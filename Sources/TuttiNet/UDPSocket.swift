@@ -4,7 +4,10 @@ import Glibc
 /// Used from one thread at a time for receiving; sending is safe from any thread.
 public final class UDPSocket: @unchecked Sendable {
     public let descriptor: Int32
-    private var buffer = [UInt8](repeating: 0, count: 65_536)
+    /// Room for the largest datagram, left unwritten: only the bytes a datagram fills are ever
+    /// read, so only the pages the largest one reached become resident (zero-filled, both of a
+    /// follower's sockets kept 64 kB each resident for datagrams of 1.3 kB).
+    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     private var control = [UInt8](repeating: 0, count: 128)
     private var stamped = false
 
@@ -12,7 +15,10 @@ public final class UDPSocket: @unchecked Sendable {
         descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0))
     }
 
-    deinit { close(descriptor) }
+    deinit {
+        close(descriptor)
+        buffer.deallocate()
+    }
 
     public func bind(_ address: SocketAddress, reuse: Bool = false) throws(SystemError) {
         if reuse {
@@ -116,14 +122,14 @@ public final class UDPSocket: @unchecked Sendable {
         var bytes: [UInt8] = []
         swap(&bytes, &spare)
         bytes.removeAll(keepingCapacity: true)
-        buffer.withUnsafeBytes { bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+        bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         return Datagram(bytes: bytes, from: from, receivedAt: receivedAt)
     }
 
     /// Reads one datagram (with its kernel stamp); nil when none came (EAGAIN, EINTR).
     private func take(flags: Int32 = 0) throws(SystemError) -> Datagram? {
         guard let (count, from, receivedAt) = try read(flags: flags) else { return nil }
-        return Datagram(bytes: Array(buffer[0..<count]), from: from, receivedAt: receivedAt)
+        return Datagram(bytes: Array(UnsafeRawBufferPointer(rebasing: buffer[0..<count])), from: from, receivedAt: receivedAt)
     }
 
     /// Reads one datagram into `buffer`: its length, sender and arrival (the kernel's stamp
@@ -131,22 +137,20 @@ public final class UDPSocket: @unchecked Sendable {
     private func read(flags: Int32) throws(SystemError) -> (count: Int, from: SocketAddress, receivedAt: Int64)? {
         var sa = sockaddr_in()
         var controlLength = 0
-        let n = buffer.withUnsafeMutableBytes { b in
-            control.withUnsafeMutableBytes { c in
-                withUnsafeMutablePointer(to: &sa) { name in
-                    var iov = iovec(iov_base: b.baseAddress, iov_len: b.count)
-                    return withUnsafeMutablePointer(to: &iov) { iovp in
-                        var msg = msghdr()
-                        msg.msg_name = UnsafeMutableRawPointer(name)
-                        msg.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
-                        msg.msg_iov = iovp
-                        msg.msg_iovlen = 1
-                        msg.msg_control = c.baseAddress
-                        msg.msg_controllen = c.count
-                        let r = recvmsg(descriptor, &msg, flags)
-                        controlLength = Int(msg.msg_controllen)
-                        return r
-                    }
+        let n = control.withUnsafeMutableBytes { c in
+            withUnsafeMutablePointer(to: &sa) { name in
+                var iov = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+                return withUnsafeMutablePointer(to: &iov) { iovp in
+                    var msg = msghdr()
+                    msg.msg_name = UnsafeMutableRawPointer(name)
+                    msg.msg_namelen = socklen_t(MemoryLayout<sockaddr_in>.size)
+                    msg.msg_iov = iovp
+                    msg.msg_iovlen = 1
+                    msg.msg_control = c.baseAddress
+                    msg.msg_controllen = c.count
+                    let r = recvmsg(descriptor, &msg, flags)
+                    controlLength = Int(msg.msg_controllen)
+                    return r
                 }
             }
         }
