@@ -5,8 +5,8 @@ import Glibc
 public final class UDPSocket: @unchecked Sendable {
     public let descriptor: Int32
     /// Room for the largest datagram, left unwritten: only the bytes a datagram fills are ever
-    /// read, so only the pages the largest one reached become resident (zero-filled, both of a
-    /// follower's sockets kept 64 kB each resident for datagrams of 1.3 kB).
+    /// read, so only the pages the largest one reached become resident. Zero-filled, it kept
+    /// 64 kB resident in each of a follower's sockets for datagrams of 1.3 kB.
     private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
     private var control = [UInt8](repeating: 0, count: 128)
     private var stamped = false

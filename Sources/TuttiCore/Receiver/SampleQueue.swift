@@ -6,8 +6,8 @@ public struct SampleQueue: Sendable {
     private var samples: [Float] = []
     private var head = 0  // index of `start`'s left sample in `samples`
 
-    /// Played samples are freed once this many lie before `start`'s (a quarter second of
-    /// stereo) and they outnumber those still held: the array then stays within the capacity
+    /// Played samples are freed once this many of them lie before `start`'s (a quarter second
+    /// of stereo) and they outnumber those still held: the array then stays within the capacity
     /// it starts with unless more than a quarter second is queued ahead. Freeing only after a
     /// whole second doubled the array twice, to 0.75 MB (440 kB of it resident in a locked
     /// follower), for a queue that holds a few tens of milliseconds.
