@@ -58,7 +58,10 @@ let package = Package(
         // System libraries: each is imported by exactly one wrapper target.
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
         .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
+        // libasound's declarations only: CALSALoader defines the functions TuttiAudio calls and
+        // loads the library on the first of them, so a room on PulseAudio never maps it.
         .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
+        .target(name: "CALSALoader"),
         // Nettle's AES-GCM, HMAC-SHA256 and AES, for SRTP's per-packet seals and opens and the
         // house key's uses (TuttiSecurity's `GCMKey`, `HMACKey`): a small library, and on every
         // Debian system already (GnuTLS, which apt uses, is built on it).
@@ -82,7 +85,7 @@ let package = Package(
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),
         // The only importer of libpulse; WAV and null outputs.
-        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse", "CALSA"]),
+        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse", "CALSA", "CALSALoader"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
         // the stream's SRTP (AES-GCM). What a follower needs, through Nettle alone (its only
         // importer).
