@@ -44,6 +44,7 @@ public final class AlsaOutput: AudioOutput {
     /// ±300 µs over seconds. A line through 30 s of reports averages that out (a sound
     /// card's crystal is steady over far longer).
     public let timingWindow: Int64? = 30_000_000_000
+    public var bufferLatency: Int64? { AudioFormat.nanoseconds(forFrames: Int64(bufferFrames)) }
 
     /// - Parameters:
     ///   - device: an ALSA PCM name (`default`, `hw:0`, `plughw:1,0`, `pulse:roomA`).

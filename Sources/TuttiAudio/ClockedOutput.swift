@@ -17,6 +17,7 @@ public final class ClockedOutput: AudioOutput {
     public private(set) var framesWritten: Int64 = 0
     public let name: String
     public let interrupted = false
+    public var bufferLatency: Int64? { buffer }
 
     public init(clock: any MonotonicClock, bufferMilliseconds: Int = 40, wavPath: String? = nil) throws(AudioError) {
         self.clock = clock

@@ -48,6 +48,9 @@ public final class PulseOutput: AudioOutput {
     /// How long the player waits for a timing query's answer before it renders anyway.
     private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
+    /// The queue asked of the server (tlength): with `PA_STREAM_ADJUST_LATENCY` the server
+    /// sizes its sink's latency so that the whole comes to about this.
+    public let bufferLatency: Int64?
 
     /// - Parameters:
     ///   - sink: the sink to play to, or nil for the server's default.
@@ -63,6 +66,7 @@ public final class PulseOutput: AudioOutput {
                 timingMilliseconds: Int = 25, onlyIfRunning: Bool = false) throws(AudioError) {
         self.clock = clock
         timingInterval = Int64(timingMilliseconds) * 1_000_000
+        bufferLatency = Int64(bufferMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
         guard let loop = pa_mainloop_new() else {
             throw .pulse(operation: "create a main loop", message: "out of memory")

@@ -164,6 +164,7 @@ public final class Follower: @unchecked Sendable {
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator),
             clock: clock, chunkFrames: configuration.chunkFrames,
             outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
+            bufferLatency: output.bufferLatency ?? 0,
             trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
         return playout

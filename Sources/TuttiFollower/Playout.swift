@@ -116,6 +116,10 @@ final class Playout {
     private var device = DeviceTimeline()
     private var gain = GainStage()
     private var outputLatency: Int64 = 0
+    /// The output's latency once its buffer is full, as set up: the least the room reports
+    /// committing to (a house that took the latency measured while the buffer filled gave
+    /// a start too short a lead, and the rooms lost its first 10 to 15 ms).
+    private let bufferLatency: Int64
     /// What is rendered for each write, kept between turns.
     private var buffer: [Float] = []
     /// Renders until the next snapshot.
@@ -123,7 +127,7 @@ final class Playout {
     private let trace: TimingTrace?
 
     init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
-         chunkFrames: Int, outputDelay: Int64, timingWindow: Int64? = nil, trace: TimingTrace?) {
+         chunkFrames: Int, outputDelay: Int64, timingWindow: Int64? = nil, bufferLatency: Int64 = 0, trace: TimingTrace?) {
         if let timingWindow {
             var timeline = DeviceTimeline.Configuration()
             timeline.window = timingWindow
@@ -135,6 +139,7 @@ final class Playout {
         self.requests = requests
         self.clock = clock
         self.chunkFrames = chunkFrames
+        self.bufferLatency = bufferLatency
         buffer.reserveCapacity(chunkFrames * 2)
         self.trace = trace
         room = RoomControl(settingsVersion: 0, gain: 1, outputDelay: outputDelay, interrupted: false)
@@ -243,7 +248,7 @@ final class Playout {
             state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
             rememberedRejected: engine.clock.rememberedRejected, statistics: statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
-            committedAhead: outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),
+            committedAhead: max(outputLatency, bufferLatency + room.outputDelay) + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
             deviceJumps: device.jumps)
     }

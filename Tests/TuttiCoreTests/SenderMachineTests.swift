@@ -55,6 +55,8 @@ struct SenderMachineTests {
         var opened: [(id: Int, position: Int64)] = []
         /// The house's answer to a realignment.
         var answer: (PlayerNews) -> [TransportAction] = { _ in [] }
+        /// How long opening a source anew takes (moving one open already does not).
+        var openTakes: Int64 = 0
 
         init(latency: Int64 = 150_000_000, lookahead: Int64 = 2_000_000_000) {
             var c = SenderMachine.Configuration()
@@ -89,8 +91,9 @@ struct SenderMachineTests {
                     if !keep { buffered = 0 }
                 case .epoch:
                     break
-                case let .open(id, position, _):
+                case let .open(id, position, reuse):
                     opened.append((id, position))
+                    if !reuse { now += openTakes }
                     guard let make = sources[id] else {
                         machine.openFailed(itemID: id, reason: "no such item")
                         continue
@@ -240,6 +243,43 @@ struct SenderMachineTests {
             #expect(position.map { abs($0 - 48_000 * 2) <= 1_024 } == true, "goes on from \(String(describing: position))")
         }
         #expect(shell.sent.last?.packet.epoch == 2)
+    }
+
+    /// A start whose source is slow to open (40 ms, against a command's lead of 85 ms): its
+    /// first packet would reach the rooms after they needed it, so the house is asked to
+    /// start it again, `latency` from then, from the same position, and the source already
+    /// open is moved there. Nothing of the first placing goes out; every packet of the
+    /// second goes with the lead the schedule gives it, and its first carries the marker.
+    /// A source that opens in time is not placed again.
+    @Test func aStartWhoseSourceOpensTooLateIsPlacedAgain() {
+        var shell = Shell()
+        shell.sources[1] = { FakeSource(.stored(frames: 48_000 * 10)) }
+        shell.openTakes = Self.ms(40)
+        shell.answer = { news in
+            guard case let .realigned(id, at, position) = news else { return [] }
+            return [.cut(epoch: 1, at: at), .start(TimelineSegment(epoch: 2, itemID: id, position: position ?? -1, at: at))]
+        }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 1, position: 48_000 * 3, at: CoordinatorTime(nanoseconds: Self.ms(1_085))))])
+        shell.run(until: Self.ms(1_500))
+        #expect(shell.news.contains(.realigned(itemID: 1, at: CoordinatorTime(nanoseconds: Self.ms(1_040) + 150_000_000), position: 48_000 * 3)))
+        #expect(shell.opened.map(\.position) == [48_000 * 3, 48_000 * 3], "opened anew, then moved back to the start")
+        #expect(shell.notes.contains { $0.contains("40 ms after the start") }, "\(shell.notes)")
+        let packets = shell.sent.map(\.packet)
+        #expect(packets.allSatisfy { $0.epoch == 2 })
+        #expect(packets.first?.presentationTime == CoordinatorTime(nanoseconds: Self.ms(1_190)) - AudioFormat.nanoseconds(forFrames: 312))
+        #expect(packets.first?.marker == true && packets.dropFirst().allSatisfy { !$0.marker })
+        #expect(shell.sent.first.map { $0.packet.presentationTime!.nanoseconds - $0.at } == 150_000_000 - AudioFormat.nanoseconds(forFrames: 312))
+
+        // Opened in 5 ms: it starts where the command placed it.
+        var quick = Shell()
+        quick.sources[1] = { FakeSource(.stored(frames: 48_000 * 10)) }
+        quick.openTakes = Self.ms(5)
+        quick.now = Self.ms(1_000)
+        quick.take([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_085))))])
+        quick.run(until: Self.ms(1_500))
+        #expect(quick.news.allSatisfy { if case .realigned = $0 { false } else { true } })
+        #expect(quick.sent.first?.packet.presentationTime == CoordinatorTime(nanoseconds: Self.ms(1_085)) - AudioFormat.nanoseconds(forFrames: 312))
     }
 
     /// An item that cannot be opened fails (the house goes on); a source that fails at its

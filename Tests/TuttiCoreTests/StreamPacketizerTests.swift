@@ -38,4 +38,19 @@ struct StreamPacketizerTests {
         #expect(a.timestamp.distance(to: b.timestamp) == 960)
         #expect(b.epoch == a.epoch! &+ 1)
     }
+
+    /// An epoch's first packet carries the marker, and only it: a room that finds it
+    /// buffered knows the stream starts there (it is not joining a stream already playing).
+    @Test func anEpochsFirstPacketCarriesTheMarker() {
+        var p = Self.make()
+        let a = p.packetize([1], frames: 960)
+        p.skip(frames: 960)
+        let b = p.packetize([2], frames: 960)
+        p.restart(at: CoordinatorTime(nanoseconds: 5_000_000_000))
+        let c = p.packetize([3], frames: 960)
+        let d = p.packetize([4], frames: 960)
+        #expect([a, b, c, d].map(\.marker) == [true, false, true, false])
+        let decoded = try? RTPPacket.decode(c.encode())
+        #expect(decoded?.marker == true)
+    }
 }

@@ -92,6 +92,20 @@ struct PlayoutEngineTests {
         #expect(worstError(m, house: house, from: first) < 50_000)
     }
 
+    /// A room reports the latency it will commit to from its first report on: its device's
+    /// buffer and one write, not the part of it filled so far (the house makes a command's
+    /// lead of it; one made of a report sent while the buffer filled was 20 ms short, and a
+    /// start lost its first milliseconds).
+    @Test func aRoomReportsItsFullOutputLatencyFromTheStart() {
+        let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 40_000_000, deviceFills: true, joinAt: 1_000_000_000)])
+        house.run(until: 3_000_000_000)
+        let m = house.members[0]
+        #expect(m.reports.count >= 2)
+        // 40 ms of device and one write of 480 frames (10 ms).
+        #expect(m.reports.allSatisfy { $0.outputLatencyMilliseconds >= 49.9 }, "\(m.reports.map(\.outputLatencyMilliseconds))")
+        #expect(m.reports.last.map { $0.outputLatencyMilliseconds < 50.5 } == true)
+    }
+
     /// A room does not join a stream on its first, rough reading of the clock (one exchange
     /// across a slow path: its bound is wide, and its error is what the room would play off
     /// by and then slew out, slowly): it joins once the opening burst has narrowed the bound,
@@ -140,6 +154,32 @@ struct PlayoutEngineTests {
         #expect(!sounds(slow, at: 100_000_000) && !sounds(slow, at: wait - 20_000_000))
         #expect(slow.state == .waiting)
         #expect(sounds(slow, at: wait))
+    }
+
+    /// A stream that starts while the room's clock is still rough, its first frame due a
+    /// few milliseconds before the room's first render (the room opened its device just
+    /// then): the room plays at once from the frame due, not after the clock's burst (a
+    /// room so held back began an album 54 ms late, faded in). Its first packet carries the
+    /// marker, as the coordinator sends an epoch's first packet.
+    @Test func aStreamThatStartsIsNotHeldBackByARoughClock() {
+        let t0 = LocalTime(nanoseconds: 1_000_000_000)
+        let engine = PlayoutEngine(decoder: IndexCodec())
+        let middle = CoordinatorTime(nanoseconds: t0.nanoseconds + 150_000)
+        engine.addClockSample(ClockSample(t1: t0, t2: middle, t3: middle, t4: t0 + 300_000))
+        #expect((engine.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().joinUncertainty)
+        for k in 1...50 {
+            let packet = RTPPacket(marker: k == 1, sequenceNumber: .init(UInt16(k)), timestamp: .init(UInt32(k * 960)), ssrc: 1,
+                                   presentationTime: CoordinatorTime(nanoseconds: t0.nanoseconds + Int64(k) * 20_000_000 + 80_000_000),
+                                   payload: IndexCodec.payload(first: Int64(k * 960), frames: 960))
+            engine.receive(packet.encode(), at: t0 + 1_000_000)
+        }
+        // The first frame (960) was due at 100 ms; the render is for 103 ms.
+        var out: [Float] = []
+        engine.render(frames: 960, heardAt: t0 + 103_000_000, into: &out)
+        #expect(engine.state == .playing)
+        // Past the fade-in (240 frames), frame 300 of the render plays position 960 + 144 + 300.
+        #expect(out.count == 960 * 2)
+        #expect(abs(out[2 * 300] - Float(960 + 3 * 48 + 300)) < 2, "starts with the frame due, not the stream's first")
     }
 
     /// The coordinator cuts its timeline (a new epoch): the old one plays until the new

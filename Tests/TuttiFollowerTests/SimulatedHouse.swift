@@ -18,6 +18,10 @@ final class SimulatedHouse: @unchecked Sendable {
         var clockOffset: Int64 = 0
         var drift: Double = 0
         var deviceLatency: Int64 = 40_000_000
+        /// The device starts empty, as a sound card does: frame 0 is heard when it is
+        /// written, and the buffer fills to `deviceLatency` over the first writes (no
+        /// timing before the first). Otherwise it is full from the start.
+        var deviceFills = false
         var joinAt: Int64 = 0
         var loss = 0.0
         var jitter: Int64 = 0
@@ -64,13 +68,16 @@ final class SimulatedHouse: @unchecked Sendable {
         let interrupted = false
         let clock: MemberClock
         let latency: Int64
+        let fills: Bool
+        var bufferLatency: Int64? { latency }
         private(set) var framesWritten: Int64 = 0
         /// Local time at which frame 0 is heard; nil before the first demand.
         private var start: Int64?
         let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
-        init(clock: MemberClock, latency: Int64, played: @escaping (Int64, [Float]) -> Void) {
+        init(clock: MemberClock, latency: Int64, fills: Bool = false, played: @escaping (Int64, [Float]) -> Void) {
             self.clock = clock
             self.latency = latency
+            self.fills = fills
             self.played = played
         }
         private var playedUntil: Int64? { start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) } }
@@ -79,11 +86,12 @@ final class SimulatedHouse: @unchecked Sendable {
         func awaitDemand(frames: Int, timeout: Int64) throws -> Bool { clock.nanosecondsNow() >= nextDemand }
         func takeTiming() -> DeviceTiming? {
             let now = clock.nanosecondsNow()
+            if fills, start == nil { return nil }
             return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now + latency),
                                 measuredAt: LocalTime(nanoseconds: now))
         }
         func write(_ samples: [Float]) throws {
-            if start == nil { start = clock.nanosecondsNow() + latency }
+            if start == nil { start = clock.nanosecondsNow() + (fills ? 0 : latency) }
             played(playedUntil!, samples)
             framesWritten += Int64(samples.count / 2)
         }
@@ -109,6 +117,8 @@ final class SimulatedHouse: @unchecked Sendable {
         var firstSoundAt: Int64?
         /// (true time, clock estimate error in ns) every 250 ms.
         var clockErrors: [(Int64, Int64)] = []
+        /// Its reports, as the coordinator received them.
+        var reports: [RoomReport] = []
 
         init(spec: FollowerSpec, index: Int, seed: UInt64, time: TrueTime, key: HouseKey) {
             self.spec = spec
@@ -330,7 +340,7 @@ final class SimulatedHouse: @unchecked Sendable {
     /// is due. Every frame the device plays is recorded with when it is heard.
     private func advance(_ m: Member, index: Int) {
         if m.playout == nil {
-            m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency) { [unowned m] heardAt, samples in
+            m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency, fills: m.spec.deviceFills) { [unowned m] heardAt, samples in
                 for j in 0..<samples.count / 2 where samples[j * 2] != 0 {
                     let t = m.trueTime(Double(heardAt) + Double(j) * 1e9 / 48_000)
                     // IndexCodec(base: -1) makes position 0 decode as 1, so silence (0) is distinct.
@@ -372,8 +382,12 @@ final class SimulatedHouse: @unchecked Sendable {
             return
         }
         coordinatorClock.set(d.deliverAt + 20_000)
-        for case let .send(reply, to) in channel.receive(d.bytes, from: index, at: d.deliverAt, clock: coordinatorClock) where to == index {
-            m.clockNetwork.send(reply, to: 0, at: d.deliverAt + 20_000)
+        for output in channel.receive(d.bytes, from: index, at: d.deliverAt, clock: coordinatorClock) {
+            switch output {
+            case let .send(reply, to) where to == index: m.clockNetwork.send(reply, to: 0, at: d.deliverAt + 20_000)
+            case let .report(report, _, _, _): m.reports.append(report)
+            default: break
+            }
         }
     }
 }

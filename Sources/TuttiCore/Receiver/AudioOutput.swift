@@ -23,8 +23,13 @@ public protocol AudioOutput: AnyObject {
     /// How much history its timing reports are fitted over (`DeviceTimeline`), when it
     /// needs more than the usual 5 s: reports that wander slowly around the truth.
     var timingWindow: Int64? { get }
+    /// How far ahead of being heard frames are written once the device's buffer is full
+    /// (ns), as the buffer was set up: what the room will commit to, reported before its
+    /// measurements show it (the buffer fills over its first writes).
+    var bufferLatency: Int64? { get }
 }
 
 extension AudioOutput {
     public var timingWindow: Int64? { nil }
+    public var bufferLatency: Int64? { nil }
 }

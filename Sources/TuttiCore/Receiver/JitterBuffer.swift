@@ -5,12 +5,16 @@ public struct BufferedPacket: Equatable, Sendable {
     public var presentationTime: CoordinatorTime
     /// The payload: a view of the datagram it came in.
     public var payload: ArraySlice<UInt8>
+    /// The packet is its epoch's first (the RTP marker): the stream starts with it.
+    public var startsEpoch: Bool
 
-    public init(sequence: Int64, timestamp: Int64, presentationTime: CoordinatorTime, payload: ArraySlice<UInt8>) {
+    public init(sequence: Int64, timestamp: Int64, presentationTime: CoordinatorTime, payload: ArraySlice<UInt8>,
+                startsEpoch: Bool = false) {
         self.sequence = sequence
         self.timestamp = timestamp
         self.presentationTime = presentationTime
         self.payload = payload
+        self.startsEpoch = startsEpoch
     }
 }
 

@@ -94,8 +94,10 @@ extension PlayoutEngine {
     /// frames of silence to play before its first buffered packet is due. Sets `cursor` only
     /// when playback begins within `available` frames. A stream already playing is joined
     /// only when `joining` allows: a room that joins a little later loses nothing, one that
-    /// joins on a rough clock plays off by its error until it has slewed it out. (A stream
-    /// that starts is not held back: waiting would cut off its beginning.)
+    /// joins on a rough clock plays off by its error until it has slewed it out. A stream
+    /// that starts is not held back, whether its first packet is still to come or was due
+    /// a moment before this render (it is buffered, marked as its epoch's first): waiting
+    /// would cut off its beginning.
     private func start(at heard: CoordinatorTime, available: Int, joining: Bool) -> Int {
         guard let segment = segments.current, let first = segment.jitter.first, let desired = segment.position(at: heard) else {
             return Int.max
@@ -110,7 +112,7 @@ extension PlayoutEngine {
             return lead
         }
         // Joining late: skip to the packet holding `desired`.
-        guard joining else { return Int.max }
+        guard joining || first.startsEpoch else { return Int.max }
         guard let last = segment.jitter.last, desired < Double(last.timestamp + Int64(decoding.lastFrameCount)) else {
             segments.current?.jitter.removeAll()
             return Int.max

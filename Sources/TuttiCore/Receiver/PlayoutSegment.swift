@@ -31,7 +31,8 @@ struct PlayoutSegment {
         } else {
             anchor = (ts, presentation)
         }
-        switch jitter.insert(BufferedPacket(sequence: seq, timestamp: ts, presentationTime: presentation, payload: packet.payload)) {
+        switch jitter.insert(BufferedPacket(sequence: seq, timestamp: ts, presentationTime: presentation, payload: packet.payload,
+                                                   startsEpoch: packet.marker)) {
         case .accepted: return .accepted
         case .duplicate: return .duplicate
         case .late: return .late

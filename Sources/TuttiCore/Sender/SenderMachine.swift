@@ -23,6 +23,10 @@ public struct SenderMachine: Sendable {
         public var codecDelay = 0
         /// The RTCP canonical name in sender reports.
         public var cname = "tutti"
+        /// A start's first packet that goes out later than this after the start was taken
+        /// (its source was slow to open) may reach the rooms after they needed it: the
+        /// command's lead leaves them 15 ms to spare. The start is then placed again (ns).
+        public var startSlack: Int64 = 10_000_000
         public init() {}
     }
 
@@ -97,7 +101,9 @@ public struct SenderMachine: Sendable {
     private var drained = false
     /// Waiting for the house's answer to a realignment, and what it was about.
     private var asking: Asking?
-    private enum Asking: Sendable { case live, dry }
+    private enum Asking: Sendable { case live, dry, late }
+    /// When the running epoch's start was taken, and its item, until its first packet goes.
+    private var startTaken: (at: Int64, itemID: Int)?
     /// The answer being taken is to a paced source that ran dry: its epoch goes on from the
     /// frames it holds.
     private var resumingInPlace = false
@@ -150,6 +156,8 @@ public struct SenderMachine: Sendable {
         resumingInPlace = kind == .dry
         let changed = take(actions, now: now)
         resumingInPlace = false
+        // A start placed again is not placed a third time.
+        if kind == .late { startTaken = nil }
         // A live frame that parted from the timeline has no place unless a new epoch starts with it.
         if kind == .live, !changed {
             dropFrame()
@@ -249,6 +257,10 @@ public struct SenderMachine: Sendable {
             case let .wait(due):
                 return .wait(until: due)
             case .send:
+                if let taken = startTaken {
+                    startTaken = nil
+                    if let step = placeAgain(presentation: presentation, taken: taken, now: now) { return step }
+                }
                 pending = nil
                 if now >= nextReport {
                     nextReport = now + 1_000_000_000
@@ -330,8 +342,26 @@ public struct SenderMachine: Sendable {
         packetizer.restart(at: segment.at - codecDelay, epoch: segment.epoch)
         outbox.append(.epoch(packetizer))
         schedule.start(now: now)
+        startTaken = goesOn ? nil : (now, segment.itemID)
         guard !goesOn else { return }
         open(segment.itemID, from: segment.position, reuse: segment.itemID == itemID && source != nil)
+    }
+
+    /// The epoch's first packet is ready at `now`. When its source took so long to open
+    /// and give its first frames (a large file's index, a slow disk, a loaded machine) that
+    /// the rooms may get it after they needed it, the house is asked to start the epoch
+    /// again, `latency` from now, from the same position: the track starts whole, a little
+    /// later, rather than with its first tens of milliseconds cut off. (A start far enough
+    /// ahead, past the latency, has time to spare; a live source is placed by its arrival.)
+    private mutating func placeAgain(presentation: CoordinatorTime, taken: (at: Int64, itemID: Int), now: Int64) -> Step? {
+        let late = now - taken.at
+        guard let id = itemID, id == taken.itemID, let facts = source, !facts.isLive,
+              late > configuration.startSlack, presentation.nanoseconds - now < configuration.latency else { return nil }
+        asking = .late
+        let at = CoordinatorTime(nanoseconds: now) + configuration.latency
+        outbox.append(.ask(.realigned(itemID: id, at: at, position: epochPosition), until: now + 100_000_000))
+        return .note("its first audio was ready \(late / 1_000_000) ms after the start, too late for the rooms; "
+            + "it starts \(configuration.latency / 1_000_000) ms from now instead")
     }
 
     private mutating func open(_ id: Int, from position: Int64, reuse: Bool) {

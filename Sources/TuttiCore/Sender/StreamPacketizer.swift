@@ -16,6 +16,9 @@ public struct StreamPacketizer: Sendable {
     public let codecDelay: Int64
     public private(set) var packetCount: UInt32 = 0
     public private(set) var octetCount: UInt32 = 0
+    /// The next packet is its epoch's first: it carries the marker (RFC 3551's first packet
+    /// after silence), so that a room can tell a stream that starts from one it joins.
+    private var startsEpoch = true
 
     public init(ssrc: UInt32, payloadType: UInt8 = RTPPacket.defaultPayloadType, initialSequence: UInt16,
                 initialTimestamp: UInt32, origin: CoordinatorTime, codecDelay: Int64 = 0, epoch: UInt32 = 0) {
@@ -44,10 +47,11 @@ public struct StreamPacketizer: Sendable {
     /// packet's nominal send time is unknown here); the sender stamps the real one.
     public mutating func packetize(_ payload: [UInt8], frames: Int, marker: Bool = false) -> RTPPacket {
         let packet = RTPPacket(
-            marker: marker, payloadType: payloadType, sequenceNumber: sequence, timestamp: nextTimestamp,
+            marker: marker || startsEpoch, payloadType: payloadType, sequenceNumber: sequence, timestamp: nextTimestamp,
             ssrc: ssrc, presentationTime: nextPresentationTime, epoch: epoch, sendTime: CoordinatorTime(nanoseconds: 0),
             payload: payload)
         sequence = sequence.advanced(by: 1)
+        startsEpoch = false
         framesSinceOrigin += Int64(frames)
         packetCount &+= 1
         octetCount &+= UInt32(truncatingIfNeeded: payload.count)
@@ -66,6 +70,7 @@ public struct StreamPacketizer: Sendable {
         // Stream timestamps keep moving forward; only their mapping to time changes.
         self.origin = origin - AudioFormat.nanoseconds(forFrames: framesSinceOrigin - codecDelay)
         self.epoch = epoch ?? self.epoch &+ 1
+        startsEpoch = true
     }
 
     /// A sender report for the current position: the next timestamp and when it is presented.
