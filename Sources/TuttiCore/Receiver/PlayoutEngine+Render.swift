@@ -97,7 +97,9 @@ extension PlayoutEngine {
     /// joins on a rough clock plays off by its error until it has slewed it out. A stream
     /// that starts is not held back, whether its first packet is still to come or was due
     /// a moment before this render (it is buffered, marked as its epoch's first): waiting
-    /// would cut off its beginning.
+    /// would cut off its beginning. (A moment: packets are let in only once the clock is
+    /// locked and before they are due, so while the gate holds, that packet was due less
+    /// than `joinWait` before.)
     private func start(at heard: CoordinatorTime, available: Int, joining: Bool) -> Int {
         guard let segment = segments.current, let first = segment.jitter.first, let desired = segment.position(at: heard) else {
             return Int.max
