@@ -45,9 +45,9 @@ public struct StreamPacketizer: Sendable {
 
     /// Wraps one encoded frame of `frames` samples. Its send time is a placeholder (the
     /// packet's nominal send time is unknown here); the sender stamps the real one.
-    public mutating func packetize(_ payload: [UInt8], frames: Int, marker: Bool = false) -> RTPPacket {
+    public mutating func packetize(_ payload: [UInt8], frames: Int) -> RTPPacket {
         let packet = RTPPacket(
-            marker: marker || startsEpoch, payloadType: payloadType, sequenceNumber: sequence, timestamp: nextTimestamp,
+            marker: startsEpoch, payloadType: payloadType, sequenceNumber: sequence, timestamp: nextTimestamp,
             ssrc: ssrc, presentationTime: nextPresentationTime, epoch: epoch, sendTime: CoordinatorTime(nanoseconds: 0),
             payload: payload)
         sequence = sequence.advanced(by: 1)
