@@ -57,7 +57,6 @@ let package = Package(
     targets: [
         // System libraries: each is imported by exactly one wrapper target.
         .systemLibrary(name: "COpus", pkgConfig: "opus", providers: [.apt(["libopus-dev"])]),
-        .systemLibrary(name: "CPulse", providers: [.apt(["libpulse-dev"])]),
         // libasound's declarations only: CALSALoader defines the functions TuttiAudio calls and
         // loads the library on the first of them, so a room on PulseAudio never maps it.
         .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
@@ -84,8 +83,9 @@ let package = Package(
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),
-        // The only importer of libpulse; WAV and null outputs.
-        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CPulse", "CALSA", "CALSALoader"]),
+        // Sound outputs: PulseAudio (its native protocol, spoken here: no libpulse), ALSA
+        // (libasound, loaded on first use), WAV and null.
+        .target(name: "TuttiAudio", dependencies: ["TuttiCore", "TuttiNet", "CALSA", "CALSALoader"]),
         // The house key: made, derived per purpose (HKDF); the clock port's tags (HMAC-SHA256);
         // the stream's SRTP (AES-GCM). What a follower needs, through Nettle alone (its only
         // importer).
@@ -198,7 +198,7 @@ let package = Package(
         ]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: [
             "TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI", "TuttiTesting",
-            "TuttiRemote",
+            "TuttiRemote", "TuttiAudio",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,46 +1,60 @@
-import CPulse
 import Glibc
 import TuttiCore
+import TuttiNet
 
-/// Plays through a PulseAudio sink (48 kHz stereo float) with the asynchronous API, and
-/// reports the server's raw timing: which frame of the stream the sink is at, and when it
-/// is heard.
+/// Plays through a PulseAudio sink (48 kHz stereo float), speaking the server's native
+/// protocol on its socket itself (`PulseProtocol`), and reports the server's raw timing:
+/// which frame of the stream the sink is at, and when it is heard. PulseAudio's client
+/// library is not used: with it came 25 libraries (X11, libsndfile and its codecs,
+/// libsystemd and its compressors), some 3 MB of a follower's resident memory, and a
+/// system call of its own in most of its calls.
 ///
 /// The output has no thread of its own: the thread that plays (the follower's playout
-/// thread) runs PulseAudio's main loop itself, inside `awaitDemand`, sleeping in one
-/// `poll` on the server's socket until the server asks for more. Callbacks run on that
-/// thread, so nothing here takes a lock, and no other thread is woken to pass data on.
-/// Every method must be called from that one thread (the one that created the output, or
-/// one it handed the output to before using it).
+/// thread) reads the server's socket itself, inside `awaitDemand`, sleeping in one `poll`
+/// until the server asks for more. Nothing here takes a lock, and no other thread is woken
+/// to pass data on. Every method must be called from that one thread (the one that created
+/// the output, or one it handed the output to before using it).
 ///
-/// The client library's own latency interpolation (its "smoother") is not used: it lags and
-/// overshoots by hundreds of microseconds for seconds at a time. Instead each timing query
-/// is answered with the server's read index, sink latency and the moment it took them; the
-/// follower's `DeviceTimeline` does the smoothing. The stream has prebuffering off, so its
-/// read index keeps pace with time even when it runs dry (frame indices stay on the
-/// device's timeline), and it carries `media.role=music`, so PulseAudio's role policies
-/// (module-role-cork) apply to it: when the server asks it to pause for another stream (a
-/// phone call), the output drops what it has queued (nothing stale plays afterwards), corks,
-/// and reports itself `interrupted` until the server asks it to play again.
+/// Each timing query is answered with the server's read index, sink latency and the moment
+/// it took them; the follower's `DeviceTimeline` does the smoothing (the client library's
+/// own interpolation lagged and overshot by hundreds of microseconds). The stream has
+/// prebuffering off, so its read index keeps pace with time even when it runs dry (frame
+/// indices stay on the device's timeline), and it carries `media.role=music`, so
+/// PulseAudio's role policies (module-role-cork) apply to it: when the server asks it to
+/// pause for another stream (a phone call), the output drops what it has queued (nothing
+/// stale plays afterwards), corks, and reports itself `interrupted` until the server asks
+/// it to play again.
+///
+/// The server is found as PulseAudio's clients find it (`PULSE_SERVER`, the user's runtime
+/// folder, the system-wide socket) and accepts the client by its cookie or, on its own
+/// machine, by the process's user (`PulseServerLocation`); audio goes inline on the
+/// socket, not through shared memory. None is started when none runs.
 public final class PulseOutput: AudioOutput {
     public let name: String
     private let clock: any MonotonicClock
-    private let mainloop: OpaquePointer
-    private let context: OpaquePointer
-    private var stream: OpaquePointer?
+    private let socket: LocalStreamSocket
+    private var incoming = PulseFrameReader()
+    /// What is sent next, its storage reused.
+    private var outgoing: [UInt8] = []
+    private var nextTag: UInt32 = 0
+    /// The stream's channel on the connection (0 until it is created).
+    private var channel: UInt32 = 0
     private static let bytesPerFrame = AudioFormat.channels * MemoryLayout<Float>.size
 
     private var written: Int64 = 0
     private var latest: DeviceTiming?
     private var taken = true
-    private var requestedAt: Int64?
+    /// The timing query out: its tag, when it was sent, the frames written and the flushes
+    /// made by then.
+    private var query: (tag: UInt32, sentAt: Int64, written: Int64, flushes: Int)?
+    /// The reply a setup step waits for: its tag, and the answer once it came.
+    private var awaited: (tag: UInt32, reply: PulseTagReader?, error: String?)?
+    private var flushes = 0
     private var corked = false
-    /// Bytes the server will take now, as its write callback last said, less what was
-    /// written since (what `pa_stream_writable_size` answers, without a call per turn: each
-    /// call into the client library costs a system call of its own, `getpid`).
+    /// Bytes the server will take now: what it asked for, less what was written since.
     private var writable = 0
-    /// The stream failed or ended (its state callback said so).
-    private var ended = false
+    /// Why the stream or the connection ended, once it did.
+    private var ended: String?
     /// After a flush the server's write index moved; take ours from the next timing report.
     private var relearnWriteIndex = false
     /// How often to ask the server for timing (nanoseconds).
@@ -48,8 +62,8 @@ public final class PulseOutput: AudioOutput {
     /// How long the player waits for a timing query's answer before it renders anyway.
     private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
-    /// The queue asked of the server (tlength): with `PA_STREAM_ADJUST_LATENCY` the server
-    /// sizes its sink's latency so that the whole comes to about this.
+    /// The queue asked of the server (tlength): with the latency adjusted, the server sizes
+    /// its sink's latency so that the whole comes to about this.
     public let bufferLatency: Int64?
 
     /// - Parameters:
@@ -59,87 +73,99 @@ public final class PulseOutput: AudioOutput {
     ///     wakes about this often.
     ///   - timingMilliseconds: how often to ask the server for timing, at most (each answer
     ///     wakes the player once more).
-    ///   - onlyIfRunning: connect only to a server that runs already (none is started), and
-    ///     give up after 2 s rather than 10: to find out whether this host has one.
-    public init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
-                streamName: String = "tutti follower", bufferMilliseconds: Int = 60, requestMilliseconds: Int = 10,
-                timingMilliseconds: Int = 25, onlyIfRunning: Bool = false) throws(AudioError) {
+    ///   - onlyIfRunning: give up after 2 s rather than 10 (to find out whether this host
+    ///     has a server).
+    public convenience init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
+                            streamName: String = "tutti follower", bufferMilliseconds: Int = 60, requestMilliseconds: Int = 10,
+                            timingMilliseconds: Int = 25, onlyIfRunning: Bool = false) throws(AudioError) {
+        try self.init(sink: sink, clock: clock, clientName: clientName, streamName: streamName, bufferMilliseconds: bufferMilliseconds,
+                      requestMilliseconds: requestMilliseconds, timingMilliseconds: timingMilliseconds, onlyIfRunning: onlyIfRunning,
+                      environment: System.environment)
+    }
+
+    /// `environment` says where the server is (`PulseServerLocation`).
+    init(sink: String?, clock: any MonotonicClock, clientName: String, streamName: String, bufferMilliseconds: Int,
+         requestMilliseconds: Int, timingMilliseconds: Int, onlyIfRunning: Bool, environment: (String) -> String?) throws(AudioError) {
         self.clock = clock
         timingInterval = Int64(timingMilliseconds) * 1_000_000
         bufferLatency = Int64(bufferMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
-        guard let loop = pa_mainloop_new() else {
-            throw .pulse(operation: "create a main loop", message: "out of memory")
+        let sockets = PulseServerLocation.sockets(environment: environment)
+        var failures: [String] = []
+        var connected: LocalStreamSocket?
+        for path in sockets {
+            do {
+                connected = try LocalStreamSocket(connectingTo: path)
+                break
+            } catch {
+                failures.append(error.description)
+            }
         }
-        mainloop = loop
-        guard let ctx = pa_context_new(pa_mainloop_get_api(loop), clientName) else {
-            pa_mainloop_free(loop)
-            throw .pulse(operation: "create a context", message: "out of memory")
+        guard let connected else {
+            throw .pulse(operation: "connect", message: failures.isEmpty ? "PULSE_SERVER names no local server (unix:PATH)" : failures.joined(separator: "; "))
         }
-        context = ctx
-        guard pa_context_connect(ctx, nil, onlyIfRunning ? PA_CONTEXT_NOAUTOSPAWN : PA_CONTEXT_NOFLAGS, nil) >= 0 else {
-            throw .pulse(operation: "connect", message: errorText())
-        }
+        socket = connected
+        outgoing.reserveCapacity(PulseProtocol.descriptorSize + 960 * Self.bytesPerFrame)
         let deadline = clock.nanosecondsNow() + (onlyIfRunning ? 2_000_000_000 : 10_000_000_000)
-        while true {
-            let state = pa_context_get_state(ctx)
-            if state == PA_CONTEXT_READY { break }
-            if state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED {
-                throw .pulse(operation: "connect", message: errorText())
-            }
-            guard iterate(until: deadline) else { throw .pulse(operation: "connect", message: "the server did not answer in 10 s") }
-        }
-        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds, requestMilliseconds: requestMilliseconds)
+        try authenticate(clientName: clientName, environment: environment, deadline: deadline)
+        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds,
+                       requestMilliseconds: requestMilliseconds, deadline: deadline)
     }
 
-    deinit {
-        if let stream {
-            pa_stream_disconnect(stream)
-            pa_stream_unref(stream)
+    /// Introduces this client: the protocol's version, the cookie (with this process's
+    /// credentials beside it), and its name.
+    private func authenticate(clientName: String, environment: (String) -> String?, deadline: Int64) throws(AudioError) {
+        let files = PulseServerLocation.cookieFiles(environment: environment, home: System.homeOfUser())
+        let cookie = files.lazy.compactMap { Files.read($0, limit: 4_096) }.first { $0.count >= PulseProtocol.cookieLength }
+        var auth = command(.auth)
+        auth.u32(PulseProtocol.version)
+        auth.arbitrary(cookie.map { Array($0.prefix(PulseProtocol.cookieLength)) } ?? [UInt8](repeating: 0, count: PulseProtocol.cookieLength))
+        var reply = try call(auth, credentials: true, deadline: deadline, operation: "connect")
+        let version = (try? reply.u32()).map { $0 & 0xFFFF } ?? 0
+        guard version >= 13 else {
+            throw .pulse(operation: "connect", message: "the server speaks protocol version \(version); 13 (PulseAudio 0.9.11) or later is needed")
         }
-        pa_context_disconnect(context)
-        pa_context_unref(context)
-        pa_mainloop_free(mainloop)
+        var hello = command(.setClientName)
+        hello.properties([("application.name", clientName)])
+        _ = try call(hello, deadline: deadline, operation: "connect")
     }
 
-    /// Creates and connects the playback stream.
-    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int, requestMilliseconds: Int) throws(AudioError) {
-        var spec = pa_sample_spec(format: PA_SAMPLE_FLOAT32LE, rate: UInt32(AudioFormat.sampleRate),
-                                  channels: UInt8(AudioFormat.channels))
-        let properties = pa_proplist_new()
-        defer { pa_proplist_free(properties) }
-        pa_proplist_sets(properties, "media.role", "music")
-        guard let s = pa_stream_new_with_proplist(context, streamName, &spec, nil, properties) else {
-            throw .pulse(operation: "create a stream", message: errorText())
-        }
-        stream = s
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        pa_stream_set_underflow_callback(s, { _, user in PulseOutput.from(user).underruns += 1 }, me)
-        pa_stream_set_write_callback(s, { _, bytes, user in PulseOutput.from(user).writable = bytes }, me)
-        pa_stream_set_state_callback(s, { s, user in
-            let state = pa_stream_get_state(s)
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED { PulseOutput.from(user).ended = true }
-        }, me)
-        pa_stream_set_event_callback(s, { _, event, _, user in
-            guard let event else { return }
-            PulseOutput.from(user).serverAsked(String(cString: event))
-        }, me)
+    /// Creates the playback stream.
+    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int, requestMilliseconds: Int,
+                            deadline: Int64) throws(AudioError) {
         let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * Self.bytesPerFrame)
-        var attr = pa_buffer_attr(maxlength: UInt32.max, tlength: bytesPerMs * UInt32(bufferMilliseconds),
-                                  prebuf: 0, minreq: bytesPerMs * UInt32(max(1, requestMilliseconds)), fragsize: UInt32.max)
-        guard pa_stream_connect_playback(s, sink, &attr, PA_STREAM_ADJUST_LATENCY, nil, nil) >= 0 else {
-            throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
-        }
-        let deadline = clock.nanosecondsNow() + 10_000_000_000
-        while true {
-            let state = pa_stream_get_state(s)
-            if state == PA_STREAM_READY { break }
-            if state == PA_STREAM_FAILED || state == PA_STREAM_TERMINATED {
-                throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: errorText())
-            }
-            guard iterate(until: deadline) else {
-                throw .pulse(operation: "connect to sink \(sink ?? "(default)")", message: "the server did not answer in 10 s")
-            }
+        var create = command(.createPlaybackStream)
+        create.sampleSpec(format: 5, channels: UInt8(AudioFormat.channels), rate: UInt32(AudioFormat.sampleRate))  // float32le
+        create.channelMap([1, 2])  // front left, front right
+        create.u32(0xFFFF_FFFF)  // the sink by name, or the default
+        create.string(sink)
+        create.u32(0xFFFF_FFFF)  // maxlength: the server's
+        create.bool(false)  // corked
+        create.u32(bytesPerMs * UInt32(bufferMilliseconds))  // tlength
+        create.u32(0)  // prebuf: play at once, and keep the read index moving when dry
+        create.u32(bytesPerMs * UInt32(max(1, requestMilliseconds)))  // minreq
+        create.u32(0)  // sync group
+        create.volumes([0x10000, 0x10000])
+        for _ in 0..<7 { create.bool(false) }  // no remap, no remix, fix format, rate, channels, no move, variable rate
+        create.bool(false)  // muted
+        create.bool(true)  // adjust latency
+        create.properties([("media.name", streamName), ("media.role", "music")])
+        create.bool(false)  // volume set
+        create.bool(false)  // early requests
+        create.bool(false)  // muted set
+        create.bool(false)  // don't inhibit auto suspend
+        create.bool(false)  // fail on suspend
+        create.bool(false)  // relative volume
+        create.bool(false)  // passthrough
+        create.u8(0)  // formats: none, the sample spec stands
+        let operation = "connect to sink \(sink ?? "(default)")"
+        var reply = try call(create, deadline: deadline, operation: operation)
+        do throws(PulseProtocolError) {
+            channel = try reply.u32()
+            _ = try reply.u32()  // the sink input
+            writable = Int(try reply.u32())
+        } catch {
+            throw .pulse(operation: operation, message: error.description)
         }
         requestTiming()
     }
@@ -148,15 +174,14 @@ public final class PulseOutput: AudioOutput {
 
     public var interrupted: Bool { corked }
 
-    /// Runs the main loop (answers, requests, events) until the server will take `frames`
-    /// more frames, or `timeout` passes.
+    /// Reads the server's socket (answers, requests, events) until the server will take
+    /// `frames` more frames, or `timeout` passes.
     public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
         let deadline = clock.nanosecondsNow() + timeout
-        guard stream != nil else { return false }
         // A timing query still out is answered within a millisecond or so: wait for it
         // here, so that its answer is taken the moment it arrives (its round trip is its
         // error bound), not after the next render.
-        while let sent = requestedAt, clock.nanosecondsNow() - sent < timingPatience {
+        while let sent = query?.sentAt, clock.nanosecondsNow() - sent < timingPatience {
             guard iterate(until: min(deadline, sent + timingPatience)) else { break }
         }
         while true {
@@ -173,13 +198,20 @@ public final class PulseOutput: AudioOutput {
     }
 
     public func write(_ samples: [Float]) throws {
-        guard let stream else { return }
         try checkStream()
-        let rc = samples.withUnsafeBytes { pa_stream_write(stream, $0.baseAddress, $0.count, nil, 0, PA_SEEK_RELATIVE) }
-        if rc < 0 { throw AudioError.pulse(operation: "write", message: errorText()) }
+        var offset = 0
+        let total = samples.count * MemoryLayout<Float>.size
+        while offset < total {
+            let n = min(PulseProtocol.largestBlock, total - offset)
+            outgoing.removeAll(keepingCapacity: true)
+            PulseFrameReader.appendDescriptor(length: n, channel: channel, to: &outgoing)
+            samples.withUnsafeBytes { outgoing.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }
+            try sendOutgoing(operation: "write")
+            offset += n
+        }
         written += Int64(samples.count / AudioFormat.channels)
         writable = max(0, writable - samples.count * MemoryLayout<Float>.size)
-        if requestedAt == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
+        if query == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
             requestTiming()
         }
     }
@@ -188,29 +220,40 @@ public final class PulseOutput: AudioOutput {
 
     /// The server's role policy asked this stream to pause or to play again.
     private func serverAsked(_ event: String) {
-        guard let stream else { return }
-        if event == PA_STREAM_EVENT_REQUEST_CORK, !corked {
+        if event == "request-cork", !corked {
             corked = true
             relearnWriteIndex = true
-            pa_operation_unref(pa_stream_flush(stream, nil, nil))
-            pa_operation_unref(pa_stream_cork(stream, 1, nil, nil))
-        } else if event == PA_STREAM_EVENT_REQUEST_UNCORK, corked {
+            flushes += 1
+            var flush = command(.flushPlaybackStream)
+            flush.u32(channel)
+            send(flush)
+            send(cork(true))
+        } else if event == "request-uncork", corked {
             corked = false
-            pa_operation_unref(pa_stream_cork(stream, 0, nil, nil))
+            send(cork(false))
             requestTiming()
         }
+    }
+
+    private func cork(_ on: Bool) -> PulseTagWriter {
+        var cork = command(.corkPlaybackStream)
+        cork.u32(channel)
+        cork.bool(on)
+        return cork
     }
 
     // MARK: - Timing
 
     /// Asks the server for the stream's timing; the answer arrives in `timingArrived`.
     private func requestTiming() {
-        guard let stream else { return }
-        requestedAt = clock.nanosecondsNow()
-        let op = pa_stream_update_timing_info(stream, { s, success, user in
-            PulseOutput.from(user).timingArrived(s, success: success != 0)
-        }, Unmanaged.passUnretained(self).toOpaque())
-        if let op { pa_operation_unref(op) } else { requestedAt = nil }
+        guard ended == nil else { return }
+        let tag = nextTag
+        var ask = command(.getPlaybackLatency)
+        ask.u32(channel)
+        let wall = Self.wallClock()
+        ask.timeval(seconds: UInt32(truncatingIfNeeded: wall / 1_000_000_000), microseconds: UInt32(wall % 1_000_000_000 / 1_000))
+        query = (tag, clock.nanosecondsNow(), written, flushes)
+        send(ask)
     }
 
     /// The server sampled its read index and the sink's latency just before it stamped its
@@ -219,59 +262,142 @@ public final class PulseOutput: AudioOutput {
     /// age is a duration of the host's clock (converted to this process's, which a test may
     /// run apart); the sink's latency is the device's time, which the device timeline
     /// converts at the rate it measures for the device.
-    private func timingArrived(_ s: OpaquePointer?, success: Bool) {
+    private func timingArrived(_ reply: inout PulseTagReader, asked: (tag: UInt32, sentAt: Int64, written: Int64, flushes: Int)) throws(PulseProtocolError) {
         let now = clock.nanosecondsNow()
         let wall = Self.wallClock()
-        defer { requestedAt = nil }
-        // Until the stream plays, its read index and the sink's latency describe a start
-        // still to come, and can be milliseconds off.
-        guard success, let sent = requestedAt, let s, let info = pa_stream_get_timing_info(s)?.pointee else { return }
-        if relearnWriteIndex, info.write_index_corrupt == 0 {
-            written = info.write_index / Int64(Self.bytesPerFrame)
+        let sinkMicroseconds = try reply.u64()
+        _ = try reply.u64()  // the source's latency: none for playback
+        let playing = try reply.bool()
+        let local = try reply.timeval()
+        let remote = try reply.timeval()
+        let writeIndex = try reply.s64()
+        let readIndex = try reply.s64()
+        // An answer to a query sent before a flush describes the queue the flush dropped.
+        guard asked.flushes == flushes else { return }
+        if relearnWriteIndex {
+            written = writeIndex / Int64(Self.bytesPerFrame) + (written - asked.written)
             relearnWriteIndex = false
         }
-        guard info.read_index_corrupt == 0, info.playing != 0, !corked else { return }
-        var sampled = sent + (now - sent) / 2
-        if info.synchronized_clocks != 0 {
-            let stampWall = Int64(info.timestamp.tv_sec) * 1_000_000_000 + Int64(info.timestamp.tv_usec) * 1_000
-            let stamp = now - Int64((Double(wall - stampWall) * clock.rate).rounded())
-            if stamp >= sent - 1_000, stamp <= now + 1_000 { sampled = stamp }
+        // Until the stream plays, its read index and the sink's latency describe a start
+        // still to come, and can be milliseconds off.
+        guard playing, !corked else { return }
+        var sampled = asked.sentAt + (now - asked.sentAt) / 2
+        let localMicroseconds = Int64(local.seconds) * 1_000_000 + Int64(local.microseconds)
+        let remoteMicroseconds = Int64(remote.seconds) * 1_000_000 + Int64(remote.microseconds)
+        if localMicroseconds <= remoteMicroseconds, remoteMicroseconds <= wall / 1_000 {
+            let stamp = now - Int64((Double(wall - remoteMicroseconds * 1_000) * clock.rate).rounded())
+            if stamp >= asked.sentAt - 1_000, stamp <= now + 1_000 { sampled = stamp }
         }
-        let latency = Int64(min(info.sink_usec, 60_000_000)) * 1_000  // no sink holds a minute
+        let latency = Int64(min(sinkMicroseconds, 60_000_000)) * 1_000  // no sink holds a minute
         latest = DeviceTiming(
-            frame: info.read_index / Int64(Self.bytesPerFrame),
+            frame: readIndex / Int64(Self.bytesPerFrame),
             heardAt: LocalTime(nanoseconds: sampled + latency),
-            measuredAt: LocalTime(nanoseconds: now), uncertainty: now - sent, delay: latency)
+            measuredAt: LocalTime(nanoseconds: now), uncertainty: now - asked.sentAt, delay: latency)
         taken = false
     }
 
-    // MARK: - Plumbing
+    // MARK: - The connection
 
-    private static func from(_ user: UnsafeMutableRawPointer?) -> PulseOutput {
-        Unmanaged<PulseOutput>.fromOpaque(user!).takeUnretainedValue()
+    /// A command with the next tag.
+    private func command(_ c: PulseProtocol.Command) -> PulseTagWriter {
+        defer { nextTag &+= 1 }
+        return PulseTagWriter(command: c, tag: nextTag)
+    }
+
+    /// Sends a setup command and waits for its answer (its tag is the last one made).
+    private func call(_ request: PulseTagWriter, credentials: Bool = false, deadline: Int64, operation: String) throws(AudioError) -> PulseTagReader {
+        awaited = (nextTag &- 1, nil, nil)
+        defer { awaited = nil }
+        outgoing.removeAll(keepingCapacity: true)
+        PulseFrameReader.appendDescriptor(length: request.bytes.count, channel: PulseProtocol.commandChannel, to: &outgoing)
+        outgoing += request.bytes
+        try sendOutgoing(operation: operation, credentials: credentials)
+        while true {
+            if let reply = awaited?.reply { return reply }
+            if let error = awaited?.error { throw .pulse(operation: operation, message: error) }
+            if let ended { throw .pulse(operation: operation, message: ended) }
+            guard iterate(until: deadline) else {
+                throw .pulse(operation: operation, message: ended ?? "the server did not answer in time")
+            }
+        }
+    }
+
+    /// Sends a command whose answer nobody waits for; a failure ends the stream.
+    private func send(_ request: PulseTagWriter) {
+        outgoing.removeAll(keepingCapacity: true)
+        PulseFrameReader.appendDescriptor(length: request.bytes.count, channel: PulseProtocol.commandChannel, to: &outgoing)
+        outgoing += request.bytes
+        do { try sendOutgoing(operation: "send") } catch { ended = ended ?? error.description }
+    }
+
+    private func sendOutgoing(operation: String, credentials: Bool = false) throws(AudioError) {
+        let failure = outgoing.withUnsafeBytes { bytes -> SystemError? in
+            do throws(SystemError) {
+                try socket.send(bytes, credentials: credentials)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            ended = ended ?? "the connection failed (\(failure))"
+            throw .pulse(operation: operation, message: failure.description)
+        }
+    }
+
+    /// Sleeps until the server says something or `deadline` passes, then handles what came.
+    /// False once the deadline has passed or the connection ended.
+    private func iterate(until deadline: Int64) -> Bool {
+        let left = deadline - clock.nanosecondsNow()
+        guard left > 0, ended == nil else { return false }
+        guard socket.waitReadable(nanoseconds: left) else { return true }
+        do {
+            _ = try socket.receive { incoming.append($0) }
+            while let frame = try incoming.next() {
+                try handle(frame)
+            }
+        } catch {
+            ended = "the connection to the server ended (\(error))"
+        }
+        return ended == nil
+    }
+
+    /// One frame from the server: an answer, a request for audio, or news of the stream.
+    private func handle(_ frame: PulseFrameReader.Frame) throws(PulseProtocolError) {
+        guard frame.channel == PulseProtocol.commandChannel else { return }  // audio: only record streams get it
+        var t = PulseTagReader(frame.payload)
+        let code = try t.u32()
+        let tag = try t.u32()
+        guard let command = PulseProtocol.Command(rawValue: code) else { return }
+        switch command {
+        case .reply, .error:
+            if let a = awaited, a.tag == tag {
+                if command == .reply { awaited?.reply = t } else { awaited?.error = PulseProtocol.describe(error: (try? t.u32()) ?? 20) }
+            } else if let asked = query, asked.tag == tag {
+                query = nil
+                if command == .reply { try timingArrived(&t, asked: asked) }
+            }
+        // Answers to a flush or a cork need nothing done.
+        case .request:
+            if try t.u32() == channel { writable += Int(try t.u32()) }
+        case .underflow:
+            if try t.u32() == channel { underruns += 1 }
+        case .playbackStreamKilled:
+            if try t.u32() == channel { ended = "the server ended the stream" }
+        case .playbackStreamEvent:
+            if try t.u32() == channel, let event = try t.string() { serverAsked(event) }
+        default:
+            break  // started, overflow, suspended, moved, new buffer sizes: nothing to do
+        }
+    }
+
+    private func checkStream() throws(AudioError) {
+        if let ended { throw .pulse(operation: "play", message: ended) }
     }
 
     private static func wallClock() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
-
-    /// One turn of the main loop, sleeping in `poll` no later than `deadline`: dispatches
-    /// what arrived. False once the deadline has passed or the loop failed.
-    private func iterate(until deadline: Int64) -> Bool {
-        let left = deadline - clock.nanosecondsNow()
-        guard left > 0 else { return false }
-        guard pa_mainloop_prepare(mainloop, Int32(clamping: (left + 999) / 1_000)) >= 0,
-              pa_mainloop_poll(mainloop) >= 0, pa_mainloop_dispatch(mainloop) >= 0 else { return false }
-        return true
-    }
-
-    private func checkStream() throws(AudioError) {
-        if ended { throw .pulse(operation: "play", message: "the stream ended: \(errorText())") }
-    }
-
-    private func errorText() -> String {
-        String(cString: pa_strerror(pa_context_errno(context)))
     }
 }

@@ -1,1 +1,0 @@
-#include <pulse/pulseaudio.h>

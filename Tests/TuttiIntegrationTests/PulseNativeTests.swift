@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import TuttiCore
+import TuttiNet
+@testable import TuttiAudio
+
+/// The output speaks PulseAudio's native protocol itself; here it meets a real server set
+/// up as a user's is (cookie or same-user credentials, no anonymous access).
+@Suite("PulseAudio output on a real server")
+struct PulseNativeTests {
+    @Test func aServerWithItsUsualAuthenticationTakesTheStreamAndReportsItsTiming() throws {
+        let h = try Harness("pulse-native")
+        let runtime = h.path("pulse")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        h.environment["HOME"] = runtime
+        h.environment["XDG_RUNTIME_DIR"] = runtime
+        h.environment["PULSE_SERVER"] = "unix:\(runtime)/native"
+        _ = try h.start("pulseaudio", [
+            "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+            "-L", "module-native-protocol-unix socket=\(runtime)/native",
+            "-L", "module-null-sink sink_name=room rate=48000 channels=2",
+        ])
+        #expect(Harness.wait(timeout: 10) { FileManager.default.fileExists(atPath: "\(runtime)/native") })
+        Thread.sleep(forTimeInterval: 0.3)
+        let environment = ["PULSE_RUNTIME_PATH": runtime, "HOME": runtime]
+        let out = try PulseOutput(sink: "room", clock: SystemClock(), clientName: "tutti", streamName: "tutti follower",
+                                  bufferMilliseconds: 60, requestMilliseconds: 20, timingMilliseconds: 25, onlyIfRunning: true,
+                                  environment: { environment[$0] })
+        #expect(out.bufferLatency == 60_000_000)
+
+        // Two seconds of a tone, written as the server asks for it (a null sink that has
+        // just been made starts taking it a second or two late, with any client).
+        var timings: [DeviceTiming] = []
+        var phase = 0.0
+        let chunk = 960
+        let end = SystemClock().nanosecondsNow() + 10_000_000_000
+        while out.framesWritten < 2 * 48_000, SystemClock().nanosecondsNow() < end {
+            guard try out.awaitDemand(frames: chunk, timeout: 200_000_000) else { continue }
+            if let t = out.takeTiming() { timings.append(t) }
+            var samples: [Float] = []
+            for _ in 0..<chunk {
+                let v = Float(sin(phase) * 0.3)
+                samples += [v, v]
+                phase += 2 * .pi * 440 / 48_000
+            }
+            try out.write(samples)
+        }
+        #expect(out.framesWritten >= 2 * 48_000)
+        // The server answered the timing queries all along, and its read index kept pace
+        // with time: 48 frames a millisecond, as the null sink plays them.
+        #expect(timings.count > 30, "\(timings.count) timing reports")
+        let first = try #require(timings.dropFirst(5).first), last = try #require(timings.last)
+        let rate = Double(last.frame - first.frame) / (Double(last.heardAt.nanoseconds - first.heardAt.nanoseconds) / 1e9)
+        #expect(abs(rate - 48_000) < 480, "read index advanced at \(rate) frames a second")
+        #expect(timings.allSatisfy { $0.uncertainty < 20_000_000 && $0.delay < 200_000_000 })
+        // What was written and not yet heard is about the buffer asked for.
+        let queued = Double(out.framesWritten - last.frame) / 48
+        #expect(queued > 20 && queued < 120, "\(queued) ms queued")
+
+        // The server knows the stream by its client's and its own names and role.
+        try h.start("pactl", ["pactl", "list", "sink-inputs"])
+        #expect(Harness.wait(timeout: 5) { ((try? String(contentsOfFile: h.path("pactl.out"), encoding: .utf8)) ?? "").contains("media.role") })
+        let listing = (try? String(contentsOfFile: h.path("pactl.out"), encoding: .utf8)) ?? ""
+        #expect(listing.contains("application.name = \"tutti\"") && listing.contains("media.role = \"music\""), "\(listing)")
+    }
+}
