@@ -1,4 +1,3 @@
-import Glibc
 import TuttiCore
 import TuttiNet
 
@@ -250,7 +249,7 @@ public final class PulseOutput: AudioOutput {
         let tag = nextTag
         var ask = command(.getPlaybackLatency)
         ask.u32(channel)
-        let wall = Self.wallClock()
+        let wall = SystemClock.wallNanoseconds()
         ask.timeval(seconds: UInt32(truncatingIfNeeded: wall / 1_000_000_000), microseconds: UInt32(wall % 1_000_000_000 / 1_000))
         query = (tag, clock.nanosecondsNow(), written, flushes)
         send(ask)
@@ -264,7 +263,7 @@ public final class PulseOutput: AudioOutput {
     /// converts at the rate it measures for the device.
     private func timingArrived(_ reply: inout PulseTagReader, asked: (tag: UInt32, sentAt: Int64, written: Int64, flushes: Int)) throws(PulseProtocolError) {
         let now = clock.nanosecondsNow()
-        let wall = Self.wallClock()
+        let wall = SystemClock.wallNanoseconds()
         let sinkMicroseconds = try reply.u64()
         _ = try reply.u64()  // the source's latency: none for playback
         let playing = try reply.bool()
@@ -393,11 +392,5 @@ public final class PulseOutput: AudioOutput {
 
     private func checkStream() throws(AudioError) {
         if let ended { throw .pulse(operation: "play", message: ended) }
-    }
-
-    private static func wallClock() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

@@ -109,8 +109,8 @@ public struct SystemClock: MonotonicClock {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    /// CLOCK_REALTIME, for converting the kernel's wall-clock stamps.
-    static func wallNanoseconds() -> Int64 {
+    /// CLOCK_REALTIME, for converting the kernel's and the sound server's wall-clock stamps.
+    public static func wallNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
