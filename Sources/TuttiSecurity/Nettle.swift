@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// Nettle keeps every key in a plain structure the caller owns: no library state to set up,
 /// no handles, no allocation per message. libgcrypt, which these went through before, cost a
-/// follower some 670 kB of resident memory beyond the pages of it libpulse maps anyway
-/// (through libsystemd); swift-crypto, with BoringSSL, swift-asn1 and swift-certificates
+/// follower some 670 kB of resident memory beyond the pages of it libsystemd maps anyway
+/// (under Avahi's D-Bus library); swift-crypto, with BoringSSL, swift-asn1 and swift-certificates
 /// behind it, about a megabyte of code for these few functions, so it is left to the parts
 /// only the coordinator and `tutti` run (pairing, the control API's certificate: TuttiTrust).
 /// Tests pin each function to its specification's vectors, and HKDF to swift-crypto's.
