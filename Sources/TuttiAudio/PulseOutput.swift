@@ -121,8 +121,10 @@ public final class PulseOutput: AudioOutput {
         auth.arbitrary(cookie.map { Array($0.prefix(PulseProtocol.cookieLength)) } ?? [UInt8](repeating: 0, count: PulseProtocol.cookieLength))
         var reply = try call(auth, credentials: true, deadline: deadline, operation: "connect")
         let version = (try? reply.u32()).map { $0 & 0xFFFF } ?? 0
-        guard version >= 13 else {
-            throw .pulse(operation: "connect", message: "the server speaks protocol version \(version); 13 (PulseAudio 0.9.11) or later is needed")
+        // The stream's request below carries the fields of version 21; an older server
+        // would take the rest for garbage.
+        guard version >= 21 else {
+            throw .pulse(operation: "connect", message: "the server speaks protocol version \(version); 21 (PulseAudio 1.0) or later is needed")
         }
         var hello = command(.setClientName)
         hello.properties([("application.name", clientName)])

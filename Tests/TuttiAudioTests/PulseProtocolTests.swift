@@ -213,6 +213,16 @@ struct PulseOutputFailureTests {
         #expect("\(error)".contains("connect to sink roomA failed: No such entity"), "\(error)")
     }
 
+    @Test func aServerTooOldForTheStreamsRequestIsNamedAsSuch() throws {
+        let server = try ScriptedPulseServer { _, tag in
+            var w = PulseTagWriter(command: .reply, tag: tag)
+            w.u32(15 | 0x8000_0000)  // PulseAudio 0.9.15, offering shared memory
+            return ScriptedPulseServer.frame(w.bytes)
+        }
+        let error = try #require(open(server))
+        #expect("\(error)".contains("protocol version 15; 21 (PulseAudio 1.0) or later is needed"), "\(error)")
+    }
+
     @Test func garbageFromTheServerIsAnErrorNotACrash() throws {
         for reply in [[UInt8](repeating: 0xFF, count: 64), ScriptedPulseServer.frame([0x4C, 0, 0]), ScriptedPulseServer.frame([0x74, 1, 2])] {
             let server = try ScriptedPulseServer { _, _ in reply }
