@@ -5,7 +5,7 @@ import TuttiNet
 /// protocol on its socket itself (`PulseProtocol`), and reports the server's raw timing:
 /// which frame of the stream the sink is at, and when it is heard. PulseAudio's client
 /// library is not used: with it came 25 libraries (X11, libsndfile and its codecs,
-/// libsystemd and its compressors), some 3 MB of a follower's resident memory, and a
+/// libsystemd and its compressors), some 2 MB of a follower's resident memory, and a
 /// system call of its own in most of its calls.
 ///
 /// The output has no thread of its own: the thread that plays (the follower's playout
