@@ -309,9 +309,7 @@ public final class PulseOutput: AudioOutput {
     private func call(_ request: PulseTagWriter, credentials: Bool = false, deadline: Int64, operation: String) throws(AudioError) -> PulseTagReader {
         awaited = (nextTag &- 1, nil, nil)
         defer { awaited = nil }
-        outgoing.removeAll(keepingCapacity: true)
-        PulseFrameReader.appendDescriptor(length: request.bytes.count, channel: PulseProtocol.commandChannel, to: &outgoing)
-        outgoing += request.bytes
+        frame(request)
         try sendOutgoing(operation: operation, credentials: credentials)
         while true {
             if let reply = awaited?.reply { return reply }
@@ -325,10 +323,15 @@ public final class PulseOutput: AudioOutput {
 
     /// Sends a command whose answer nobody waits for; a failure ends the stream.
     private func send(_ request: PulseTagWriter) {
+        frame(request)
+        do { try sendOutgoing(operation: "send") } catch { ended = ended ?? error.description }
+    }
+
+    /// Puts `request` in `outgoing`, framed as a command.
+    private func frame(_ request: PulseTagWriter) {
         outgoing.removeAll(keepingCapacity: true)
         PulseFrameReader.appendDescriptor(length: request.bytes.count, channel: PulseProtocol.commandChannel, to: &outgoing)
         outgoing += request.bytes
-        do { try sendOutgoing(operation: "send") } catch { ended = ended ?? error.description }
     }
 
     private func sendOutgoing(operation: String, credentials: Bool = false) throws(AudioError) {

@@ -184,8 +184,8 @@ struct PulseTagReader {
         case "1", "0", "N": break
         case "a": _ = try take(6)
         case "t":
-            guard let end = bytes[at...].firstIndex(of: 0) else { throw PulseProtocolError(description: "an unterminated string") }
-            at = end + 1
+            at -= 1
+            _ = try string()
         case "x": _ = try take(Int(clamping: try raw32()))
         case "m": _ = try take(Int(try byte()))
         case "v": _ = try take(Int(try byte()) * 4)

@@ -50,7 +50,7 @@ public final class LocalStreamSocket {
             }
             let code = Glibc.errno
             guard n < 0, code == EAGAIN || code == EINTR else { throw SystemError(call: "send", errno: n == 0 ? EPIPE : code) }
-            let now = Self.monotonic()
+            let now = SystemClock.hostNanoseconds()
             let end = deadline ?? now + timeout
             deadline = end
             guard now < end else { throw SystemError(call: "send", errno: ETIMEDOUT) }
@@ -111,11 +111,5 @@ public final class LocalStreamSocket {
                 return sendmsg(descriptor, &message, Int32(MSG_NOSIGNAL))
             }
         }
-    }
-
-    private static func monotonic() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }
