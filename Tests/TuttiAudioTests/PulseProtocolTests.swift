@@ -117,6 +117,64 @@ struct PulseProtocolTests {
         #expect(PulseServerLocation.cookieFiles(environment: { ["PULSE_COOKIE": "/k"][$0] }, home: "/h") == ["/k"])
     }
 
+    /// Twenty thousand inputs, mutated from what a server sends and cut at random points,
+    /// through the frame reader and every read: each one ends in a value or an error.
+    @Test func mutatedServerFramesNeverCrashTheReaders() {
+        var rng = SplitMix(seed: 35)
+        var request = PulseTagWriter(command: .request, tag: 0xFFFF_FFFF)
+        request.u32(0)
+        request.u32(7_680)
+        var event = PulseTagWriter(command: .playbackStreamEvent, tag: 0xFFFF_FFFF)
+        event.u32(0)
+        event.string("request-cork")
+        event.properties([("media.role", "phone")])
+        var latency = PulseTagWriter(command: .reply, tag: 9)
+        latency.timeval(seconds: 1, microseconds: 2)
+        latency.sampleSpec(format: 5, channels: 2, rate: 48_000)
+        latency.arbitrary([1, 2, 3])
+        latency.channelMap([1, 2])
+        latency.volumes([0x10000, 0x10000])
+        let seeds = [request.bytes, event.bytes, latency.bytes]
+        var frames = 0
+        for _ in 0..<20_000 {
+            var payload = seeds[Int(rng.next() % 3)]
+            for _ in 0..<Int(rng.next() % 4) where !payload.isEmpty {
+                payload[Int(rng.next() % UInt64(payload.count))] = UInt8(truncatingIfNeeded: rng.next())
+            }
+            if rng.next() % 4 == 0 { payload = Array(payload.prefix(Int(rng.next() % UInt64(payload.count + 1)))) }
+            var stream: [UInt8] = []
+            PulseFrameReader.appendDescriptor(length: payload.count, channel: PulseProtocol.commandChannel, to: &stream)
+            stream += payload
+            if rng.next() % 8 == 0 { stream[Int(rng.next() % 4)] = UInt8(truncatingIfNeeded: rng.next()) }  // its length
+            var reader = PulseFrameReader()
+            var at = 0
+            while at < stream.count {
+                let n = min(stream.count - at, 1 + Int(rng.next() % 40))
+                stream[at..<at + n].withUnsafeBytes { reader.append($0) }
+                at += n
+                while let frame = try? reader.next() {
+                    frames += 1
+                    var t = PulseTagReader(frame.payload)
+                    // The product ends the connection at the first error; so does this.
+                    reading: while !t.atEnd {
+                        do {
+                            switch rng.next() % 5 {
+                            case 0: _ = try t.u32()
+                            case 1: _ = try t.string()
+                            case 2: _ = try t.properties()
+                            case 3: _ = try t.s64()
+                            default: try t.skip()
+                            }
+                        } catch {
+                            break reading
+                        }
+                    }
+                }
+            }
+        }
+        #expect(frames > 10_000)
+    }
+
     private func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * $0)) } }
     private func be64(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * $0)) } }
 }
@@ -241,5 +299,18 @@ struct PulseOutputFailureTests {
     @Test func noServerAtAllIsAnError() throws {
         #expect(throws: AudioError.self) { _ = try PulseOutput.open(server: "unix:/nonexistent/tutti/native", sink: nil) }
         #expect(throws: AudioError.self) { _ = try PulseOutput.open(server: "tcp:localhost", sink: nil) }
+    }
+}
+
+/// A small seeded generator, so that a failure repeats.
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 }
