@@ -187,6 +187,7 @@ final class Playout {
         gain.target = room.interrupted ? 0 : room.gain
         if device.jumps != jumps { engine.deviceTimelineChanged() }
         engine.deviceRate = device.localPerFrame
+        engine.deviceSettled = device.isSettled
         buffer.removeAll(keepingCapacity: true)
         if let heard {
             engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)

@@ -167,6 +167,38 @@ struct DeviceTimelineTests {
         #expect(timeline.heardAt(frame: 1_920) == LocalTime(nanoseconds: 2_000_000 + 40_000_000))
     }
 
+    /// A sound server answers the stream's first timing query slowly (it is busy opening the
+    /// stream), and that answer is late by as much: a room must not place its first sound on
+    /// it. The line is settled once it holds a few reports, the quick ones then weighing most;
+    /// an exact report (a clocked output's) is settled at once; a jump starts over.
+    @Test func aFirstSoundWaitsForAFewReports() {
+        var timeline = DeviceTimeline()
+        let anchor = 1_040_000_000.0, quick: Int64 = 80_000
+        var now: Int64 = 1_000_000_000
+        timeline.report(Self.report(anchor: anchor, frame: 0, now: now, rtt: 600_000))
+        let firstError = abs(Double(timeline.anchor(at: now) ?? 0) - (anchor + Double(quick) / 2))
+        #expect(firstError > 200_000 && !timeline.isSettled, "\(firstError) ns")
+        var reports = 1
+        while !timeline.isSettled, reports < 50 {
+            now += 40_000_000  // PulseOutput asks about every 40 ms
+            timeline.report(Self.report(anchor: anchor, frame: Int64(reports) * 1_920, now: now, rtt: quick))
+            reports += 1
+        }
+        #expect((4...6).contains(reports), "settled after \(reports) reports")
+        let settledError = abs(Double(timeline.anchor(at: now) ?? 0) - (anchor + Double(quick) / 2))
+        #expect(settledError < 2_000, "\(settledError) ns")
+
+        var exact = DeviceTimeline()
+        exact.report(Self.report(anchor: anchor, frame: 0, now: now))
+        #expect(exact.isSettled)
+
+        for k in 0..<timeline.configuration.jumpCount {  // the stream moved 30 ms
+            now += 40_000_000
+            timeline.report(Self.report(anchor: anchor + 30_000_000, frame: Int64(reports + k) * 1_920, now: now, rtt: quick))
+        }
+        #expect(timeline.jumps == 1 && !timeline.isSettled)
+    }
+
     @Test func followsAJumpAfterAFewReports() {
         var timeline = DeviceTimeline()
         var now: Int64 = 1_000_000_000

@@ -109,9 +109,10 @@ struct PlayoutEngineTests {
     /// A room does not join a stream on its first, rough reading of the clock (one exchange
     /// across a slow path: its bound is wide, and its error is what the room would play off
     /// by and then slew out, slowly): it joins once the opening burst has narrowed the bound,
-    /// or once `joinWait` has passed, when the path keeps the bound wide. A stream that
-    /// starts is not held back (that would cut off its beginning).
-    @Test func aRoomJoinsOnceTheClockIsGoodEnough() {
+    /// or once `joinWait` has passed, when the path keeps the bound wide. Nor before its
+    /// device's timeline is settled (`DeviceTimeline.isSettled`). A stream that starts is not
+    /// held back (that would cut off its beginning).
+    @Test func aRoomJoinsOnceTheClockAndTheDeviceAreGoodEnough() {
         let t0 = LocalTime(nanoseconds: 1_000_000_000)
         func exchange(at t: LocalTime, roundTrip: Int64) -> ClockSample {
             let middle = CoordinatorTime(nanoseconds: t.nanoseconds + roundTrip / 2)
@@ -142,12 +143,24 @@ struct PlayoutEngineTests {
         #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to join on")
         for k in 1...10 { bursting.addClockSample(exchange(at: t0 + Int64(k) * 1_000_000, roundTrip: 20_000)) }
         #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().joinUncertainty)
+        bursting.deviceSettled = false
+        #expect(!sounds(bursting, at: 110_000_000), "the device's timeline is not settled yet")
+        #expect(bursting.state == .waiting)
+        bursting.deviceSettled = true
         #expect(sounds(bursting, at: 120_000_000))
         #expect(bursting.state == .playing)
 
         // The stream's first packet is due within this render: it starts on time.
         let starting = joining()
         #expect(sounds(starting, at: 90_000_000), "the stream's start was held back")
+
+        // A device just opened: even a packet still to come waits for its timeline (the
+        // stream did not start with it: no marker).
+        let opening = joining()
+        opening.deviceSettled = false
+        #expect(!sounds(opening, at: 90_000_000) && opening.state == .waiting)
+        opening.deviceSettled = true
+        #expect(sounds(opening, at: wait), "then it joins as its clock allows")
 
         // A path that keeps the bound wide: the room joins `joinWait` after the first exchange.
         let slow = joining()
@@ -156,7 +169,8 @@ struct PlayoutEngineTests {
         #expect(sounds(slow, at: wait))
     }
 
-    /// A stream that starts while the room's clock is still rough, its first frame due a
+    /// A stream that starts while the room's clock is still rough (and its device's timeline
+    /// not yet settled), its first frame due a
     /// few milliseconds before the room's first render (the room opened its device just
     /// then): the room plays at once from the frame due, not after the clock's burst (a
     /// room so held back began an album 54 ms late, faded in). Its first packet carries the
@@ -167,6 +181,7 @@ struct PlayoutEngineTests {
         let middle = CoordinatorTime(nanoseconds: t0.nanoseconds + 150_000)
         engine.addClockSample(ClockSample(t1: t0, t2: middle, t3: middle, t4: t0 + 300_000))
         #expect((engine.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().joinUncertainty)
+        engine.deviceSettled = false  // nor by a device just opened
         for k in 1...50 {
             let packet = RTPPacket(marker: k == 1, sequenceNumber: .init(UInt16(k)), timestamp: .init(UInt32(k * 960)), ssrc: 1,
                                    presentationTime: CoordinatorTime(nanoseconds: t0.nanoseconds + Int64(k) * 20_000_000 + 80_000_000),

@@ -12,6 +12,10 @@ import numpy as np
 import skew as skewlib
 
 RATE = 48000
+# The rig's sinks' rate: the followers' own, 48 kHz. `TUTTI_BENCH_SINK_RATE=50000` for a trial of
+# a null sink that rounds nothing (docs/timing.md, "Joining mid-song"); the followers' streams are
+# then resampled.
+SINK_RATE = int(os.environ.get("TUTTI_BENCH_SINK_RATE", "48000"))
 FRAME_BYTES = 4
 
 
@@ -79,9 +83,9 @@ class Rig:
         self.pulse = self.start("pulseaudio", [
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
             "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
-            "-L", "module-null-sink sink_name=capture rate=48000 channels=2 channel_map=front-left,front-right",
-            "-L", "module-remap-sink sink_name=roomA master=capture channels=1 master_channel_map=front-left channel_map=mono remix=no",
-            "-L", "module-remap-sink sink_name=roomB master=capture channels=1 master_channel_map=front-right channel_map=mono remix=no",
+            "-L", f"module-null-sink sink_name=capture rate={SINK_RATE} channels=2 channel_map=front-left,front-right",
+            "-L", f"module-remap-sink sink_name=roomA master=capture rate={SINK_RATE} channels=1 master_channel_map=front-left channel_map=mono remix=no",
+            "-L", f"module-remap-sink sink_name=roomB master=capture rate={SINK_RATE} channels=1 master_channel_map=front-right channel_map=mono remix=no",
         ])
         self.env = env
         self.pulse_ppm = ppm

@@ -34,6 +34,11 @@ public struct DeviceTimeline: Sendable {
         /// line is an outlier and is not kept; several in a row mean a jump.
         public var jumpThreshold: Int64 = 500_000
         public var jumpCount = 5
+        /// A room places its first sound on the line only once the line holds this many
+        /// reports (kept, one per `spacing`: some 200 ms of them), or an exact one. On its
+        /// first report alone, answered slowly by a server busy opening the stream (400 to
+        /// 700 µs), a room that joined played 30 to 50 µs off (bench/sync traces).
+        public var settledPoints = 3
         public init() {}
     }
 
@@ -114,6 +119,12 @@ public struct DeviceTimeline: Sendable {
 
     /// Local time per frame over nominal: how much longer than 1 / 48 kHz the device takes.
     public var localPerFrame: Double { 1 / (1 - (line?.slope ?? priorSlope) / 1e9) }
+
+    /// Whether the line is good enough to place a room's first sound on: it holds
+    /// `settledPoints` reports, or an exact one (a clocked output's).
+    public var isSettled: Bool {
+        points.count >= configuration.settledPoints || points.last?.uncertainty == 0
+    }
 
     /// Whether the rate is the device's own, measured (not assumed).
     public var hasMeasuredRate: Bool {

@@ -99,12 +99,15 @@ extension PlayoutEngine {
     /// a moment before this render (it is buffered, marked as its epoch's first): waiting
     /// would cut off its beginning. (A moment: packets are let in only once the clock is
     /// locked and before they are due, so while the gate holds, that packet was due less
-    /// than `joinWait` before.)
+    /// than `joinWait` before.) Nor does a room place its first sound on a device timeline
+    /// not yet settled (`deviceSettled`), unless the stream starts with it: the room has just
+    /// opened its device, and the device's first report can be tens of microseconds off.
     private func start(at heard: CoordinatorTime, available: Int, joining: Bool) -> Int {
         guard let segment = segments.current, let first = segment.jitter.first, let desired = segment.position(at: heard) else {
             return Int.max
         }
         if let end = segment.end, heard >= end { return Int.max }
+        guard deviceSettled || first.startsEpoch else { return Int.max }
         if desired < Double(first.timestamp) {
             let lead = Int((Double(first.timestamp) - desired).rounded(.up))
             if lead < available {

@@ -83,6 +83,10 @@ public final class PlayoutEngine {
         get { resampler.deviceRate }
         set { resampler.deviceRate = newValue }
     }
+    /// Whether the shell's timeline of the device is good enough to place a first sound on
+    /// (`DeviceTimeline.isSettled`): a room joins a stream already playing only then (and
+    /// only once its clock is, `Configuration.joinUncertainty`).
+    public var deviceSettled = true
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
