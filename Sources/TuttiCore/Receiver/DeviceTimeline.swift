@@ -37,7 +37,7 @@ public struct DeviceTimeline: Sendable {
         /// A room places its first sound on the line only once the line holds this many
         /// reports (kept, one per `spacing`: some 200 ms of them), or an exact one. On its
         /// first report alone, answered slowly by a server busy opening the stream (400 to
-        /// 700 µs), a room that joined played 30 to 50 µs off (bench/sync traces).
+        /// 700 µs), a room that joined played 20 to 60 µs off (bench/sync traces).
         public var settledPoints = 3
         public init() {}
     }
