@@ -198,31 +198,22 @@ public final class PulseOutput: AudioOutput {
         return latest
     }
 
-    /// Sends the samples, and a timing query when one is due in the same send: each send
-    /// wakes the server, which preempts this thread, so the query costs no wake of its own.
     public func write(_ samples: [Float]) throws {
         try checkStream()
-        let frames = Int64(samples.count / AudioFormat.channels)
-        let total = samples.count * MemoryLayout<Float>.size
-        let askTiming = query == nil && ended == nil
-            && (relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval)
         var offset = 0
-        var asked: (tag: UInt32, sentAt: Int64)?
+        let total = samples.count * MemoryLayout<Float>.size
         while offset < total {
             let n = min(PulseProtocol.largestBlock, total - offset)
             outgoing.removeAll(keepingCapacity: true)
             PulseFrameReader.appendDescriptor(length: n, channel: channel, to: &outgoing)
             samples.withUnsafeBytes { outgoing.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0[offset..<offset + n])) }
-            offset += n
-            if offset == total, askTiming { asked = appendTimingQuery() }
             try sendOutgoing(operation: "write")
+            offset += n
         }
-        written += frames
-        writable = max(0, writable - total)
-        if let asked {
-            query = (asked.tag, asked.sentAt, written, flushes)
-        } else if askTiming {
-            requestTiming()  // nothing written to carry it
+        written += Int64(samples.count / AudioFormat.channels)
+        writable = max(0, writable - samples.count * MemoryLayout<Float>.size)
+        if query == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
+            requestTiming()
         }
     }
 
@@ -257,21 +248,13 @@ public final class PulseOutput: AudioOutput {
     /// Asks the server for the stream's timing; the answer arrives in `timingArrived`.
     private func requestTiming() {
         guard ended == nil else { return }
-        outgoing.removeAll(keepingCapacity: true)
-        let asked = appendTimingQuery()
-        query = (asked.tag, asked.sentAt, written, flushes)
-        do { try sendOutgoing(operation: "send") } catch { ended = ended ?? error.description }
-    }
-
-    /// Appends a timing query to `outgoing`, stamped now: its tag, and when it is sent.
-    private func appendTimingQuery() -> (tag: UInt32, sentAt: Int64) {
         let tag = nextTag
         var ask = command(.getPlaybackLatency)
         ask.u32(channel)
         let wall = SystemClock.wallNanoseconds()
         ask.timeval(seconds: UInt32(truncatingIfNeeded: wall / 1_000_000_000), microseconds: UInt32(wall % 1_000_000_000 / 1_000))
-        appendCommand(ask)
-        return (tag, clock.nanosecondsNow())
+        query = (tag, clock.nanosecondsNow(), written, flushes)
+        send(ask)
     }
 
     /// The server sampled its read index and the sink's latency just before it stamped its
@@ -347,11 +330,6 @@ public final class PulseOutput: AudioOutput {
     /// Puts `request` in `outgoing`, framed as a command.
     private func frame(_ request: PulseTagWriter) {
         outgoing.removeAll(keepingCapacity: true)
-        appendCommand(request)
-    }
-
-    /// Appends `request` to `outgoing`, framed as a command.
-    private func appendCommand(_ request: PulseTagWriter) {
         PulseFrameReader.appendDescriptor(length: request.bytes.count, channel: PulseProtocol.commandChannel, to: &outgoing)
         outgoing += request.bytes
     }
