@@ -246,6 +246,21 @@ def proc_stats(pid):
         return float("nan"), float("nan")
 
 
+def cpu_ns(pid):
+    """CPU time (ns) of all a process's threads so far, from their schedstat: exact, where
+    /proc's stat counts clock ticks (10 ms)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # a thread that ended meanwhile
+    except OSError:
+        return float("nan")
+    return total
+
+
 def context_switches(pid):
     """Voluntary and involuntary context switches of all a process's threads so far: the
     voluntary ones are its wake-ups (each time a thread slept and was woken)."""
