@@ -246,38 +246,36 @@ def proc_stats(pid):
         return float("nan"), float("nan")
 
 
+def per_thread(pid, name, read, width):
+    """Sums `read(text)` (a tuple of `width` numbers) over the file `name` of each of a
+    process's threads; a thread that ends meanwhile drops out. NaNs when the process is gone."""
+    totals = [0] * width
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return (float("nan"),) * width
+    for task in tasks:
+        try:
+            values = read(open(f"/proc/{pid}/task/{task}/{name}").read())
+        except (OSError, ValueError, IndexError, KeyError):
+            continue
+        totals = [t + v for t, v in zip(totals, values)]
+    return tuple(totals)
+
+
 def cpu_ns(pid):
     """CPU time (ns) of all a process's threads so far, from their schedstat: exact, where
     /proc's stat counts clock ticks (10 ms)."""
-    total = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                total += int(open(f"/proc/{pid}/task/{task}/schedstat").read().split()[0])
-            except (OSError, ValueError, IndexError):
-                pass  # a thread that ended meanwhile
-    except OSError:
-        return float("nan")
-    return total
+    return per_thread(pid, "schedstat", lambda text: (int(text.split()[0]),), 1)[0]
 
 
 def context_switches(pid):
     """Voluntary and involuntary context switches of all a process's threads so far: the
     voluntary ones are its wake-ups (each time a thread slept and was woken)."""
-    voluntary = involuntary = 0
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                for line in open(f"/proc/{pid}/task/{task}/status"):
-                    if line.startswith("voluntary_ctxt_switches:"):
-                        voluntary += int(line.split()[1])
-                    elif line.startswith("nonvoluntary_ctxt_switches:"):
-                        involuntary += int(line.split()[1])
-            except OSError:
-                pass  # a thread that ended meanwhile
-    except OSError:
-        return float("nan"), float("nan")
-    return voluntary, involuntary
+    def read(text):
+        fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+        return int(fields["voluntary_ctxt_switches"]), int(fields["nonvoluntary_ctxt_switches"])
+    return per_thread(pid, "status", read, 2)
 
 
 def validate_rig(rig):
