@@ -56,8 +56,10 @@ public final class PulseOutput: AudioOutput {
     private var ended: String?
     /// After a flush the server's write index moved; take ours from the next timing report.
     private var relearnWriteIndex = false
-    /// How often to ask the server for timing (nanoseconds).
-    private let timingInterval: Int64
+    /// How often to ask the server for timing (nanoseconds): as set up, or as the player
+    /// paces it (`paceTiming`).
+    private var timingInterval: Int64
+    private let quickestTiming: Int64
     /// How long the player waits for a timing query's answer before it renders anyway.
     private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
@@ -69,7 +71,8 @@ public final class PulseOutput: AudioOutput {
     ///   - sink: the sink to play to, or nil for the server's default.
     ///   - bufferMilliseconds: the audio the server keeps queued (tlength).
     ///   - requestMilliseconds: how much the server asks for at a time (minreq): the player
-    ///     wakes about this often.
+    ///     wakes about this often (a wake that finds less than it writes at a time reads
+    ///     the request and sleeps again).
     ///   - timingMilliseconds: how often to ask the server for timing, at most (each answer
     ///     wakes the player once more).
     ///   - onlyIfRunning: give up after 2 s rather than 10 (to find out whether this host
@@ -86,7 +89,8 @@ public final class PulseOutput: AudioOutput {
     init(sink: String?, clock: any MonotonicClock, clientName: String, streamName: String, bufferMilliseconds: Int,
          requestMilliseconds: Int, timingMilliseconds: Int, onlyIfRunning: Bool, environment: (String) -> String?) throws(AudioError) {
         self.clock = clock
-        timingInterval = Int64(timingMilliseconds) * 1_000_000
+        quickestTiming = Int64(timingMilliseconds) * 1_000_000
+        timingInterval = quickestTiming
         bufferLatency = Int64(bufferMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
         let sockets = PulseServerLocation.sockets(environment: environment)
@@ -190,6 +194,12 @@ public final class PulseOutput: AudioOutput {
             if writable >= frames * Self.bytesPerFrame { return true }
             guard iterate(until: deadline) else { return false }
         }
+    }
+
+    /// Each query wakes the server, which takes the processor from the player to answer
+    /// (it runs at a higher priority), and its answer is read in a system call of its own.
+    public func paceTiming(every interval: Int64?) {
+        timingInterval = max(quickestTiming, interval ?? quickestTiming)
     }
 
     public func takeTiming() -> DeviceTiming? {

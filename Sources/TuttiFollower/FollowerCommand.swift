@@ -40,7 +40,7 @@ public struct FollowerCommand: ParsableCommand {
     var outputDelayMs: Double = 0
 
     @Option(help: "Sound server buffer to keep filled (ms).")
-    var bufferMs: Int = 60
+    var bufferMs: Int = 80
 
     @Flag(help: "Log the technical status line (clock, timing, buffer, loss) every --status-interval seconds. Without it the follower logs only changes and trouble.")
     var verbose = false
@@ -95,14 +95,14 @@ public struct FollowerCommand: ParsableCommand {
 
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, chunkFrames: Int, log: Log) throws -> AudioOutput {
+    static func automaticOutput(bufferMs: Int, requestFrames: Int, log: Log) throws -> AudioOutput {
         do {
             let pulse = try PulseOutput(sink: nil, clock: SystemClock(), bufferMilliseconds: bufferMs,
-                                        requestMilliseconds: chunkFrames / 48, timingMilliseconds: 25, onlyIfRunning: true)
+                                        requestMilliseconds: requestFrames / 48, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return pulse
         } catch {
-            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: chunkFrames)
+            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: requestFrames)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             return alsa
         }
@@ -134,21 +134,25 @@ public struct FollowerCommand: ParsableCommand {
         config.sealedStream = !plainRtp
         if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
-        // The device is fed a third of its buffer at a time, 20 ms at most: it asks for more
-        // (and wakes the player) that often.
-        config.chunkFrames = max(240, min(960, bufferMs * 48 / 3))
+        // The device asks for a third of its buffer at a time, 20 ms at most. Where it
+        // still holds 40 ms after the player wrote two of those, the player writes two at
+        // a time: a render and a write (and the wakes and task switches they bring) every
+        // 40 ms of audio instead of every 20, the device as full when it is written as
+        // with 60 ms written 20 at a time (bench/NOTES.md, "Two requests a write").
+        let requestFrames = max(240, min(960, bufferMs * 48 / 3))
+        config.chunkFrames = bufferMs * 48 - 2 * requestFrames >= 1_920 ? 2 * requestFrames : requestFrames
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            device = try Self.automaticOutput(bufferMs: bufferMs, chunkFrames: config.chunkFrames, log: log)
+            device = try Self.automaticOutput(bufferMs: bufferMs, requestFrames: requestFrames, log: log)
         case let .alsa(name):
-            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: config.chunkFrames)
+            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: requestFrames)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             device = alsa
         case let .pulse(sink):
             device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs,
-                                     requestMilliseconds: config.chunkFrames / 48, timingMilliseconds: 25)
+                                     requestMilliseconds: requestFrames / 48, timingMilliseconds: 25)
         case let .wav(path):
             clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
             device = clocked!

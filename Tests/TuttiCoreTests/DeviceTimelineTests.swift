@@ -199,6 +199,63 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 1 && !timeline.isSettled)
     }
 
+    /// The line is steady once its reports span two seconds, with none out of line since;
+    /// one out of line makes it unsteady (the player asks quickly again, to tell a jump from
+    /// a wild answer), and a jump starts it over.
+    @Test func isSteadyOnceItsReportsSpanTwoSeconds() {
+        var timeline = DeviceTimeline()
+        var now: Int64 = 1_000_000_000
+        var i: Int64 = 0
+        func report(offset: Double = 0) {
+            timeline.report(Self.report(anchor: 1_040_000_000 + offset, frame: i * 1_920, now: now, rtt: 80_000))
+            now += 40_000_000
+            i += 1
+        }
+        while now < 2_950_000_000 { report() }
+        #expect(timeline.isSettled && !timeline.isSteady)
+        while now < 3_200_000_000 { report() }
+        #expect(timeline.isSteady)
+        report(offset: 10_000_000)  // a wild answer
+        #expect(!timeline.isSteady)
+        report()
+        #expect(timeline.isSteady && timeline.jumps == 0)
+        for _ in 0..<timeline.configuration.jumpCount { report(offset: 30_000_000) }  // the stream moved 30 ms
+        #expect(timeline.jumps == 1 && !timeline.isSteady)
+    }
+
+    /// Reports every 40 ms (a young line's pace) and every 100 ms (a steady one's), of a
+    /// device 200 ppm off the local clock, answered in 80 to 200 µs (each late by half its
+    /// round trip) with ±10 µs of scatter: after the first 5 s the line's anchor strays from
+    /// its bias (about half the quickest round trip, the same in every room) by little more
+    /// at the steady pace than at the young one, over ten seeds each (16.3 against 14.0 µs
+    /// at worst, the round trips' spread, not the pace, making most of it).
+    @Test func holdsTheLineAtTheSteadyPace() {
+        func worst(every interval: Int64) -> Double {
+            var worst = 0.0
+            for seed in UInt64(1)...UInt64(10) {
+                var timeline = DeviceTimeline()
+                var random = SeededRandom(seed: seed)
+                let start: Int64 = 2_000_000_000
+                var now = start
+                var errors: [Double] = []
+                while now < start + 30_000_000_000 {
+                    func trueAnchor(_ t: Int64) -> Double { Double(start) - 200e-6 * Double(t - start) }
+                    let rtt = Int64.random(in: 80_000...200_000, using: &random)
+                    let scatter = Double(Int64.random(in: -10_000...10_000, using: &random))
+                    let frame = AudioFormat.frames(forNanoseconds: now - start)
+                    timeline.report(Self.report(anchor: trueAnchor(now) + scatter, frame: frame, now: now, rtt: rtt))
+                    now += interval
+                    if now - start >= 5_000_000_000, let a = timeline.anchor(at: now) { errors.append(Double(a) - trueAnchor(now)) }
+                }
+                let bias = errors.sorted()[errors.count / 2]
+                worst = max(worst, errors.map { abs($0 - bias) }.max() ?? .infinity)
+            }
+            return worst
+        }
+        let young = worst(every: 40_000_000), steady = worst(every: 100_000_000)
+        #expect(young < 20_000 && steady < young * 1.25 + 1_000, "40 ms: \(young) ns, 100 ms: \(steady) ns")
+    }
+
     @Test func followsAJumpAfterAFewReports() {
         var timeline = DeviceTimeline()
         var now: Int64 = 1_000_000_000

@@ -71,6 +71,8 @@ final class SimulatedHouse: @unchecked Sendable {
         let fills: Bool
         var bufferLatency: Int64? { latency }
         private(set) var framesWritten: Int64 = 0
+        /// How often the player asked for timing, each time it changed its pace (nil: as set up).
+        private(set) var paces: [Int64?] = []
         /// Local time at which frame 0 is heard; nil before the first demand.
         private var start: Int64?
         let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
@@ -90,6 +92,7 @@ final class SimulatedHouse: @unchecked Sendable {
             return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now + latency),
                                 measuredAt: LocalTime(nanoseconds: now))
         }
+        func paceTiming(every interval: Int64?) { paces.append(interval) }
         func write(_ samples: [Float]) throws {
             if start == nil { start = clock.nanosecondsNow() + (fills ? 0 : latency) }
             played(playedUntil!, samples)

@@ -27,9 +27,15 @@ public protocol AudioOutput: AnyObject {
     /// (ns), as the buffer was set up: what the room will commit to, reported before its
     /// measurements show it (the buffer fills over its first writes).
     var bufferLatency: Int64? { get }
+    /// How often the player wants timing reports from now on (ns), at most; nil: as often
+    /// as the output was set up to ask. A report that costs the device a round trip (a
+    /// sound server's) is asked for often while the player's timeline of the device is
+    /// young, seldom once it is steady. An output whose reports cost nothing ignores it.
+    func paceTiming(every interval: Int64?)
 }
 
 extension AudioOutput {
     public var timingWindow: Int64? { nil }
     public var bufferLatency: Int64? { nil }
+    public func paceTiming(every interval: Int64?) {}
 }

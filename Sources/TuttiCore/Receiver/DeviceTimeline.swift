@@ -39,6 +39,9 @@ public struct DeviceTimeline: Sendable {
         /// first report alone, answered slowly by a server busy opening the stream (400 to
         /// 700 µs), a room that joined played 20 to 60 µs off (bench/sync traces).
         public var settledPoints = 3
+        /// The line is steady once its reports span this long with none out of line since
+        /// (`isSteady`): a player may then ask for reports less often.
+        public var steadySpan: Int64 = 2_000_000_000
         public init() {}
     }
 
@@ -124,6 +127,16 @@ public struct DeviceTimeline: Sendable {
     /// `settledPoints` reports, or an exact one (a clocked output's).
     public var isSettled: Bool {
         points.count >= configuration.settledPoints || points.last?.uncertainty == 0
+    }
+
+    /// Whether the line is steady: its reports span `steadySpan` since it last started
+    /// (the stream's start, a jump) and the newest is not out of line. Then it tells the
+    /// device's rate and offset well enough that reports a tenth of a second apart keep it:
+    /// between two of them a device 500 ppm off the local clock moves 50 µs, which the
+    /// line's slope carries.
+    public var isSteady: Bool {
+        guard outliers == 0, let first = points.first, let last = points.last else { return false }
+        return last.time - first.time >= configuration.steadySpan
     }
 
     /// Whether the rate is the device's own, measured (not assumed).
