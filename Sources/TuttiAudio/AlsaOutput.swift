@@ -10,9 +10,9 @@ import TuttiCore
 /// clock).
 ///
 /// Like the PulseAudio output it has no thread of its own: the playout thread sleeps in one
-/// `poll` on the device's descriptors (`awaitDemand`) until it wants the frames asked for.
-/// The period is a third of the follower's `--buffer-ms` (20 ms at most), and the follower
-/// writes one or two periods at a time (its chunk). The stream never stops on an underrun (its stop threshold is the
+/// `poll` on the device's descriptors (`awaitDemand`) until it wants a period more. The
+/// period is the follower's chunk (the frames it writes at a time: 40 ms of the default
+/// 80 ms buffer) and the buffer its `--buffer-ms`, so the thread wakes once a chunk. The stream never stops on an underrun (its stop threshold is the
 /// boundary, and ALSA fills what it played with silence): a writer that fell behind skips
 /// the frames whose time has passed and counts them as written, so frame indices stay on the
 /// device's timeline, as with PulseAudio's read index, and sync is kept through an xrun.

@@ -95,14 +95,14 @@ public struct FollowerCommand: ParsableCommand {
 
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, requestFrames: Int, log: Log) throws -> AudioOutput {
+    static func automaticOutput(bufferMs: Int, requestFrames: Int, chunkFrames: Int, log: Log) throws -> AudioOutput {
         do {
             let pulse = try PulseOutput(sink: nil, clock: SystemClock(), bufferMilliseconds: bufferMs,
                                         requestMilliseconds: requestFrames / 48, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return pulse
         } catch {
-            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: requestFrames)
+            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: chunkFrames)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             return alsa
         }
@@ -134,9 +134,9 @@ public struct FollowerCommand: ParsableCommand {
         config.sealedStream = !plainRtp
         if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
-        // The device asks for a third of its buffer at a time, 20 ms at most. Where it
+        // A sound server asks for a third of its buffer at a time, 20 ms at most. Where it
         // still holds 40 ms after the player wrote two of those, the player writes two at
-        // a time: a render and a write (and the wakes and task switches they bring) every
+        // a time (and an ALSA device's period is that write): a render and a write (and the wakes and task switches they bring) every
         // 40 ms of audio instead of every 20, the device as full when it is written as
         // with 60 ms written 20 at a time (bench/NOTES.md, "Two requests a write").
         let requestFrames = max(240, min(960, bufferMs * 48 / 3))
@@ -145,9 +145,9 @@ public struct FollowerCommand: ParsableCommand {
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            device = try Self.automaticOutput(bufferMs: bufferMs, requestFrames: requestFrames, log: log)
+            device = try Self.automaticOutput(bufferMs: bufferMs, requestFrames: requestFrames, chunkFrames: config.chunkFrames, log: log)
         case let .alsa(name):
-            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: requestFrames)
+            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: config.chunkFrames)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             device = alsa
         case let .pulse(sink):
