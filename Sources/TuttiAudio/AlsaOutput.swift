@@ -12,10 +12,11 @@ import TuttiCore
 /// Like the PulseAudio output it has no thread of its own: the playout thread sleeps in one
 /// `poll` on the device's descriptors (`awaitDemand`) until it wants a period more. The
 /// period is the follower's chunk (the frames it writes at a time: 40 ms of the default
-/// 80 ms buffer) and the buffer its `--buffer-ms`, so the thread wakes once a chunk. The stream never stops on an underrun (its stop threshold is the
-/// boundary, and ALSA fills what it played with silence): a writer that fell behind skips
-/// the frames whose time has passed and counts them as written, so frame indices stay on the
-/// device's timeline, as with PulseAudio's read index, and sync is kept through an xrun.
+/// 80 ms buffer) and the buffer its `--buffer-ms`, so the thread wakes once a chunk. The
+/// stream never stops on an underrun (its stop threshold is the boundary, and ALSA fills
+/// what it played with silence): a writer that fell behind skips the frames whose time has
+/// passed and counts them as written, so frame indices stay on the device's timeline, as
+/// with PulseAudio's read index, and sync is kept through an xrun.
 /// A device that stops anyway (suspended, or a plugin that stops on an xrun) is prepared
 /// again, its frames counted from where the timeline says, and the follower steps to it.
 /// Every method must be called from the one thread that plays.

@@ -36,10 +36,11 @@ public final class ClockedOutput: AudioOutput {
         start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) }
     }
 
+    /// As a sound card with a buffer of `buffer`: when `frames` more fit in it.
     public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
         guard let playedUntil else { return true }
         let now = clock.nanosecondsNow()
-        let wake = playedUntil - buffer
+        let wake = playedUntil - buffer + AudioFormat.nanoseconds(forFrames: Int64(frames))
         if wake > now { System.sleep(nanoseconds: min(wake - now, timeout)) }
         return wake - now <= timeout
     }

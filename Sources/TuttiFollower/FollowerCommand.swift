@@ -136,9 +136,10 @@ public struct FollowerCommand: ParsableCommand {
         if let name { config.name = name }
         // A sound server asks for a third of its buffer at a time, 20 ms at most. Where it
         // still holds 40 ms after the player wrote two of those, the player writes two at
-        // a time (and an ALSA device's period is that write): a render and a write (and the wakes and task switches they bring) every
-        // 40 ms of audio instead of every 20, the device as full when it is written as
-        // with 60 ms written 20 at a time (bench/NOTES.md, "Two requests a write").
+        // a time (and an ALSA device's period is that write): a render and a write, and the
+        // wakes and task switches they bring, every 40 ms of audio instead of every 20, the
+        // device as full when it is written as with 60 ms written 20 at a time
+        // (bench/NOTES.md, "Two requests a write").
         let requestFrames = max(240, min(960, bufferMs * 48 / 3))
         config.chunkFrames = bufferMs * 48 - 2 * requestFrames >= 1_920 ? 2 * requestFrames : requestFrames
         let device: AudioOutput
@@ -154,9 +155,13 @@ public struct FollowerCommand: ParsableCommand {
             device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs,
                                      requestMilliseconds: requestFrames / 48, timingMilliseconds: 25)
         case let .wav(path):
+            // A clocked output sleeps on a timer, not on a device: nothing to save by
+            // writing more at a time, and its writer keeps the margin it had.
+            config.chunkFrames = requestFrames
             clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
             device = clocked!
         case .null:
+            config.chunkFrames = requestFrames
             device = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs)
         }
         let follower = try Follower(configuration: config)

@@ -40,7 +40,7 @@ struct PlayoutSnapshot: Sendable {
     /// How far ahead of being heard the last write began (ns): the device's latency.
     var outputLatency: Int64
     /// How far ahead of being heard the room decides its audio (ns): the latency plus one
-    /// write. A cut the room learns of later than this before it is due is heard late, so
+    /// write, as measured, or the full buffer as set up, whichever is more. A cut the room learns of later than this before it is due is heard late, so
     /// this is what the room reports, and what the house's command lead is made of.
     var committedAhead: Int64
     /// The device's rate against the local clock, once measured (ppm).
@@ -116,9 +116,10 @@ final class Playout {
     private var device = DeviceTimeline()
     private var gain = GainStage()
     private var outputLatency: Int64 = 0
-    /// The output's latency once its buffer is full, as set up: the least the room reports
-    /// committing to (a house that took the latency measured while the buffer filled gave
-    /// a start too short a lead, and the rooms lost its first 10 to 15 ms).
+    /// The output's latency once its buffer is full (just after a write), as set up: the
+    /// least the room reports committing to (a house that took the latency measured while
+    /// the buffer filled gave a start too short a lead, and the rooms lost its first 10 to
+    /// 15 ms).
     private let bufferLatency: Int64
     /// What is rendered for each write, kept between turns.
     private var buffer: [Float] = []
@@ -257,7 +258,7 @@ final class Playout {
             state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
             rememberedRejected: engine.clock.rememberedRejected, statistics: statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
-            committedAhead: max(outputLatency, bufferLatency + room.outputDelay) + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)),
+            committedAhead: max(outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)), bufferLatency + room.outputDelay),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
             deviceJumps: device.jumps)
     }

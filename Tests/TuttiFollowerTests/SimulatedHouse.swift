@@ -69,7 +69,9 @@ final class SimulatedHouse: @unchecked Sendable {
         let clock: MemberClock
         let latency: Int64
         let fills: Bool
-        var bufferLatency: Int64? { latency }
+        /// Full just after a write: the latency it is written at plus the house's write of
+        /// 480 frames (10 ms).
+        var bufferLatency: Int64? { latency + 10_000_000 }
         private(set) var framesWritten: Int64 = 0
         /// How often the player asked for timing, each time it changed its pace (nil: as set up).
         private(set) var paces: [Int64?] = []

@@ -23,8 +23,8 @@ public protocol AudioOutput: AnyObject {
     /// How much history its timing reports are fitted over (`DeviceTimeline`), when it
     /// needs more than the usual 5 s: reports that wander slowly around the truth.
     var timingWindow: Int64? { get }
-    /// How far ahead of being heard frames are written once the device's buffer is full
-    /// (ns), as the buffer was set up: what the room will commit to, reported before its
+    /// How far ahead of being heard the last frame written is once the device's buffer is
+    /// full, just after a write (ns), as the buffer was set up: what the room will commit to, reported before its
     /// measurements show it (the buffer fills over its first writes).
     var bufferLatency: Int64? { get }
     /// How often the player wants timing reports from now on (ns), at most; nil: as often
