@@ -40,8 +40,9 @@ struct PlayoutSnapshot: Sendable {
     /// How far ahead of being heard the last write began (ns): the device's latency.
     var outputLatency: Int64
     /// How far ahead of being heard the room decides its audio (ns): the latency plus one
-    /// write, as measured, or the full buffer as set up, whichever is more. A cut the room learns of later than this before it is due is heard late, so
-    /// this is what the room reports, and what the house's command lead is made of.
+    /// write, as measured, or the full buffer as set up, whichever is more. A cut the room
+    /// learns of later than this before it is due is heard late, so this is what the room
+    /// reports, and what the house's command lead is made of.
     var committedAhead: Int64
     /// The device's rate against the local clock, once measured (ppm).
     var deviceRatePPM: Double?
