@@ -22,6 +22,11 @@ final class SimulatedHouse: @unchecked Sendable {
         /// written, and the buffer fills to `deviceLatency` over the first writes (no
         /// timing before the first). Otherwise it is full from the start.
         var deviceFills = false
+        /// The device's rate against the member's clock: each frame takes `1 + deviceRate`
+        /// of its nominal time (a sound card's crystal, the rig's null sink). A device off
+        /// the member's clock reports its delay in its own time, and answers as a sound
+        /// server does (not exact: its line must be fitted).
+        var deviceRate = 0.0
         var joinAt: Int64 = 0
         var loss = 0.0
         var jitter: Int64 = 0
@@ -69,6 +74,7 @@ final class SimulatedHouse: @unchecked Sendable {
         let clock: MemberClock
         let latency: Int64
         let fills: Bool
+        let rate: Double
         /// Full just after a write: the latency it is written at plus the house's write of
         /// 480 frames (10 ms).
         var bufferLatency: Int64? { latency + 10_000_000 }
@@ -78,21 +84,29 @@ final class SimulatedHouse: @unchecked Sendable {
         /// Local time at which frame 0 is heard; nil before the first demand.
         private var start: Int64?
         let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
-        init(clock: MemberClock, latency: Int64, fills: Bool = false, played: @escaping (Int64, [Float]) -> Void) {
+        init(clock: MemberClock, latency: Int64, fills: Bool = false, rate: Double = 0, played: @escaping (Int64, [Float]) -> Void) {
             self.clock = clock
             self.latency = latency
             self.fills = fills
+            self.rate = rate
             self.played = played
         }
-        private var playedUntil: Int64? { start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) } }
+        private var playedUntil: Int64? {
+            start.map { $0 + Int64((Double(AudioFormat.nanoseconds(forFrames: framesWritten)) * (1 + rate)).rounded()) }
+        }
         /// When it next asks for audio (local time).
         var nextDemand: Int64 { playedUntil.map { $0 - latency } ?? clock.nanosecondsNow() }
         func awaitDemand(frames: Int, timeout: Int64) throws -> Bool { clock.nanosecondsNow() >= nextDemand }
         func takeTiming() -> DeviceTiming? {
             let now = clock.nanosecondsNow()
             if fills, start == nil { return nil }
-            return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: playedUntil ?? now + latency),
-                                measuredAt: LocalTime(nanoseconds: now))
+            let heard = playedUntil ?? now + latency
+            guard rate != 0 else {
+                return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: heard), measuredAt: LocalTime(nanoseconds: now))
+            }
+            let delay = Int64((Double(heard - now) / (1 + rate)).rounded())
+            return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: now + delay), measuredAt: LocalTime(nanoseconds: now),
+                                uncertainty: 80_000, delay: delay)
         }
         func paceTiming(every interval: Int64?) { paces.append(interval) }
         func write(_ samples: [Float]) throws {
@@ -345,9 +359,11 @@ final class SimulatedHouse: @unchecked Sendable {
     /// is due. Every frame the device plays is recorded with when it is heard.
     private func advance(_ m: Member, index: Int) {
         if m.playout == nil {
-            m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency, fills: m.spec.deviceFills) { [unowned m] heardAt, samples in
+            let frameTime = 1e9 / 48_000 * (1 + m.spec.deviceRate)
+            m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency, fills: m.spec.deviceFills,
+                                       rate: m.spec.deviceRate) { [unowned m] heardAt, samples in
                 for j in 0..<samples.count / 2 where samples[j * 2] != 0 {
-                    let t = m.trueTime(Double(heardAt) + Double(j) * 1e9 / 48_000)
+                    let t = m.trueTime(Double(heardAt) + Double(j) * frameTime)
                     // IndexCodec(base: -1) makes position 0 decode as 1, so silence (0) is distinct.
                     m.heard.append((Int64(t), Double(samples[j * 2]) - 1))
                     if m.firstSoundAt == nil { m.firstSoundAt = Int64(t) }

@@ -8,7 +8,7 @@ extension PlayoutEngine {
             return silence(frames, into: &out)
         }
         var heard = estimate.coordinatorTime(at: heardAt)
-        resampler.rendering(frames, heard: heard, drift: estimate.drift)
+        resampler.rendering(drift: estimate.drift)
         var remaining = frames
         var servoInterval = interval
         while remaining > 0 {

@@ -1,34 +1,24 @@
 /// The receiver's resampler: plays the sample queue at the rate that keeps the room on
-/// time. The rate is fed forward from how fast coordinator time passes per device frame
-/// (the clock's drift and the device's own rate together, measured from successive renders
-/// and smoothed), and the servo (`RateServo`, a PI controller within ±500 ppm) corrects
-/// what the latency monitor still measures; the queue is read at that step by
-/// interpolation.
+/// time. The rate is fed forward from the models: how fast coordinator time passes per
+/// device frame (the clock's drift times the device's own rate against the local clock),
+/// and the servo (`RateServo`, a PI controller within ±500 ppm) corrects what the latency
+/// monitor still measures; the queue is read at that step by interpolation.
 struct Resampler {
     private var servo = RateServo()
     /// Coordinator time per device frame, over nominal.
     private(set) var deviceRatio = 1.0
     /// Local time per device frame, over nominal (1 / 48 kHz): the device's own rate against
-    /// the local clock, as the shell's timeline of it knows it. Seeds `deviceRatio` until
-    /// renders measure it.
+    /// the local clock, as the shell's timeline of it knows it.
     var deviceRate = 1.0
-    /// The coordinator time the previous render's first frame is heard at, and its length.
-    private var lastHeard: (time: CoordinatorTime, frames: Int)?
 
-    /// A render of `frames` frames whose first is heard at coordinator time `heard`, with the
-    /// clock's `drift`: measures the device ratio from the render before.
-    mutating func rendering(_ frames: Int, heard: CoordinatorTime, drift: Double) {
-        if let last = lastHeard {
-            let measured = Double(heard - last.time) / Double(AudioFormat.nanoseconds(forFrames: Int64(last.frames)))
-            if abs(measured - 1) < 0.001 { deviceRatio += (measured - deviceRatio) * 0.05 }  // jumps are not rates
-        } else {
-            // Until successive renders measure it, the rate the models give: the clock's drift
-            // times the device's rate (known once the device's reports span a quarter second,
-            // or remembered from an earlier run). From 1.0, a restarted follower on a device
-            // 200 ppm off lagged it by some 40 µs before the smoothing caught up.
-            deviceRatio = (1 + drift) * deviceRate
-        }
-        lastHeard = (heard, frames)
+    /// A render with the clock's `drift`: the feed-forward term is the models' rate. (It was
+    /// measured from successive renders' instants, smoothed over 20 renders: a step in the
+    /// models' offsets then came through twice, as a rate and as the error the servo saw;
+    /// and the smoothing lagged the device's rate when the timeline first measured it, by
+    /// 0.8 s at 40 ms renders, so a room that joined on a device 100 ppm off drifted 50 µs
+    /// before it caught up.)
+    mutating func rendering(drift: Double) {
+        deviceRatio = (1 + drift) * deviceRate
     }
 
     /// A new start: the servo's memory goes.
