@@ -224,6 +224,15 @@ struct DeviceTimelineTests {
             timeline.report(Self.report(anchor: anchor + 30_000_000, frame: Int64(reports + k) * 1_920, now: now, rtt: quick))
         }
         #expect(timeline.jumps == 1 && !timeline.isSettled)
+        // It keeps the rate it measured (the device's crystal did not change): settled again
+        // on three reports.
+        var after = 0
+        while !timeline.isSettled, after < 20 {
+            now += 40_000_000
+            timeline.report(Self.report(anchor: anchor + 30_000_000, frame: Int64(reports + 5 + after) * 1_920, now: now, rtt: quick))
+            after += 1
+        }
+        #expect(after <= 5, "settled again after \(after) more reports")
     }
 
     /// The line is steady once its reports span two seconds, with none out of line since;

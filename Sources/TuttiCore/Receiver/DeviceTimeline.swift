@@ -94,6 +94,12 @@ public struct DeviceTimeline: Sendable {
            abs(converted.anchor - predicted) > configuration.jumpThreshold + point.uncertainty {
             outliers += 1
             guard outliers >= configuration.jumpCount else { return }
+            // The stream moved, not the device's crystal: the new line starts from the rate
+            // the old one measured.
+            if let line, hasMeasuredRate {
+                priorSlope = line.slope
+                rateAssumed = true
+            }
             reset()
             jumps += 1
         }
