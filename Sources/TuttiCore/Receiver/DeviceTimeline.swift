@@ -35,12 +35,12 @@ public struct DeviceTimeline: Sendable {
         public var jumpThreshold: Int64 = 500_000
         public var jumpCount = 5
         /// A room places its first sound on the line only once the line holds this many
-        /// reports (kept, one per `spacing`) and knows the device's rate (measured over
-        /// `minimumSlopeSpan`, or remembered), or holds an exact one. On its first report
-        /// alone, answered slowly by a server busy opening the stream (400 to 700 µs), a room
-        /// that joined played 20 to 60 µs off (bench/sync traces); on three (some 100 ms) but
-        /// no rate yet, the line lagged the null sink's 100 ppm by 10 to 25 µs at the first
-        /// sound, and the room drifted on at that rate until the rate was measured.
+        /// reports (kept, one per `spacing`: some 200 ms of them), or an exact one. On its
+        /// first report alone, answered slowly by a server busy opening the stream (400 to
+        /// 700 µs), a room that joined played 20 to 60 µs off (bench/sync traces). (Waiting
+        /// also for the device's rate, a quarter second of reports, was tried: on the rig's
+        /// PulseAudio the slope through the first, scattered reports moved the line by up
+        /// to 32 µs after the first sound; bench/NOTES.md.)
         public var settledPoints = 3
         /// The line is steady once its reports span this long with none out of line since
         /// (`isSteady`): a player may then ask for reports less often.
@@ -77,8 +77,6 @@ public struct DeviceTimeline: Sendable {
     /// The slope to assume (ns/s) until the reports span `minimumSlopeSpan`: what an earlier
     /// run measured on the same device (`assumeRate(ppm:)`), else none.
     private var priorSlope = 0.0
-    /// Whether `priorSlope` was remembered (`assumeRate(ppm:)`) rather than taken for none.
-    private var rateAssumed = false
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -96,10 +94,7 @@ public struct DeviceTimeline: Sendable {
             guard outliers >= configuration.jumpCount else { return }
             // The stream moved, not the device's crystal: the new line starts from the rate
             // the old one measured.
-            if let line, hasMeasuredRate {
-                priorSlope = line.slope
-                rateAssumed = true
-            }
+            if let line, hasMeasuredRate { priorSlope = line.slope }
             reset()
             jumps += 1
         }
@@ -135,11 +130,9 @@ public struct DeviceTimeline: Sendable {
     public var localPerFrame: Double { 1 / (1 - (line?.slope ?? priorSlope) / 1e9) }
 
     /// Whether the line is good enough to place a room's first sound on: it holds
-    /// `settledPoints` reports and knows the device's rate (`hasMeasuredRate`, or one
-    /// remembered, `assumeRate(ppm:)`), or it holds an exact report (a clocked output's).
+    /// `settledPoints` reports, or an exact one (a clocked output's).
     public var isSettled: Bool {
-        if points.last?.uncertainty == 0 { return true }
-        return points.count >= configuration.settledPoints && (rateAssumed || hasMeasuredRate)
+        points.count >= configuration.settledPoints || points.last?.uncertainty == 0
     }
 
     /// Whether the line is steady: its reports span `steadySpan` since it last started
@@ -168,7 +161,6 @@ public struct DeviceTimeline: Sendable {
     /// device 200 ppm off by 50 µs in its first quarter second.
     public mutating func assumeRate(ppm: Double) {
         priorSlope = min(max(ppm, -1_000), 1_000) * 1_000
-        rateAssumed = true
         if line != nil { refit() }
     }
 

@@ -29,6 +29,8 @@ struct LatencyMonitor {
     private var settlingUntil: LocalTime?
     /// The error is beyond a sample, being slewed back.
     private(set) var slewing = false
+    /// Playback is settling (`settlingTime` after a start): the servo may pull harder.
+    private(set) var settling = false
 
     init(configuration: Configuration) {
         self.configuration = configuration
@@ -57,7 +59,7 @@ struct LatencyMonitor {
         var error = filter.median
         var step: Int64?
         if settlingUntil == nil { settlingUntil = now + configuration.settlingTime }
-        let settling = settlingUntil.map { now < $0 } ?? false
+        settling = settlingUntil.map { now < $0 } ?? false
         let threshold = settling ? configuration.stepThreshold : configuration.lateStepThreshold
         if filter.count >= 3, abs(error) > threshold {
             // Step: skip ahead when late, repeat a little when early. The filter's history

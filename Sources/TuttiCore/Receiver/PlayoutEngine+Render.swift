@@ -65,7 +65,7 @@ extension PlayoutEngine {
             }
             error = remaining
         }
-        let ratio = resampler.ratio(error: error, interval: interval)
+        let ratio = resampler.ratio(error: error, interval: interval, settling: monitor.settling)
         statistics.ratio = ratio
         let needed = Int64((position + ratio * Double(frames)).rounded(.up)) + 2
         if queue.end < needed, segments.current != nil {

@@ -25,9 +25,9 @@ struct Resampler {
     mutating func reset() { servo.reset() }
 
     /// The step (stream frames per device frame) for an `error` (ns, positive: late) after
-    /// `interval` seconds.
-    mutating func ratio(error: Int64, interval: Double) -> Double {
-        deviceRatio * servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1))
+    /// `interval` seconds; `settling`: playback started a moment ago.
+    mutating func ratio(error: Int64, interval: Double, settling: Bool) -> Double {
+        deviceRatio * servo.update(error: Double(error) / 1e9, interval: min(interval, 0.1), settling: settling)
     }
 
     /// `count` frames of `queue` from `position` at `step`, into `out`.
