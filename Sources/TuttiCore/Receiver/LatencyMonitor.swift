@@ -41,6 +41,7 @@ struct LatencyMonitor {
         filter.reset()
         settlingUntil = nil
         slewing = false
+        settling = false
     }
 
     /// The device's timeline moved (it restarted, underran, or began to play): settle again,
