@@ -82,6 +82,9 @@ class Rig:
             self.env.update(LD_PRELOAD=scaled_clock(self.work), SCALED_CLOCK_PPM=str(ppm))
         self.pulse = self.start("pulseaudio", [
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+            # TUTTI_BENCH_PULSE_LOG=debug: the server's own account (its rewinds, its streams' buffers) in pulseaudio.log
+            f"--log-level={os.environ.get('TUTTI_BENCH_PULSE_LOG', 'notice')}", "--log-time=yes",
+            f"--resample-method={os.environ.get('TUTTI_BENCH_RESAMPLE', 'speex-float-1')}",
             "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
             "-L", f"module-null-sink sink_name=capture rate={SINK_RATE} channels=2 channel_map=front-left,front-right",
             "-L", f"module-remap-sink sink_name=roomA master=capture rate={SINK_RATE} channels=1 master_channel_map=front-left channel_map=mono remix=no",

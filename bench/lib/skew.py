@@ -53,7 +53,8 @@ def lag(a, b, max_lag):
 
 
 def fine_lag(a, b):
-    """Lag of b behind a (samples, fractional) for windows already aligned within a sample.
+    """Lag of b behind a (samples, fractional) for windows already aligned within a sample;
+    None when the peak is not near (at the edge of the two samples either side).
 
     Both are tapered (Hann: cut square, their edges hold different music, which biases the
     peak by microseconds), and the peak of their cross-correlation is found on its own
@@ -69,7 +70,7 @@ def fine_lag(a, b):
     cc = np.concatenate((cc[-2:], cc[:3]))
     k = int(np.argmax(cc))
     if not 0 < k < len(cc) - 1:
-        return float(k - 2)
+        return None  # the peak is not within the sample it was aligned to: no refinement
     y0, y1, y2 = cc[k - 1], cc[k], cc[k + 1]
     d = y0 - 2 * y1 + y2
     start = float(k - 2) + (0.5 * (y0 - y2) / d if d < 0 else 0.0)
@@ -107,8 +108,11 @@ def skews(left, right, rate, window=0.1, hop=0.1, max_lag_ms=5.0, min_corr=0.8, 
         l, c = lag(seg_a, seg_b, m)
         if c >= min_corr:
             # Refined on b's window moved by the whole samples found, so both hold the same music.
+            # (When the refined peak lies at the edge of its window, the coarse lag stands: it
+            # read as exactly two samples, 41.7 µs, whatever the lag.)
             k = int(round(l))
-            l = k + fine_lag(seg_a, b[start + k : start + k + w])
+            fine = fine_lag(seg_a, b[start + k : start + k + w])
+            l = l if fine is None else k + fine
             out.append((start / rate, l / rate * 1e6, c))
     return out
 
