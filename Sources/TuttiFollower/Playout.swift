@@ -76,7 +76,7 @@ struct PlayoutSnapshot: Sendable {
             + "buffered \(s.buffered); received \(s.packetsReceived), missed \(r.missed), retransmitted \(s.retransmitted) "
             + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
             + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), "
-            + "unsealed \(unsealed)\(s.otherZones > 0 ? ", other zones' \(s.otherZones)" : ""), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages)\(s.quietJoins > 0 ? ", quiet joins \(s.quietJoins)" : ""), "
+            + "unsealed \(unsealed)\(s.otherZones > 0 ? ", other zones' \(s.otherZones)" : ""), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
             + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps)"
     }
 }
@@ -197,7 +197,7 @@ final class Playout {
         gain.target = room.interrupted ? 0 : room.gain
         if device.jumps != jumps { engine.deviceTimelineChanged() }
         engine.deviceRate = device.localPerFrame
-        engine.device = device.readiness
+        engine.deviceSettled = device.isSettled
         buffer.removeAll(keepingCapacity: true)
         if let heard {
             engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)

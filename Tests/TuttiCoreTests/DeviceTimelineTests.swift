@@ -246,42 +246,6 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 1 && !timeline.isSteady)
     }
 
-    /// How far the line has come, as the engine reads it: settled on three reports, rated once
-    /// they span a quarter second (at once with a remembered rate, and across a jump, which
-    /// keeps the rate), steady once they span two seconds; an exact report is all three.
-    @Test func readinessFollowsTheLine() {
-        func timeline(remembering ppm: Double? = nil) -> DeviceTimeline {
-            var t = DeviceTimeline()
-            if let ppm { t.assumeRate(ppm: ppm) }
-            return t
-        }
-        var fresh = timeline(), remembered = timeline(remembering: 40)
-        #expect(fresh.readiness == DeviceReadiness(settled: false, rated: false, steady: false))
-        var now: Int64 = 1_000_000_000
-        var i: Int64 = 0
-        func report(offset: Double = 0) {
-            for t in [0, 1] {
-                var line = t == 0 ? fresh : remembered
-                line.report(Self.report(anchor: 1_040_000_000 + offset, frame: i * 1_920, now: now, rtt: 80_000))
-                if t == 0 { fresh = line } else { remembered = line }
-            }
-            now += 40_000_000
-            i += 1
-        }
-        for _ in 0..<6 { report() }  // three kept, one every 50 ms or more
-        #expect(fresh.readiness == DeviceReadiness(settled: true, rated: false, steady: false))
-        #expect(remembered.readiness == DeviceReadiness(settled: true, rated: true, steady: false))
-        while now < 1_400_000_000 { report() }
-        #expect(fresh.readiness == DeviceReadiness(settled: true, rated: true, steady: false))
-        while now < 3_200_000_000 { report() }
-        #expect(fresh.readiness == .ready)
-        for _ in 0..<fresh.configuration.jumpCount { report(offset: 30_000_000) }  // the stream moved 30 ms
-        #expect(fresh.jumps == 1 && fresh.readiness == DeviceReadiness(settled: false, rated: true, steady: false))
-        var exact = DeviceTimeline()
-        exact.report(DeviceTiming(frame: 0, heardAt: LocalTime(nanoseconds: now), measuredAt: LocalTime(nanoseconds: now)))
-        #expect(exact.readiness == .ready)
-    }
-
     /// Reports every 40 ms (a young line's pace) and every 100 ms (a steady one's), of a
     /// device 200 ppm off the local clock, answered in 80 to 200 µs (each late by half its
     /// round trip) with ±10 µs of scatter: after the first 5 s the line's anchor strays from

@@ -94,59 +94,21 @@ struct PlayoutEngineTests {
 
     /// A room on a device off its own clock (the rig's null sink runs 100 ppm off, a sound
     /// card's crystal tens of ppm) plays on time once its device's line knows the rate: the
-    /// resampler feeds forward the clock's drift times the device's rate. A room that joins
-    /// starts on three reports, before the line has a slope, so it is off by the rate over
-    /// that time at first (33 and 58 µs at 100 and −150 ppm, when it was heard at once); it
-    /// plays silently until the line has the rate and the servo has pulled the error in,
-    /// and is within 5 µs from its first sound.
+    /// resampler feeds forward the clock's drift times the device's rate. It places its
+    /// first sound on three reports, before the line has a slope, so a room that joins is
+    /// off by the rate over that time at first (33 and 58 µs at 100 and −150 ppm), and the
+    /// servo pulls that in while playback settles (at 3/s): within 5 µs a second after the first
+    /// sound. (At the settled gain, 1.5/s, 2.8 and 4.8 µs remained five seconds on.)
     @Test(arguments: [-150e-6, 100e-6])
     func aRoomOnADeviceOffItsClockPlaysOnTime(rate: Double) throws {
         let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 60_000_000, deviceRate: rate, joinAt: 3_333_000_000)])
         house.run(until: 9_000_000_000)
         let m = house.members[0]
         let first = try #require(m.firstSoundAt)
-        #expect(first - 3_333_000_000 < 1_500_000_000, "first sound \((first - 3_333_000_000) / 1_000_000) ms after start")
-        #expect(m.engine.statistics.quietJoins == 1)
-        let worst = worstError(m, house: house, from: first)
+        #expect(first - 3_333_000_000 < 400_000_000, "first sound \((first - 3_333_000_000) / 1_000_000) ms after start")
+        let worst = worstError(m, house: house, from: first + 1_000_000_000)
         #expect(worst < 5_000, "\(worst / 1e3) µs")
         #expect(abs(m.engine.statistics.ratio - (1 + rate)) < 5e-6, "ratio \(m.engine.statistics.ratio)")
-    }
-
-    /// A room that joins on a device whose reports scatter (a sound server busy opening its
-    /// stream answers up to 60 µs late) is on time from its first sound: it plays silently
-    /// until its line has the device's rate and the servo has pulled the error in. Heard at
-    /// once, the same room was off by the line's first wander.
-    @Test func aRoomJoiningOnScatteredReportsIsOnTimeFromItsFirstSound() throws {
-        var worst: [Bool: Double] = [:]
-        for quiet in [true, false] {
-            let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 60_000_000, deviceRate: 100e-6, reportScatter: 60_000,
-                                              quietJoins: quiet, joinAt: 3_333_000_000)])
-            house.run(until: 7_000_000_000)
-            let m = house.members[0]
-            let first = try #require(m.firstSoundAt)
-            let errors = m.heard.map { h in (h.time, Double(h.time) - house.presentation(of: h.position, timelineOrigin: house.origin)) }
-            let late = errors.filter { $0.0 >= 5_000_000_000 }.map(\.1).sorted()
-            let bias = late[late.count / 2]
-            worst[quiet] = errors.filter { $0.0 >= first }.map { abs($0.1 - bias) }.max()
-            #expect(m.engine.statistics.quietJoins == (quiet ? 1 : 0))
-            if quiet { #expect(first - 3_333_000_000 < 2_500_000_000, "first sound \((first - 3_333_000_000) / 1_000_000) ms after start") }
-        }
-        // Less the room's settled error (the scatter's mean, 32 µs early: every room on such
-        // a server is early alike): 8 µs from the first sound, against 41 µs heard at once.
-        let (quiet, atOnce) = (try #require(worst[true]), try #require(worst[false]))
-        #expect(quiet < 12_000, "\(quiet / 1e3) µs")
-        #expect(atOnce > 2 * quiet, "heard at once: \(atOnce / 1e3) µs")
-    }
-
-    /// A stream that starts is heard from its first frame, even on a device whose timeline is
-    /// young and rough: holding it back would cut off its beginning. Only a join waits.
-    @Test func aStreamThatStartsIsNotHeldQuiet() throws {
-        let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 60_000_000, reportScatter: 60_000)])
-        house.run(until: 3_000_000_000)
-        let m = house.members[0]
-        let first = try #require(m.heard.first)
-        #expect(first.position < 1, "first heard: stream frame \(first.position)")
-        #expect(m.engine.statistics.quietJoins == 0)
     }
 
     /// A room reports the latency it will commit to from its first report on: its device's
@@ -213,10 +175,10 @@ struct PlayoutEngineTests {
         #expect(!sounds(bursting, at: 100_000_000), "one exchange 300 µs long is not enough to join on")
         for k in 1...10 { bursting.addClockSample(exchange(at: t0 + Int64(k) * 1_000_000, roundTrip: 20_000)) }
         #expect((bursting.clockEstimate?.uncertainty ?? .max) <= PlayoutEngine.Configuration().joinUncertainty)
-        bursting.device.settled = false
+        bursting.deviceSettled = false
         #expect(!sounds(bursting, at: 110_000_000), "the device's timeline is not settled yet")
         #expect(bursting.state == .waiting)
-        bursting.device.settled = true
+        bursting.deviceSettled = true
         #expect(sounds(bursting, at: 120_000_000))
         #expect(bursting.state == .playing)
 
@@ -227,9 +189,9 @@ struct PlayoutEngineTests {
         // A device just opened: even a packet still to come waits for its timeline (the
         // stream did not start with it: no marker).
         let opening = joining()
-        opening.device.settled = false
+        opening.deviceSettled = false
         #expect(!sounds(opening, at: 90_000_000) && opening.state == .waiting)
-        opening.device.settled = true
+        opening.deviceSettled = true
         #expect(sounds(opening, at: wait), "then it joins as its clock allows")
 
         // A path that keeps the bound wide: the room joins `joinWait` after the first exchange.
@@ -251,7 +213,7 @@ struct PlayoutEngineTests {
         let middle = CoordinatorTime(nanoseconds: t0.nanoseconds + 150_000)
         engine.addClockSample(ClockSample(t1: t0, t2: middle, t3: middle, t4: t0 + 300_000))
         #expect((engine.clockEstimate?.uncertainty ?? 0) > PlayoutEngine.Configuration().joinUncertainty)
-        engine.device.settled = false  // nor by a device just opened
+        engine.deviceSettled = false  // nor by a device just opened
         for k in 1...50 {
             let packet = RTPPacket(marker: k == 1, sequenceNumber: .init(UInt16(k)), timestamp: .init(UInt32(k * 960)), ssrc: 1,
                                    presentationTime: CoordinatorTime(nanoseconds: t0.nanoseconds + Int64(k) * 20_000_000 + 80_000_000),

@@ -27,12 +27,6 @@ final class SimulatedHouse: @unchecked Sendable {
         /// the member's clock reports its delay in its own time, and answers as a sound
         /// server does (not exact: its line must be fitted).
         var deviceRate = 0.0
-        /// Each of the device's reports answered late by up to this (uniformly), as a busy
-        /// sound server's are: one-sided, at the same round trip.
-        var reportScatter: Int64 = 0
-        /// A join on a device just opened plays silently until the room is on time
-        /// (`PlayoutEngine.Configuration.quietError`); false: heard at once.
-        var quietJoins = true
         var joinAt: Int64 = 0
         var loss = 0.0
         var jitter: Int64 = 0
@@ -81,8 +75,6 @@ final class SimulatedHouse: @unchecked Sendable {
         let latency: Int64
         let fills: Bool
         let rate: Double
-        let scatter: Int64
-        private var random: SeededRandom
         /// Full just after a write: the latency it is written at plus the house's write of
         /// 480 frames (10 ms).
         var bufferLatency: Int64? { latency + 10_000_000 }
@@ -92,14 +84,11 @@ final class SimulatedHouse: @unchecked Sendable {
         /// Local time at which frame 0 is heard; nil before the first demand.
         private var start: Int64?
         let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
-        init(clock: MemberClock, latency: Int64, fills: Bool = false, rate: Double = 0, scatter: Int64 = 0, seed: UInt64 = 1,
-             played: @escaping (Int64, [Float]) -> Void) {
+        init(clock: MemberClock, latency: Int64, fills: Bool = false, rate: Double = 0, played: @escaping (Int64, [Float]) -> Void) {
             self.clock = clock
             self.latency = latency
             self.fills = fills
             self.rate = rate
-            self.scatter = scatter
-            random = SeededRandom(seed: seed)
             self.played = played
         }
         private var playedUntil: Int64? {
@@ -112,13 +101,12 @@ final class SimulatedHouse: @unchecked Sendable {
             let now = clock.nanosecondsNow()
             if fills, start == nil { return nil }
             let heard = playedUntil ?? now + latency
-            guard rate != 0 || scatter != 0 else {
+            guard rate != 0 else {
                 return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: heard), measuredAt: LocalTime(nanoseconds: now))
             }
             let delay = Int64((Double(heard - now) / (1 + rate)).rounded())
-            let late = scatter > 0 ? Int64.random(in: 0...scatter, using: &random) : 0
-            return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: now + delay + late),
-                                measuredAt: LocalTime(nanoseconds: now), uncertainty: 80_000, delay: delay)
+            return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: now + delay), measuredAt: LocalTime(nanoseconds: now),
+                                uncertainty: 80_000, delay: delay)
         }
         func paceTiming(every interval: Int64?) { paces.append(interval) }
         func write(_ samples: [Float]) throws {
@@ -168,7 +156,6 @@ final class SimulatedHouse: @unchecked Sendable {
             var config = PlayoutEngine.Configuration()
             config.payloadType = 96
             config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
-            if !spec.quietJoins { config.quietLimit = 0 }
             var followerConfig = Follower.Configuration()
             followerConfig.coordinator = SimulatedHouse.coordinatorAddress
             followerConfig.unicast = true
@@ -374,8 +361,7 @@ final class SimulatedHouse: @unchecked Sendable {
         if m.playout == nil {
             let frameTime = 1e9 / 48_000 * (1 + m.spec.deviceRate)
             m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency, fills: m.spec.deviceFills,
-                                       rate: m.spec.deviceRate, scatter: m.spec.reportScatter,
-                                       seed: UInt64(index + 1)) { [unowned m] heardAt, samples in
+                                       rate: m.spec.deviceRate) { [unowned m] heardAt, samples in
                 for j in 0..<samples.count / 2 where samples[j * 2] != 0 {
                     let t = m.trueTime(Double(heardAt) + Double(j) * frameTime)
                     // IndexCodec(base: -1) makes position 0 decode as 1, so silence (0) is distinct.

@@ -77,8 +77,6 @@ public struct DeviceTimeline: Sendable {
     /// The slope to assume (ns/s) until the reports span `minimumSlopeSpan`: what an earlier
     /// run measured on the same device (`assumeRate(ppm:)`), else none.
     private var priorSlope = 0.0
-    /// `priorSlope` is a rate measured before (an earlier run's, or the line's before a jump).
-    private var knowsPriorRate = false
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -96,7 +94,7 @@ public struct DeviceTimeline: Sendable {
             guard outliers >= configuration.jumpCount else { return }
             // The stream moved, not the device's crystal: the new line starts from the rate
             // the old one measured.
-            if let line, hasMeasuredRate { (priorSlope, knowsPriorRate) = (line.slope, true) }
+            if let line, hasMeasuredRate { priorSlope = line.slope }
             reset()
             jumps += 1
         }
@@ -147,12 +145,6 @@ public struct DeviceTimeline: Sendable {
         return last.time - first.time >= configuration.steadySpan
     }
 
-    /// How far the line has come, for the engine (`PlayoutEngine.device`).
-    public var readiness: DeviceReadiness {
-        let exact = points.last?.uncertainty == 0  // a clocked output's: its line is known at once
-        return DeviceReadiness(settled: isSettled, rated: hasMeasuredRate || knowsPriorRate || exact, steady: isSteady || exact)
-    }
-
     /// Whether the rate is the device's own, measured (not assumed).
     public var hasMeasuredRate: Bool {
         guard let first = points.first, let last = points.last else { return false }
@@ -169,7 +161,6 @@ public struct DeviceTimeline: Sendable {
     /// device 200 ppm off by 50 µs in its first quarter second.
     public mutating func assumeRate(ppm: Double) {
         priorSlope = min(max(ppm, -1_000), 1_000) * 1_000
-        knowsPriorRate = true
         if line != nil { refit() }
     }
 
@@ -219,27 +210,4 @@ public struct DeviceTimeline: Sendable {
             ? min(max(fit.slope, -1_000_000), 1_000_000) : priorSlope  // ns/s, within ±1000 ppm
         line = (last.time, Double(first.anchor) + fit.meanY - slope * fit.meanX, slope)
     }
-}
-
-/// How far a device's timeline has come since it started (`DeviceTimeline.readiness`): what
-/// the engine may place a room's sound on.
-public struct DeviceReadiness: Equatable, Sendable {
-    /// Good enough to place a first sound on (`DeviceTimeline.isSettled`).
-    public var settled: Bool
-    /// It knows the device's rate: measured (`hasMeasuredRate`), remembered (`assumeRate`),
-    /// kept across a jump, or exact reports.
-    public var rated: Bool
-    /// Its reports span two seconds since it started (`isSteady`), or are exact: a room
-    /// starting on it now (after an outage, a resync) plays where its line says from its
-    /// first frame.
-    public var steady: Bool
-
-    public init(settled: Bool, rated: Bool, steady: Bool) {
-        self.settled = settled
-        self.rated = rated
-        self.steady = steady
-    }
-
-    /// A device whose timeline is exact and long known (a test's, or a clocked output's).
-    public static let ready = DeviceReadiness(settled: true, rated: true, steady: true)
 }

@@ -33,11 +33,7 @@ extension PlayoutEngine {
             let first = out.count
             guard play(n, heard: heard, interval: servoInterval, into: &out) else { continue }
             servoInterval = 0
-            if quiet == nil {
-                fader.apply(from: first, count: n, heard: heard, boundary: segments.boundary, into: &out)
-            } else {
-                out.withUnsafeMutableBufferPointer { $0[first..<first + 2 * n].update(repeating: 0) }
-            }
+            fader.apply(from: first, count: n, heard: heard, boundary: segments.boundary, into: &out)
             remaining -= n
             heard = heard + AudioFormat.nanoseconds(forFrames: Int64(n))
         }
@@ -68,7 +64,6 @@ extension PlayoutEngine {
                 cursor = position
             }
             error = remaining
-            if quiet != nil { hearQuietJoin(error: error, stepped: step != nil) }
         }
         let ratio = resampler.ratio(error: error, interval: interval, settling: monitor.settling)
         statistics.ratio = ratio
@@ -81,16 +76,6 @@ extension PlayoutEngine {
         cursor = position
         queue.discard(before: Int64(position) - 4_800)  // keep 100 ms to step back into
         return true
-    }
-
-    /// A quiet join (`Configuration.quietError`) after a render with `error` left: it is
-    /// heard, faded in, once the room has stayed on time long enough on a device whose rate
-    /// it knows, or once it has waited `quietLimit`.
-    private func hearQuietJoin(error: Int64, stepped: Bool) {
-        guard var held = quiet, let now = lastRenderAt else { return }
-        held.calm = !stepped && device.rated && abs(error) <= configuration.quietError ? held.calm ?? now : nil
-        let calm = held.calm.map { now - $0 >= configuration.quietCalm } ?? false
-        quiet = calm || now - held.since >= configuration.quietLimit ? nil : held
     }
 
     /// Whether the clock is good enough to join a stream already playing: its bound is
@@ -115,15 +100,14 @@ extension PlayoutEngine {
     /// would cut off its beginning. (A moment: packets are let in only once the clock is
     /// locked and before they are due, so while the gate holds, that packet was due less
     /// than `joinWait` before.) Nor does a room place its first sound on a device timeline
-    /// not yet settled (`device`), unless the stream starts with it: the room has just opened
-    /// its device, and the device's first report can be tens of microseconds off. Nor is a
-    /// join on a line that young heard at once (`Configuration.quietError`).
+    /// not yet settled (`deviceSettled`), unless the stream starts with it: the room has just
+    /// opened its device, and the device's first report can be tens of microseconds off.
     private func start(at heard: CoordinatorTime, available: Int, joining: Bool) -> Int {
         guard let segment = segments.current, let first = segment.jitter.first, let desired = segment.position(at: heard) else {
             return Int.max
         }
         if let end = segment.end, heard >= end { return Int.max }
-        guard device.settled || first.startsEpoch else { return Int.max }
+        guard deviceSettled || first.startsEpoch else { return Int.max }
         if desired < Double(first.timestamp) {
             let lead = Int((Double(first.timestamp) - desired).rounded(.up))
             if lead < available {
@@ -151,10 +135,6 @@ extension PlayoutEngine {
         queue.reset(start: packet.timestamp)
         resampler.reset()
         fader.started()
-        if !device.steady, !packet.startsEpoch, configuration.quietLimit > 0 {
-            quiet = (lastRenderAt ?? LocalTime(nanoseconds: 0), nil)
-            statistics.quietJoins += 1
-        }
         receiver.handle(.started)
     }
 }

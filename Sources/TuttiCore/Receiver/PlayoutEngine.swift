@@ -56,15 +56,6 @@ public final class PlayoutEngine {
         /// A room that joined on its first estimate played as far off as that estimate's
         /// error (80 µs on loopback, from one slow exchange), and slewed it out over seconds.
         public var joinWait: Int64 = 200_000_000
-        /// A room that joins a stream on a device it has just opened (its timeline not yet
-        /// steady) plays it silently until its error has stayed within `quietError` for
-        /// `quietCalm` with the device's rate measured, then fades in; at most `quietLimit`
-        /// after it started (0: heard at once). Its first reports are rough (a sound server
-        /// opening a stream answers late), and the line they make moves by tens of
-        /// microseconds in the first second.
-        public var quietError: Int64 = 10_000
-        public var quietCalm: Int64 = 200_000_000
-        public var quietLimit: Int64 = 2_000_000_000
         public init() {}
     }
 
@@ -92,14 +83,10 @@ public final class PlayoutEngine {
         get { resampler.deviceRate }
         set { resampler.deviceRate = newValue }
     }
-    /// How far the shell's timeline of the device has come (`DeviceTimeline.readiness`): a
-    /// room joins a stream already playing only once it is settled (and its clock is,
-    /// `Configuration.joinUncertainty`), and silently until it is steady or the room's
-    /// error has settled too (`Configuration.quietError`).
-    public var device = DeviceReadiness.ready
-    /// A join played silently until the room is on time (`Configuration.quietError`): since
-    /// when, and since when its error has been within it.
-    var quiet: (since: LocalTime, calm: LocalTime?)?
+    /// Whether the shell's timeline of the device is good enough to place a first sound on
+    /// (`DeviceTimeline.isSettled`): a room joins a stream already playing only then (and
+    /// only once its clock is, `Configuration.joinUncertainty`).
+    public var deviceSettled = true
     public internal(set) var statistics = PlayoutStatistics()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
@@ -268,7 +255,6 @@ public final class PlayoutEngine {
     /// Playback stops (`event` says why); it starts again with the next packet due.
     func stopPlayback(_ event: ReceiverState.Event = .stopped) {
         cursor = nil
-        quiet = nil
         monitor.reset()
         resampler.reset()
         decoding.reset()

@@ -32,9 +32,6 @@ public struct PlayoutStatistics: Equatable, Sendable {
     /// Times the stream stopped coming (the buffer ran dry) and playback stopped until it returned.
     public var outages = 0
     public var discontinuities = 0
-    /// Joins played silently until the room was on time, on a device just opened
-    /// (`PlayoutEngine.Configuration.quietError`).
-    public var quietJoins = 0
     /// Last measured playback error, nanoseconds (positive: late).
     public var lastError: Int64 = 0
     public var ratio: Double = 1
