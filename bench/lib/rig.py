@@ -84,6 +84,7 @@ class Rig:
             "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
             # TUTTI_BENCH_PULSE_LOG=debug: the server's own account (its rewinds, its streams' buffers) in pulseaudio.log
             f"--log-level={os.environ.get('TUTTI_BENCH_PULSE_LOG', 'notice')}", "--log-time=yes",
+            # TUTTI_BENCH_RESAMPLE: the server's resampler, for trials of a sink off 48 kHz (its default otherwise)
             f"--resample-method={os.environ.get('TUTTI_BENCH_RESAMPLE', 'speex-float-1')}",
             "-L", f"module-native-protocol-unix socket={socket} auth-anonymous=1",
             "-L", f"module-null-sink sink_name=capture rate={SINK_RATE} channels=2 channel_map=front-left,front-right",
