@@ -72,6 +72,7 @@ FORWARD(int, -ENOSYS, snd_pcm_recover, (snd_pcm_t *pcm, int err, int silent), (p
 FORWARD(int, -ENOSYS, snd_pcm_status, (snd_pcm_t *pcm, snd_pcm_status_t *status), (pcm, status))
 FORWARD_VOID(snd_pcm_status_free, (snd_pcm_status_t *obj), (obj))
 FORWARD(snd_pcm_sframes_t, -ENOSYS, snd_pcm_status_get_delay, (const snd_pcm_status_t *obj), (obj))
+FORWARD(snd_pcm_uframes_t, 0, snd_pcm_status_get_avail, (const snd_pcm_status_t *obj), (obj))
 FORWARD_VOID(snd_pcm_status_get_htstamp, (const snd_pcm_status_t *obj, snd_htimestamp_t *ptr), (obj, ptr))
 FORWARD(snd_pcm_state_t, SND_PCM_STATE_DISCONNECTED, snd_pcm_status_get_state, (const snd_pcm_status_t *obj), (obj))
 FORWARD(int, -ENOSYS, snd_pcm_status_malloc, (snd_pcm_status_t **ptr), (ptr))

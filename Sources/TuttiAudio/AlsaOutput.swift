@@ -1,5 +1,6 @@
 import CALSA
 import Glibc
+import TuttiNet
 import TuttiCore
 
 /// Plays straight to an ALSA device (`hw:0`, `plughw:1`, `default`, `pulse:SINK` through
@@ -9,14 +10,13 @@ import TuttiCore
 /// `DeviceTimeline` smooths and fits (the slope is the device's crystal against the local
 /// clock).
 ///
-/// Like the PulseAudio output it has no thread of its own: the playout thread sleeps in one
-/// `poll` on the device's descriptors (`awaitDemand`) until it wants a period more. The
-/// period is the follower's chunk (the frames it writes at a time: 40 ms of the default
-/// 80 ms buffer) and the buffer its `--buffer-ms`, so the thread wakes once a chunk. The
+/// Like the PulseAudio output it has no thread of its own: the playout thread sleeps until
+/// its next write (`wait`), which `DeviceFill` times from the device's timeline, not from
+/// the device's periods; the buffer only bounds how far ahead it can be filled. The
 /// stream never stops on an underrun (its stop threshold is the boundary, and ALSA fills
 /// what it played with silence): a writer that fell behind skips the frames whose time has
-/// passed and counts them as written, so frame indices stay on the device's timeline, as
-/// with PulseAudio's read index, and sync is kept through an xrun.
+/// passed and counts them as written (and the underrun), so frame indices stay on the
+/// device's timeline, as with PulseAudio's read index, and sync is kept through an xrun.
 /// A device that stops anyway (suspended, or a plugin that stops on an xrun) is prepared
 /// again, its frames counted from where the timeline says, and the follower steps to it.
 /// Every method must be called from the one thread that plays.
@@ -39,19 +39,24 @@ public final class AlsaOutput: AudioOutput {
     /// device stopped and was started again.
     public private(set) var skipped: Int64 = 0
     public private(set) var restarts = 0
+    /// Times the writer found the device had run dry (its frames skipped) or stopped.
+    public private(set) var underruns = 0
+    /// How far ahead of hearing the device takes what was written (ns): its delay beyond
+    /// the frames still in its buffer (a sound card's FIFO; through a plugin, what the
+    /// plugin has passed on), the most a status has shown.
+    public private(set) var committedLatency: Int64 = 0
     public let interrupted = false
     /// ALSA's delay is the device's own where a driver reports it, but a plugin may smooth
     /// it: the pulse plugin's comes from the client library's interpolation, which wanders
     /// ±300 µs over seconds. A line through 30 s of reports averages that out (a sound
     /// card's crystal is steady over far longer).
     public let timingWindow: Int64? = 30_000_000_000
-    public var bufferLatency: Int64? { AudioFormat.nanoseconds(forFrames: Int64(bufferFrames)) }
 
     /// - Parameters:
     ///   - device: an ALSA PCM name (`default`, `hw:0`, `plughw:1,0`, `pulse:roomA`).
-    ///   - bufferMilliseconds: the device's buffer.
-    ///   - periodFrames: how many frames it asks for at a time (the player's chunk).
-    public init(device: String, clock: any MonotonicClock, bufferMilliseconds: Int = 60, periodFrames: Int = 480) throws(AudioError) {
+    ///   - bufferFrames: the device's buffer: the most that can be written ahead.
+    ///   - periodFrames: the device's period (how often its pointer moves, on some cards).
+    public init(device: String, clock: any MonotonicClock, bufferFrames: Int = 7_680, periodFrames: Int = 960) throws(AudioError) {
         self.clock = clock
         name = "alsa:\(device)"
         var handle: OpaquePointer?
@@ -66,9 +71,9 @@ public final class AlsaOutput: AudioOutput {
         }
         status = statusPointer
         do throws(AudioError) {
-            (format, bufferFrames, self.periodFrames) = try Self.configureHardware(handle, device: device, bufferFrames: bufferMilliseconds * 48,
+            (format, self.bufferFrames, self.periodFrames) = try Self.configureHardware(handle, device: device, bufferFrames: bufferFrames,
                                                                                   periodFrames: periodFrames)
-            try Self.configureSoftware(handle, device: device, bufferFrames: bufferFrames, periodFrames: self.periodFrames)
+            try Self.configureSoftware(handle, device: device, bufferFrames: self.bufferFrames, periodFrames: self.periodFrames)
             rc = snd_pcm_prepare(handle)
             guard rc >= 0 else { throw .alsa(device: device, operation: "prepare", message: Self.text(rc)) }
             let count = Int(snd_pcm_poll_descriptors_count(handle))
@@ -122,8 +127,7 @@ public final class AlsaOutput: AudioOutput {
     }
 
     /// Starts on the first write, never stops on an underrun (silence fills what was not
-    /// written), wakes the player a period at a time, and stamps its status on
-    /// CLOCK_MONOTONIC.
+    /// written), and stamps its status on CLOCK_MONOTONIC.
     private static func configureSoftware(_ pcm: OpaquePointer, device: String, bufferFrames: Int, periodFrames: Int) throws(AudioError) {
         var params: OpaquePointer?
         snd_pcm_sw_params_malloc(&params)
@@ -145,15 +149,17 @@ public final class AlsaOutput: AudioOutput {
 
     public var framesWritten: Int64 { written }
 
-    /// Sleeps in `poll` on the device until it can take `frames` more, or `timeout` passes.
-    public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
-        guard let pcm else { return false }
+    public func wait(until deadline: Int64) throws {
+        System.sleep(nanoseconds: deadline - clock.nanosecondsNow())
+    }
+
+    /// Sleeps in `poll` on the device until it can take `frames` more, or `timeout` passes
+    /// (a write that found the buffer full).
+    private func awaitRoom(_ pcm: OpaquePointer, frames: Int, timeout: Int64) throws {
         let deadline = clock.nanosecondsNow() + timeout
-        while true {
-            let available = try availableFrames(pcm)
-            if available >= frames { return true }
+        while try availableFrames(pcm) < frames {
             let left = deadline - clock.nanosecondsNow()
-            guard left > 0 else { return false }
+            guard left > 0 else { return }
             let rc = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (left + 999_999) / 1_000_000))
             if rc < 0, errno != EINTR { throw AudioError.alsa(device: name, operation: "poll", message: String(cString: strerror(errno))) }
             var events: UInt16 = 0
@@ -162,9 +168,11 @@ public final class AlsaOutput: AudioOutput {
     }
 
     /// The device's status, taken now: its delay (frames from the next one written to the
-    /// one heard now) at the instant it stamped, converted to the local clock.
+    /// one heard now) at the instant it stamped, converted to the local clock. A writer
+    /// that fell behind skips the frames whose time passed first.
     public func takeTiming() -> DeviceTiming? {
         guard let pcm else { return nil }
+        _ = try? availableFrames(pcm)
         let before = clock.nanosecondsNow()
         guard snd_pcm_status(pcm, status) >= 0 else { return nil }
         let now = clock.nanosecondsNow()
@@ -178,6 +186,10 @@ public final class AlsaOutput: AudioOutput {
         var sampled = now - Int64((Double(hostNow - stampHost) * clock.rate).rounded())
         if sampled < before - 1_000_000 || sampled > now + 1_000 { sampled = before + (now - before) / 2 }
         let delay = Int64(snd_pcm_status_get_delay(status))
+        let queued = Int64(bufferFrames) - Int64(snd_pcm_status_get_avail(status))
+        if delay - queued >= 0, delay - queued < Int64(bufferFrames) {
+            committedLatency = max(committedLatency, AudioFormat.nanoseconds(forFrames: delay - queued))
+        }
         // `delay` counts from the application pointer, which is `written` (frames skipped are
         // counted in both). It is frames of the device's: its time, which the device
         // timeline converts at the rate it measures.
@@ -194,8 +206,8 @@ public final class AlsaOutput: AudioOutput {
         var done = 0
         while done < frames {
             let rc: snd_pcm_sframes_t = writeFrames(pcm, samples, from: done, count: frames - done)
-            if rc == -snd_pcm_sframes_t(EAGAIN) {  // full: it was asked for, so this is brief
-                _ = try awaitDemand(frames: min(periodFrames, frames - done), timeout: 50_000_000)
+            if rc == -snd_pcm_sframes_t(EAGAIN) {  // full: wait for the room it needs
+                try awaitRoom(pcm, frames: min(periodFrames, frames - done), timeout: 50_000_000)
                 continue
             }
             if rc < 0 {
@@ -220,6 +232,7 @@ public final class AlsaOutput: AudioOutput {
             let behind = snd_pcm_uframes_t(Int(available) - bufferFrames)
             let moved = snd_pcm_forward(pcm, behind)
             if moved > 0 {
+                underruns += 1
                 written += Int64(moved)
                 skipped += Int64(moved)
                 available -= moved
@@ -233,6 +246,7 @@ public final class AlsaOutput: AudioOutput {
     /// timing report sits on the same timeline (the follower steps to it if it moved).
     private func recover(_ pcm: OpaquePointer, _ rc: Int32, _ what: String) throws {
         restarts += 1
+        underruns += 1
         let stoppedAt = latest
         if snd_pcm_recover(pcm, rc, 1) < 0 {
             throw AudioError.alsa(device: name, operation: what, message: Self.text(rc))

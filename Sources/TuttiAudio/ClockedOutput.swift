@@ -6,22 +6,20 @@ import TuttiNet
 ///
 /// Its timeline is exact: frame `n` is heard at `start + n / 48 kHz`. When the writer falls
 /// behind, the time that passed counts as frames written (silence, in the file), so every
-/// later frame keeps its place; the first frame's local time is written to `PATH.start`
-/// (nanoseconds, CLOCK_MONOTONIC).
+/// later frame keeps its place, and counts as an underrun; the first frame's local time is
+/// written to `PATH.start` (nanoseconds, CLOCK_MONOTONIC).
 public final class ClockedOutput: AudioOutput {
     private let clock: any MonotonicClock
-    private let buffer: Int64
     private let writer: WAVWriter?
     /// Local time at which frame 0 is heard; nil before the first write.
     private var start: Int64?
     public private(set) var framesWritten: Int64 = 0
     public let name: String
     public let interrupted = false
-    public var bufferLatency: Int64? { buffer }
+    public private(set) var underruns = 0
 
-    public init(clock: any MonotonicClock, bufferMilliseconds: Int = 40, wavPath: String? = nil) throws(AudioError) {
+    public init(clock: any MonotonicClock, wavPath: String? = nil) throws(AudioError) {
         self.clock = clock
-        buffer = Int64(bufferMilliseconds) * 1_000_000
         if let wavPath {
             writer = try WAVWriter(path: wavPath)
             name = "wav:\(wavPath)"
@@ -36,13 +34,8 @@ public final class ClockedOutput: AudioOutput {
         start.map { $0 + AudioFormat.nanoseconds(forFrames: framesWritten) }
     }
 
-    /// As a sound card with a buffer of `buffer`: when `frames` more fit in it.
-    public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
-        guard let playedUntil else { return true }
-        let now = clock.nanosecondsNow()
-        let wake = playedUntil - buffer + AudioFormat.nanoseconds(forFrames: Int64(frames))
-        if wake > now { System.sleep(nanoseconds: min(wake - now, timeout)) }
-        return wake - now <= timeout
+    public func wait(until deadline: Int64) throws {
+        System.sleep(nanoseconds: deadline - clock.nanosecondsNow())
     }
 
     /// Exact, so every call once it plays has a report. Before the first write there is
@@ -72,6 +65,8 @@ public final class ClockedOutput: AudioOutput {
     private func catchUp(now: Int64) {
         guard let playedUntil, playedUntil < now else { return }
         var gap = Int(AudioFormat.frames(forNanoseconds: now - playedUntil))
+        guard gap > 0 else { return }
+        underruns += 1
         framesWritten += Int64(gap)
         // Fill the file's timeline with silence, in bounded pieces (a suspended machine
         // can come back hours later).

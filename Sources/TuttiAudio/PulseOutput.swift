@@ -9,9 +9,13 @@ import TuttiNet
 /// system call of its own in most of its calls.
 ///
 /// The output has no thread of its own: the thread that plays (the follower's playout
-/// thread) reads the server's socket itself, inside `awaitDemand`, sleeping in one `poll`
-/// until the server asks for more. Nothing here takes a lock, and no other thread is woken
-/// to pass data on. Every method must be called from that one thread (the one that created
+/// thread) reads the server's socket itself, inside `wait`, and sleeps there until its
+/// next write (`DeviceFill` decides when, from the device's timeline), waking early only
+/// for the answer to a timing query or, while the server has the stream paused, for its
+/// word to play again. The server's requests for data are read but do not wake it: their
+/// size follows the sink's blocks, and a writer that waited for them ran the stream dry
+/// (bench/NOTES.md, "Holes"). Nothing here takes a lock, and no other thread is woken to
+/// pass data on. Every method must be called from that one thread (the one that created
 /// the output, or one it handed the output to before using it).
 ///
 /// Each timing query is answered with the server's read index, sink latency and the moment
@@ -50,8 +54,6 @@ public final class PulseOutput: AudioOutput {
     private var awaited: (tag: UInt32, reply: PulseTagReader?, error: String?)?
     private var flushes = 0
     private var corked = false
-    /// Bytes the server will take now: what it asked for, less what was written since.
-    private var writable = 0
     /// Why the stream or the connection ended, once it did.
     private var ended: String?
     /// After a flush the server's write index moved; take ours from the next timing report.
@@ -63,35 +65,40 @@ public final class PulseOutput: AudioOutput {
     /// How long the player waits for a timing query's answer before it renders anyway.
     private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
-    /// The queue asked of the server (tlength): with the latency adjusted, the server sizes
-    /// its sink's latency so that the whole comes to about this.
-    public let bufferLatency: Int64?
+    /// Whether anything was written since the stream opened or was flushed (the server says
+    /// it ran dry only once it had something).
+    private var fed = false
+    /// The sink's latency as the server configured it for this stream (ns): how far ahead
+    /// of hearing the sink takes audio from the stream, at most.
+    public private(set) var configuredSinkLatency: Int64
+    /// The largest sink latency a timing answer has reported (ns).
+    private var reportedSinkLatency: Int64 = 0
 
     /// - Parameters:
     ///   - sink: the sink to play to, or nil for the server's default.
-    ///   - bufferMilliseconds: the audio the server keeps queued (tlength).
-    ///   - requestMilliseconds: how much the server asks for at a time (minreq): the player
-    ///     wakes about this often (a wake that finds less than it writes at a time reads
-    ///     the request and sleeps again).
+    ///   - sinkLatencyMilliseconds: how far ahead of hearing the sink may take audio from
+    ///     the stream (the server's latency for it).
+    ///   - requestMilliseconds: how much the server asks for at a time (minreq); its
+    ///     requests do not wake the player, which writes on its own schedule.
     ///   - timingMilliseconds: how often to ask the server for timing, at most (each answer
     ///     wakes the player once more).
     ///   - onlyIfRunning: give up after 2 s rather than 10 (to find out whether this host
     ///     has a server).
     public convenience init(sink: String?, clock: any MonotonicClock, clientName: String = "tutti",
-                            streamName: String = "tutti follower", bufferMilliseconds: Int = 60, requestMilliseconds: Int = 10,
+                            streamName: String = "tutti follower", sinkLatencyMilliseconds: Int = 20, requestMilliseconds: Int = 40,
                             timingMilliseconds: Int = 25, onlyIfRunning: Bool = false) throws(AudioError) {
-        try self.init(sink: sink, clock: clock, clientName: clientName, streamName: streamName, bufferMilliseconds: bufferMilliseconds,
+        try self.init(sink: sink, clock: clock, clientName: clientName, streamName: streamName, sinkLatencyMilliseconds: sinkLatencyMilliseconds,
                       requestMilliseconds: requestMilliseconds, timingMilliseconds: timingMilliseconds, onlyIfRunning: onlyIfRunning,
                       environment: System.environment)
     }
 
     /// `environment` says where the server is (`PulseServerLocation`).
-    init(sink: String?, clock: any MonotonicClock, clientName: String, streamName: String, bufferMilliseconds: Int,
+    init(sink: String?, clock: any MonotonicClock, clientName: String, streamName: String, sinkLatencyMilliseconds: Int,
          requestMilliseconds: Int, timingMilliseconds: Int, onlyIfRunning: Bool, environment: (String) -> String?) throws(AudioError) {
         self.clock = clock
         quickestTiming = Int64(timingMilliseconds) * 1_000_000
         timingInterval = quickestTiming
-        bufferLatency = Int64(bufferMilliseconds) * 1_000_000
+        configuredSinkLatency = Int64(sinkLatencyMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
         let sockets = PulseServerLocation.sockets(environment: environment)
         var failures: [String] = []
@@ -111,7 +118,7 @@ public final class PulseOutput: AudioOutput {
         outgoing.reserveCapacity(PulseProtocol.descriptorSize + 960 * Self.bytesPerFrame)
         let deadline = clock.nanosecondsNow() + (onlyIfRunning ? 2_000_000_000 : 10_000_000_000)
         try authenticate(clientName: clientName, environment: environment, deadline: deadline)
-        try openStream(sink: sink, name: streamName, bufferMilliseconds: bufferMilliseconds,
+        try openStream(sink: sink, name: streamName, sinkLatencyMilliseconds: sinkLatencyMilliseconds,
                        requestMilliseconds: requestMilliseconds, deadline: deadline)
     }
 
@@ -135,10 +142,14 @@ public final class PulseOutput: AudioOutput {
         _ = try call(hello, deadline: deadline, operation: "connect")
     }
 
-    /// Creates the playback stream.
-    private func openStream(sink: String?, name streamName: String, bufferMilliseconds: Int, requestMilliseconds: Int,
+    /// Creates the playback stream. With the latency adjusted, the server gives the sink
+    /// half of what the queue (tlength) holds beyond two requests, so the queue asked for is
+    /// twice the sink's latency and two requests; the player fills it as it sees fit.
+    private func openStream(sink: String?, name streamName: String, sinkLatencyMilliseconds: Int, requestMilliseconds: Int,
                             deadline: Int64) throws(AudioError) {
         let bytesPerMs = UInt32(AudioFormat.sampleRate / 1000 * Self.bytesPerFrame)
+        let request = max(1, requestMilliseconds)
+        let queue = 2 * max(1, sinkLatencyMilliseconds) + 2 * request
         var create = command(.createPlaybackStream)
         create.sampleSpec(format: 5, channels: UInt8(AudioFormat.channels), rate: UInt32(AudioFormat.sampleRate))  // float32le
         create.channelMap([1, 2])  // front left, front right
@@ -146,9 +157,9 @@ public final class PulseOutput: AudioOutput {
         create.string(sink)
         create.u32(0xFFFF_FFFF)  // maxlength: the server's
         create.bool(false)  // corked
-        create.u32(bytesPerMs * UInt32(bufferMilliseconds))  // tlength
+        create.u32(bytesPerMs * UInt32(queue))  // tlength
         create.u32(0)  // prebuf: play at once, and keep the read index moving when dry
-        create.u32(bytesPerMs * UInt32(max(1, requestMilliseconds)))  // minreq
+        create.u32(bytesPerMs * UInt32(request))  // minreq
         create.u32(0)  // sync group
         create.volumes([0x10000, 0x10000])
         for _ in 0..<7 { create.bool(false) }  // no remap, no remix, fix format, rate, channels, no move, variable rate
@@ -168,10 +179,18 @@ public final class PulseOutput: AudioOutput {
         do throws(PulseProtocolError) {
             channel = try reply.u32()
             _ = try reply.u32()  // the sink input
-            writable = Int(try reply.u32())
+            _ = try reply.u32()  // the bytes requested: the player writes on its own schedule
         } catch {
             throw .pulse(operation: operation, message: error.description)
         }
+        // The buffer as granted, the sink, and the latency the server configured for the
+        // stream (protocol 13 on); a server that leaves them out leaves the one asked for.
+        do throws(PulseProtocolError) {
+            for _ in 0..<7 { try reply.skip() }  // maxlength, tlength, prebuf, minreq, sample spec, channel map, sink index
+            _ = try reply.string()  // the sink's name
+            _ = try reply.bool()  // suspended
+            configuredSinkLatency = Int64(min(try reply.u64(), 10_000_000)) * 1_000
+        } catch {}
         requestTiming()
     }
 
@@ -179,21 +198,27 @@ public final class PulseOutput: AudioOutput {
 
     public var interrupted: Bool { corked }
 
-    /// Reads the server's socket (answers, requests, events) until the server will take
-    /// `frames` more frames, or `timeout` passes.
-    public func awaitDemand(frames: Int, timeout: Int64) throws -> Bool {
-        let deadline = clock.nanosecondsNow() + timeout
-        // A timing query still out is answered within a millisecond or so: wait for it
-        // here, so that its answer is taken the moment it arrives (its round trip is its
-        // error bound), not after the next render.
+    /// How far ahead of hearing the sink takes audio from the stream, at most: as the
+    /// server configured it, or as its answers have shown, whichever is more. Another
+    /// stream on the sink can only lower it (a sink runs at its most demanding stream's
+    /// latency), so a notification's sound does not take the stream's margin.
+    public var committedLatency: Int64 { max(configuredSinkLatency, reportedSinkLatency) }
+
+    /// Reads what the server said meanwhile (answers, requests, events) and sleeps until
+    /// `deadline`. A timing query still out is answered within a millisecond or so: its
+    /// answer is waited for in `poll`, so that it is taken the moment it arrives (its round
+    /// trip is its error bound); so is the server's word to play again while it has the
+    /// stream paused. Otherwise the socket does not wake the player.
+    public func wait(until deadline: Int64) throws {
+        _ = iterate(until: clock.nanosecondsNow())  // what has come already
         while let sent = query?.sentAt, clock.nanosecondsNow() - sent < timingPatience {
             guard iterate(until: min(deadline, sent + timingPatience)) else { break }
         }
-        while true {
-            try checkStream()
-            if writable >= frames * Self.bytesPerFrame { return true }
-            guard iterate(until: deadline) else { return false }
-        }
+        while corked, iterate(until: deadline) {}
+        try checkStream()
+        System.sleep(nanoseconds: deadline - clock.nanosecondsNow())
+        _ = iterate(until: clock.nanosecondsNow())
+        try checkStream()
     }
 
     /// Each query wakes the server, which takes the processor from the player to answer
@@ -221,7 +246,7 @@ public final class PulseOutput: AudioOutput {
             offset += n
         }
         written += Int64(samples.count / AudioFormat.channels)
-        writable = max(0, writable - samples.count * MemoryLayout<Float>.size)
+        fed = true
         if query == nil, relearnWriteIndex || clock.nanosecondsNow() - (latest?.measuredAt.nanoseconds ?? 0) >= timingInterval {
             requestTiming()
         }
@@ -235,6 +260,7 @@ public final class PulseOutput: AudioOutput {
             corked = true
             relearnWriteIndex = true
             flushes += 1
+            fed = false
             var flush = command(.flushPlaybackStream)
             flush.u32(channel)
             send(flush)
@@ -300,6 +326,7 @@ public final class PulseOutput: AudioOutput {
             if stamp >= asked.sentAt - 1_000, stamp <= now + 1_000 { sampled = stamp }
         }
         let latency = Int64(min(sinkMicroseconds, 60_000_000)) * 1_000  // no sink holds a minute
+        if latency <= 2 * configuredSinkLatency { reportedSinkLatency = max(reportedSinkLatency, latency) }
         latest = DeviceTiming(
             frame: readIndex / Int64(Self.bytesPerFrame),
             heardAt: LocalTime(nanoseconds: sampled + latency),
@@ -359,12 +386,13 @@ public final class PulseOutput: AudioOutput {
         }
     }
 
-    /// Sleeps until the server says something or `deadline` passes, then handles what came.
-    /// False once the deadline has passed or the connection ended.
+    /// Sleeps until the server says something or `deadline` passes, then handles what came
+    /// (a deadline already past: only what has come). False once the deadline has passed or
+    /// the connection ended.
     private func iterate(until deadline: Int64) -> Bool {
         let left = deadline - clock.nanosecondsNow()
-        guard left > 0, ended == nil else { return false }
-        guard socket.waitReadable(nanoseconds: left) else { return true }
+        guard ended == nil else { return false }
+        guard socket.waitReadable(nanoseconds: max(0, left)) else { return left > 0 }
         do {
             _ = try socket.receive { incoming.append($0) }
             while let frame = try incoming.next() {
@@ -393,9 +421,17 @@ public final class PulseOutput: AudioOutput {
             }
         // Answers to a flush or a cork need nothing done.
         case .request:
-            if try t.u32() == channel { writable += Int(try t.u32()) }
+            break  // the player writes on its own schedule
         case .underflow:
-            if try t.u32() == channel { underruns += 1 }
+            // The sink found the stream empty: a hole, unless nothing was written yet, or
+            // the stream is paused.
+            if try t.u32() == channel, fed, !corked { underruns += 1 }
+        case .playbackBufferAttrChanged:
+            // The stream moved to another sink, or its sink's latency range changed.
+            if try t.u32() == channel {
+                for _ in 0..<4 { _ = try t.u32() }
+                configuredSinkLatency = Int64(min(try t.u64(), 10_000_000)) * 1_000
+            }
         case .playbackStreamKilled:
             if try t.u32() == channel { ended = "the server ended the stream" }
         case .playbackStreamEvent:

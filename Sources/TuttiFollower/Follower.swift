@@ -23,8 +23,9 @@ public final class Follower: @unchecked Sendable {
         public var outputDelayMilliseconds = 0.0
         /// The room's name: its key on the coordinator.
         public var name = System.hostName().split(separator: ".").first.map(String.init) ?? "room"
-        /// Frames rendered per write to the output.
-        public var chunkFrames = 480
+        /// How full the output is kept: the audio written at a time, and the margin kept
+        /// against the playout's own lateness (`DeviceFill`).
+        public var fill = DeviceFill.Configuration()
         /// Seconds between status lines (verbose) or checks for trouble (quiet).
         public var statusInterval: Double = 5
         /// The technical status line every interval; otherwise only changes and trouble.
@@ -162,12 +163,27 @@ public final class Follower: @unchecked Sendable {
         let playout = Playout(
             engine: engine, network: network, news: news,
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator),
-            clock: clock, chunkFrames: configuration.chunkFrames,
+            clock: clock, fill: Self.fill(configuration, committed: output.committedLatency), committedLatency: output.committedLatency,
             outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
-            bufferLatency: output.bufferLatency ?? 0,
             trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
         return playout
+    }
+}
+
+extension Follower {
+    /// Room the house's latency leaves a live stream's packets to arrive in, beyond what the
+    /// room decides ahead of hearing.
+    static let networkReserve: Int64 = 10_000_000
+
+    /// How full the room keeps its device: as configured, its floor growing no further than
+    /// the house's latency allows (a room that decides its audio further ahead than a live
+    /// stream's packets come would render them before they arrive, and conceal them).
+    static func fill(_ configuration: Configuration, committed: Int64) -> DeviceFill.Configuration {
+        var fill = configuration.fill
+        let latency = Int64(configuration.latencyMilliseconds) * 1_000_000
+        fill.ceiling = max(fill.floor, min(fill.ceiling, latency - committed - fill.period - networkReserve))
+        return fill
     }
 }
 
@@ -276,6 +292,10 @@ final class FollowerNetwork {
         socket.setReceiveBuffer(bytes: 1 << 20)
         return socket
     }
+
+    /// Reports the room with the next turn: it now decides its audio further ahead (its
+    /// device's floor grew), which the house's command lead must know at once.
+    func reportSoon() { control.reportSoon() }
 
     /// Sends what the control channel is due to send; returns the latest time to turn again.
     /// When only other zones' streams come lately (the room's zone's stream may be new) the
@@ -472,5 +492,5 @@ extension PlayoutSnapshot {
         state: .acquiringClock, estimate: nil, lock: ClockLock(uncertainty: nil, suspect: false), rememberedRejected: false,
         statistics: PlayoutStatistics(), requests: RetransmissionRequester.Statistics(), playingEpoch: nil,
         room: RoomControl(settingsVersion: 0, gain: 1, outputDelay: 0, interrupted: false), outputLatency: 0, committedAhead: 0,
-        deviceRatePPM: nil, deviceOffsetPPM: 0, deviceJumps: 0)
+        deviceRatePPM: nil, deviceOffsetPPM: 0, deviceJumps: 0, floor: 0, nearMisses: 0, holes: 0)
 }

@@ -14,7 +14,7 @@ extension FollowerCommand {
         .init(key: "output", kind: .option, abstract: "Output: auto (PulseAudio where a server runs, PipeWire's included, else ALSA's default device), pulse, pulse:SINK, alsa, alsa:DEVICE (hw:0, plughw:1, default: straight to ALSA, no sound server needed), wav:PATH or null.", defaultValue: "auto"),
         .init(key: "latency-ms", kind: .option, abstract: "The house's end-to-end latency this follower expects (ms); sizes its jitter buffer.", defaultValue: "150"),
         .init(key: "output-delay-ms", kind: .option, abstract: "Extra delay of the device after the sound server, e.g. an HDMI TV or Bluetooth speaker (ms).", defaultValue: "0.0"),
-        .init(key: "buffer-ms", kind: .option, abstract: "Sound server buffer to keep filled (ms).", defaultValue: "80"),
+        .init(key: "buffer-ms", kind: .option, abstract: "How far ahead of being heard the room writes its audio, at least (ms): the sound server's own latency, a write and the margin kept against this machine's lateness, which grows by itself when the machine needs more.", defaultValue: "80"),
         .init(key: "verbose", kind: .flag, abstract: "Log the technical status line (clock, timing, buffer, loss) every --status-interval seconds. Without it the follower logs only changes and trouble."),
         .init(key: "status-interval", kind: .option, abstract: "Seconds between status lines (implies --verbose), and between checks for trouble (default 5)."),
         .init(key: "key", kind: .option, abstract: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key."),

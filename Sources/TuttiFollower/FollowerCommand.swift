@@ -39,7 +39,7 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "Extra delay of the device after the sound server, e.g. an HDMI TV or Bluetooth speaker (ms).")
     var outputDelayMs: Double = 0
 
-    @Option(help: "Sound server buffer to keep filled (ms).")
+    @Option(help: "How far ahead of being heard the room writes its audio, at least (ms): the sound server's own latency, a write and the margin kept against this machine's lateness, which grows by itself when the machine needs more.")
     var bufferMs: Int = 80
 
     @Flag(help: "Log the technical status line (clock, timing, buffer, loss) every --status-interval seconds. Without it the follower logs only changes and trouble.")
@@ -93,19 +93,57 @@ public struct FollowerCommand: ParsableCommand {
         throw ValidationError("unknown --output '\(output)': use auto, pulse, pulse:SINK, alsa, alsa:DEVICE, wav:PATH or null")
     }
 
+    /// How `--buffer-ms` is spent, and how the output is set up for it: a write of half of
+    /// it (40 ms at most: the playout wakes once a write), on a sound server a quarter of it
+    /// for the server's sink, and the rest kept in hand against this machine's lateness
+    /// (`DeviceFill`'s floor, which grows when a write comes close to the device running
+    /// dry). 80 ms: 40 ms writes, 20 ms for PulseAudio's sink, 20 ms in hand (40 straight to
+    /// ALSA, where the device takes only its FIFO ahead).
+    struct OutputPlan: Equatable {
+        var fill = DeviceFill.Configuration()
+        /// The sound server's latency for the stream (ms).
+        var sinkLatencyMilliseconds = 0
+        /// An ALSA device's buffer and period (frames).
+        var alsaBufferFrames = 0, alsaPeriodFrames = 0
+
+        init(bufferMs: Int, soundServer: Bool) {
+            let buffer = Int64(bufferMs) * 1_000_000
+            fill.period = min(40_000_000, buffer / 2)
+            if soundServer {
+                sinkLatencyMilliseconds = max(1, bufferMs / 4)
+                fill.floor = buffer - fill.period - Int64(sinkLatencyMilliseconds) * 1_000_000
+            } else {
+                fill.floor = buffer - fill.period
+                // Room to grow the floor into: the device's buffer is twice the setting.
+                alsaBufferFrames = 2 * bufferMs * 48 + Int(fill.period / 1_000_000) * 48
+                alsaPeriodFrames = max(48, Int(fill.period / 1_000_000) * 24)
+                fill.ceiling = Int64(alsaBufferFrames) * 1_000_000 / 48 - fill.period
+            }
+        }
+    }
+
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, requestFrames: Int, chunkFrames: Int, log: Log) throws -> AudioOutput {
+    static func automaticOutput(bufferMs: Int, log: Log) throws -> (AudioOutput, OutputPlan) {
+        let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
         do {
-            let pulse = try PulseOutput(sink: nil, clock: SystemClock(), bufferMilliseconds: bufferMs,
-                                        requestMilliseconds: requestFrames / 48, timingMilliseconds: 25, onlyIfRunning: true)
+            let pulse = try PulseOutput(sink: nil, clock: SystemClock(), sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
+                                        requestMilliseconds: Int(server.fill.period / 1_000_000), timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
-            return pulse
+            return (pulse, server)
         } catch {
-            let alsa = try AlsaOutput(device: "default", clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: chunkFrames)
+            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
-            return alsa
+            return (alsa, plan)
         }
+    }
+
+    static func alsaOutput(_ device: String, bufferMs: Int) throws -> (AlsaOutput, OutputPlan) {
+        var plan = OutputPlan(bufferMs: bufferMs, soundServer: false)
+        let alsa = try AlsaOutput(device: device, clock: SystemClock(), bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
+        // The buffer the device granted bounds how far ahead it can be filled.
+        plan.fill.ceiling = max(plan.fill.floor, AudioFormat.nanoseconds(forFrames: Int64(alsa.bufferFrames)) - plan.fill.period)
+        return (alsa, plan)
     }
 
     public func run() throws {
@@ -134,35 +172,28 @@ public struct FollowerCommand: ParsableCommand {
         config.sealedStream = !plainRtp
         if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
-        // A sound server asks for a third of its buffer at a time, 20 ms at most. Where it
-        // still holds 40 ms after the player wrote two of those, the player writes two at
-        // a time (and an ALSA device's period is that write): a render and a write, and the
-        // wakes and task switches they bring, every 40 ms of audio instead of every 20, the
-        // device as full when it is written as with 60 ms written 20 at a time
-        // (bench/NOTES.md, "Two requests a write").
-        let requestFrames = max(240, min(960, bufferMs * 48 / 3))
-        config.chunkFrames = bufferMs * 48 - 2 * requestFrames >= 1_920 ? 2 * requestFrames : requestFrames
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            device = try Self.automaticOutput(bufferMs: bufferMs, requestFrames: requestFrames, chunkFrames: config.chunkFrames, log: log)
+            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, log: log)
+            (device, config.fill) = (automatic, plan.fill)
         case let .alsa(name):
-            let alsa = try AlsaOutput(device: name, clock: SystemClock(), bufferMilliseconds: bufferMs, periodFrames: config.chunkFrames)
+            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
-            device = alsa
+            (device, config.fill) = (alsa, plan.fill)
         case let .pulse(sink):
-            device = try PulseOutput(sink: sink, clock: SystemClock(), bufferMilliseconds: bufferMs,
-                                     requestMilliseconds: requestFrames / 48, timingMilliseconds: 25)
+            let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
+            device = try PulseOutput(sink: sink, clock: SystemClock(), sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
+                                     requestMilliseconds: Int(plan.fill.period / 1_000_000), timingMilliseconds: 25)
+            config.fill = plan.fill
         case let .wav(path):
-            // A clocked output sleeps on a timer, not on a device: nothing to save by
-            // writing more at a time, and its writer keeps the margin it had.
-            config.chunkFrames = requestFrames
-            clocked = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs, wavPath: path)
+            clocked = try ClockedOutput(clock: SystemClock(), wavPath: path)
             device = clocked!
+            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         case .null:
-            config.chunkFrames = requestFrames
-            device = try ClockedOutput(clock: SystemClock(), bufferMilliseconds: bufferMs)
+            device = try ClockedOutput(clock: SystemClock())
+            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         }
         let follower = try Follower(configuration: config)
         TerminationSignals.onTermination { follower.stop() }

@@ -39,16 +39,23 @@ struct PlayoutSnapshot: Sendable {
     var room: RoomControl
     /// How far ahead of being heard the last write began (ns): the device's latency.
     var outputLatency: Int64
-    /// How far ahead of being heard the room decides its audio (ns): the latency plus one
-    /// write, as measured, or the full buffer as set up, whichever is more. A cut the room
-    /// learns of later than this before it is due is heard late, so this is what the room
-    /// reports, and what the house's command lead is made of.
+    /// How far ahead of being heard the room decides its audio (ns): the device's own
+    /// latency, its floor and a write (`DeviceFill`), or the latency plus a write as
+    /// measured, whichever is more. A cut the room learns of later than this before it is
+    /// due is heard late, so this is what the room reports, and what the house's command
+    /// lead is made of.
     var committedAhead: Int64
     /// The device's rate against the local clock, once measured (ppm).
     var deviceRatePPM: Double?
     /// The device's rate as assumed or measured, and how often its timeline jumped.
     var deviceOffsetPPM: Double
     var deviceJumps: Int
+    /// The device's margin against the playout's lateness (ns), and how often a write came
+    /// close to it running dry.
+    var floor: Int64
+    var nearMisses: Int
+    /// Times the device ran dry while the room played: holes the follower caused.
+    var holes: Int
 
     func report(name: String) -> RoomReport {
         let s = statistics
@@ -77,7 +84,8 @@ struct PlayoutSnapshot: Sendable {
             + "(asked \(r.requested), \(r.joining) on joining), lost \(s.lost), fec \(s.recoveredByFEC), concealed "
             + "\(s.concealedFrames) frames, late \(s.late), dropped \(s.malformed + s.foreign + s.absurd + s.duplicates), "
             + "unsealed \(unsealed)\(s.otherZones > 0 ? ", other zones' \(s.otherZones)" : ""), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
-            + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps)"
+            + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps); "
+            + "floor \((Double(floor) / 1e6).fixed(1)) ms, near misses \(nearMisses), holes \(holes)"
     }
 }
 
@@ -90,12 +98,13 @@ struct RoomControl: Sendable {
 }
 
 /// The follower's real-time side, run by its only thread: the playout engine, the device's
-/// timeline, the room's gain, and the sockets. It sleeps on the device's demand (in
-/// PulseAudio's main loop), or until the control channel or a retransmission request is
-/// due; at each wake it takes what the sockets received meanwhile (without waiting), asks
-/// for what is missing, sends what the clock and the room are due to send, renders the
-/// frames due and writes them. It shares nothing with another thread, so it never waits on
-/// one; see docs/threads.md.
+/// timeline, the room's gain, and the sockets. It sleeps until its next write is due (a
+/// floor before its device runs dry: `DeviceFill`), or until the control channel or a
+/// retransmission request is due; at each wake it takes what the sockets received
+/// meanwhile (without waiting), asks for what is missing, sends what the clock and the room
+/// are due to send, and, when the write is due, renders the frames that keep the device
+/// supplied until the next one and writes them. It shares nothing with another thread, so
+/// it never waits on one; see docs/threads.md.
 final class Playout {
     /// Sends this follower's NACKs (RFC 4585) to the coordinator on the control channel,
     /// sealed with SRTCP when the stream is sealed: a UDP send that never waits (a full
@@ -112,16 +121,30 @@ final class Playout {
     private let news: PlayoutNews
     private var requests: Requests
     private let clock: any MonotonicClock
-    private let chunkFrames: Int
     private var room: RoomControl
     private var device = DeviceTimeline()
+    private var fill: DeviceFill
+    /// When the next write is due (local ns; `.min`: at once).
+    private var writeDue: Int64 = .min
+    /// Where the frames written so far run out, counted from the first write at the nominal
+    /// rate: the device's dry point until its timeline has a report.
+    private var provisionalDry: Int64?
+    /// Whether the write now due was planned on the device's timeline (not on the guess).
+    private var planMeasured = false
+    /// The device's underruns as last seen, and those that fell while the room played.
+    private var underrunsSeen = 0
+    private var holes = 0
+    /// When a write last found the device dry.
+    private var lastDryWrite: Int64?
+    /// The floor the room's reports last told of.
+    private var floorReported: Int64 = 0
     private var gain = GainStage()
     private var outputLatency: Int64 = 0
-    /// The output's latency once its buffer is full (just after a write), as set up: the
+    /// The output's latency once a write is made (its own, the floor and a write): the
     /// least the room reports committing to (a house that took the latency measured while
     /// the buffer filled gave a start too short a lead, and the rooms lost its first 10 to
     /// 15 ms).
-    private let bufferLatency: Int64
+    private var bufferLatency: Int64 = 0
     /// What is rendered for each write, kept between turns.
     private var buffer: [Float] = []
     /// Renders until the next snapshot.
@@ -133,7 +156,8 @@ final class Playout {
     private let trace: TimingTrace?
 
     init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
-         chunkFrames: Int, outputDelay: Int64, timingWindow: Int64? = nil, bufferLatency: Int64 = 0, trace: TimingTrace?) {
+         fill: DeviceFill.Configuration, committedLatency: Int64 = 0, outputDelay: Int64, timingWindow: Int64? = nil,
+         trace: TimingTrace?) {
         if let timingWindow {
             var timeline = DeviceTimeline.Configuration()
             timeline.window = timingWindow
@@ -144,9 +168,10 @@ final class Playout {
         self.news = news
         self.requests = requests
         self.clock = clock
-        self.chunkFrames = chunkFrames
-        self.bufferLatency = bufferLatency
-        buffer.reserveCapacity(chunkFrames * 2)
+        self.fill = DeviceFill(configuration: fill)
+        bufferLatency = committedLatency + self.fill.fillTarget
+        floorReported = self.fill.floor
+        buffer.reserveCapacity(Int(AudioFormat.frames(forNanoseconds: fill.floor + 2 * fill.period)) * 2)
         self.trace = trace
         room = RoomControl(settingsVersion: 0, gain: 1, outputDelay: outputDelay, interrupted: false)
     }
@@ -160,30 +185,39 @@ final class Playout {
         while !stop.isSet { _ = try step(output: output) }
     }
 
-    /// One turn of the loop: sends what the control channel is due to send, waits for the
-    /// device's demand (or until the control channel or a retransmission request is due),
-    /// takes what the sockets received, asks for what is missing, and renders and writes
-    /// the frames due when the device wants them. Returns the local time by which it must
-    /// turn again even if the device asks for nothing (a simulated house drives it so).
+    /// One turn of the loop: sends what the control channel is due to send, sleeps until the
+    /// next write is due (or the control channel or a retransmission request is), takes
+    /// what the sockets received, asks for what is missing, and, when the write is due,
+    /// renders and writes what keeps the device supplied until the next one. Returns the
+    /// local time by which it must turn again (a simulated house drives it so).
     @discardableResult
     func step(output: AudioOutput) throws -> Int64 {
-        // It wakes for the device's demand; when the control channel is due to send (a
-        // time request rides the device's wakes where it can); and when a retransmission
-        // request is due (a packet overdue, or a retry: a request sent late leaves its
-        // answer less time).
+        // It wakes for its writes; when the control channel is due to send (a time request
+        // rides the writes' wakes where it can); and when a retransmission request is due (a
+        // packet overdue, or a retry: a request sent late leaves its answer less time).
         let controlDue = network.turn(lock: engine.clockLock)
         let before = clock.nanosecondsNow()
         let requestDue = engine.nextRetransmissionRequest.map { max($0.nanoseconds, before + 1_000_000) } ?? .max
-        let timeout = min(200_000_000, max(0, min(controlDue, requestDue) - before))
-        let ready = try output.awaitDemand(frames: chunkFrames, timeout: timeout)
+        let writing = output.interrupted ? Int64.max : writeDue
+        try output.wait(until: max(before, min(before + 200_000_000, controlDue, requestDue, writing)))
         let now = clock.nanosecondsNow()
         let clockChanged = takeInputs()
         askForMissing(at: LocalTime(nanoseconds: now))
-        let next = min(before + timeout, engine.nextRetransmissionRequest.map { max($0.nanoseconds, now + 1_000_000) } ?? .max)
-        guard ready else {
+        room.interrupted = output.interrupted
+        let later = min(before + 200_000_000, controlDue,
+                        engine.nextRetransmissionRequest.map { max($0.nanoseconds, now + 1_000_000) } ?? .max)
+        guard now >= writeDue, !room.interrupted else {
             publish(force: clockChanged, now: now)
-            return next
+            return min(later, room.interrupted ? .max : writeDue)
         }
+        try write(to: output, now: now)
+        publish(force: clockChanged, now: now)
+        return min(later, writeDue)
+    }
+
+    /// The write: the device's timing first (where it runs dry), then as many frames as
+    /// keep it supplied until the next write, rendered for the instant each is heard.
+    private func write(to output: AudioOutput, now: Int64) throws {
         let jumps = device.jumps
         let timing = output.takeTiming()
         if let timing { device.report(timing) }
@@ -193,23 +227,54 @@ final class Playout {
         }
         let written = output.framesWritten
         let heard = device.heardAt(frame: written)
-        room.interrupted = output.interrupted
         gain.target = room.interrupted ? 0 : room.gain
         if device.jumps != jumps { engine.deviceTimelineChanged() }
         engine.deviceRate = device.localPerFrame
         engine.deviceSettled = device.isSettled
+        let committed = output.committedLatency
+        let frameTime = 1e9 / Double(AudioFormat.sampleRate) * device.localPerFrame
+        let dryAt = heard.map { $0.nanoseconds - committed } ?? provisionalDry
+        let (frames, event) = fill.write(at: now, dryAt: dryAt, judged: planMeasured && heard != nil, frameTime: frameTime)
+        planMeasured = heard != nil
+        noteUnderruns(output, found: event, now: now)
+        let grew = fill.floor != floorReported
         buffer.removeAll(keepingCapacity: true)
         if let heard {
-            engine.render(frames: chunkFrames, heardAt: heard + room.outputDelay, into: &buffer)
+            engine.render(frames: frames, heardAt: heard + room.outputDelay, into: &buffer)
             outputLatency = heard.nanoseconds + room.outputDelay - now
         } else {
-            buffer.append(contentsOf: repeatElement(0, count: chunkFrames * 2))
+            buffer.append(contentsOf: repeatElement(0, count: frames * 2))
         }
         trace?.record(now: now, timing: timing, written: written, heard: heard, engine: engine)
         gain.apply(to: &buffer)
         try output.write(buffer)
-        publish(force: clockChanged, now: now)
-        return next
+        let duration = Int64((Double(frames) * frameTime).rounded())
+        provisionalDry = max(provisionalDry ?? now, now) + duration
+        // Frames keep their places on a device found dry (what was due meanwhile was
+        // dropped), so it now runs dry where the fill put it.
+        writeDue = fill.writeDue(dryAt: (dryAt ?? now) + duration)
+        bufferLatency = committed + fill.fillTarget
+        if grew {
+            // The room now decides its audio further ahead: the house's command lead must
+            // count it from the next command on, not a report later.
+            floorReported = fill.floor
+            publish(force: true, now: now)
+            network.reportSoon()
+        }
+    }
+
+    /// Counts the device's underruns since the last write that fell while the room played
+    /// (holes), and grows the floor where the writes' own margin did not see them coming (a
+    /// device says so when it runs dry, or when the late write reaches it: an underrun within
+    /// two periods of a write that found the device dry is that one).
+    private func noteUnderruns(_ output: AudioOutput, found event: DeviceFill.Event?, now: Int64) {
+        if case .ranDry = event { lastDryWrite = now }
+        let underruns = output.underruns
+        guard underruns != underrunsSeen else { return }
+        if engine.state == .playing { holes += underruns - underrunsSeen }
+        underrunsSeen = underruns
+        if let seen = lastDryWrite, now - seen <= 2 * fill.configuration.period { return }
+        fill.deviceRanDry()
     }
 
     /// Applies what the sockets received since the last wake, in arrival order. True when
@@ -259,9 +324,9 @@ final class Playout {
             state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
             rememberedRejected: engine.clock.rememberedRejected, statistics: statistics,
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
-            committedAhead: max(outputLatency + AudioFormat.nanoseconds(forFrames: Int64(chunkFrames)), bufferLatency + room.outputDelay),
+            committedAhead: max(outputLatency + fill.configuration.period, bufferLatency + room.outputDelay),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
-            deviceJumps: device.jumps)
+            deviceJumps: device.jumps, floor: fill.floor, nearMisses: fill.nearMisses, holes: holes)
     }
 
     /// Takes a snapshot every 10 renders (about 100 ms), and at once after a clock

@@ -27,24 +27,26 @@ struct AudioTests {
         let path = NSTemporaryDirectory() + "tutti-clocked-\(getpid()).wav"
         defer { try? FileManager.default.removeItem(atPath: path); try? FileManager.default.removeItem(atPath: path + ".start") }
         let clock = TestClock()
-        let out = try ClockedOutput(clock: clock, bufferMilliseconds: 20, wavPath: path)
+        let out = try ClockedOutput(clock: clock, wavPath: path)
         let chunk = [Float](repeating: 0.25, count: 480 * 2)
         let start = clock.nanosecondsNow()
         var first: DeviceTiming?
         // Frame 0 is heard when it is written: before that there is no report to give.
         #expect(out.takeTiming() == nil)
-        for _ in 0..<20 {  // 200 ms of audio
-            #expect(try out.awaitDemand(frames: 480, timeout: 1_000_000_000))
-            if let t = out.takeTiming(), first == nil || t.frame > 0 { first = t }
+        for _ in 0..<20 {  // 200 ms of audio, written whenever 20 ms or less is left
+            if let t = out.takeTiming() {
+                if first == nil || t.frame > 0 { first = t }
+                try out.wait(until: t.heardAt.nanoseconds - 20_000_000)
+            }
             try out.write(chunk)
         }
         let elapsed = clock.nanosecondsNow() - start
-        // The device wants more only once just the buffer (20 ms) is ahead of real time.
         #expect(elapsed >= 160_000_000 && elapsed < 400_000_000, "\(elapsed / 1_000_000) ms")
-        #expect(try out.awaitDemand(frames: 480, timeout: 0) == false)
+        #expect(out.underruns == 0)
         Thread.sleep(forTimeInterval: 0.1)  // an underrun of ~80 ms
         let timing = try #require(out.takeTiming())
         #expect(out.framesWritten > 9_600 + 3_000, "the underrun did not count as time")
+        #expect(out.underruns == 1, "the device said it ran dry")
         // The anchor did not move: frame n is still heard at start + n / 48 kHz.
         let anchor = try #require(first).anchor
         #expect(abs(timing.anchor - anchor) < 25_000)
@@ -60,20 +62,19 @@ struct AudioTests {
 
 /// The ALSA output on ALSA's null device (alsa-lib's `null` PCM, which plays nowhere and,
 /// in Debian 12's alsa-lib, takes frames as fast as they come): it opens with the period and
-/// buffer asked for, wakes the player when a period fits, counts what it writes, and each
-/// timing report names the next frame written and when it would be heard. Its timing
+/// buffer asked for, counts what it writes, and each timing report names the next frame
+/// written and when it would be heard. Its timing
 /// against a real clock is measured on the rig (`AlsaTests`), through ALSA's pulse plugin.
 @Suite("ALSA output")
 struct AlsaOutputTests {
     @Test func theNullDeviceTakesAPeriodAtATimeAndReportsItsTiming() throws {
         let clock = TestClock()
-        let out = try AlsaOutput(device: "null", clock: clock, bufferMilliseconds: 60, periodFrames: 480)
+        let out = try AlsaOutput(device: "null", clock: clock, bufferFrames: 2_880, periodFrames: 480)
         #expect(out.name == "alsa:null")
         #expect(out.periodFrames == 480 && out.bufferFrames == 2_880, "period \(out.periodFrames), buffer \(out.bufferFrames)")
         #expect(out.framesWritten == 0 && !out.interrupted)
         let chunk = [Float](repeating: 0.25, count: out.periodFrames * 2)
         for k in 1...20 {
-            #expect(try out.awaitDemand(frames: out.periodFrames, timeout: 100_000_000))
             try out.write(chunk)
             #expect(out.framesWritten == Int64(k * out.periodFrames))
             let before = clock.nanosecondsNow()
@@ -84,7 +85,7 @@ struct AlsaOutputTests {
             // Nothing is queued in a device that plays at once: the next frame is heard now.
             #expect(abs(timing.heardAt.nanoseconds - timing.measuredAt.nanoseconds) < 5_000_000)
         }
-        #expect(out.skipped == 0 && out.restarts == 0)
+        #expect(out.skipped == 0 && out.restarts == 0 && out.underruns == 0)
     }
 
     @Test func aDeviceThatIsNotThereIsAClearError() {

@@ -235,8 +235,8 @@ extension PulseOutput {
     /// An output on the server `PULSE_SERVER` would name, with no cookie.
     static func open(server: String, sink: String?) throws(AudioError) -> PulseOutput {
         let environment = ["PULSE_SERVER": server, "PULSE_COOKIE": "/nonexistent/cookie"]
-        return try PulseOutput(sink: sink, clock: TestClock(), clientName: "test", streamName: "test", bufferMilliseconds: 60,
-                               requestMilliseconds: 20, timingMilliseconds: 25, onlyIfRunning: true, environment: { environment[$0] })
+        return try PulseOutput(sink: sink, clock: TestClock(), clientName: "test", streamName: "test", sinkLatencyMilliseconds: 20,
+                               requestMilliseconds: 40, timingMilliseconds: 25, onlyIfRunning: true, environment: { environment[$0] })
     }
 }
 

@@ -17,11 +17,26 @@ final class SimulatedHouse: @unchecked Sendable {
     struct FollowerSpec {
         var clockOffset: Int64 = 0
         var drift: Double = 0
+        /// How far ahead of hearing the device takes what was written (a sound server's
+        /// sink latency): the first frame written is heard this long after its write.
         var deviceLatency: Int64 = 40_000_000
         /// The device starts empty, as a sound card does: frame 0 is heard when it is
-        /// written, and the buffer fills to `deviceLatency` over the first writes (no
-        /// timing before the first). Otherwise it is full from the start.
+        /// written (no timing before the first), and it takes nothing ahead.
         var deviceFills = false
+        /// How full the follower keeps its device (`DeviceFill`); the house's default: 10 ms
+        /// writes with 2 ms in hand (the house turns a member's loop at most 0.5 ms late).
+        var fill: DeviceFill.Configuration = {
+            var c = DeviceFill.Configuration()
+            c.period = 10_000_000
+            c.floor = 2_000_000
+            return c
+        }()
+        /// How late the follower's loop turns after it asked to (its thread's wake-ups on a
+        /// busy machine): each turn late by up to this much, at random (uniform).
+        var wakeLateness: Int64 = 0
+        /// And one turn this late every `stallEvery` of true time (a machine that stalls).
+        var stall: Int64 = 0
+        var stallEvery: Int64 = 0
         /// The device's rate against the member's clock: each frame takes `1 + deviceRate`
         /// of its nominal time (a sound card's crystal, the rig's null sink). A device off
         /// the member's clock reports its delay in its own time, and answers as a sound
@@ -65,9 +80,11 @@ final class SimulatedHouse: @unchecked Sendable {
         func localAddress() throws(SystemError) -> SocketAddress { address }
     }
 
-    /// A member's sound device: frame `n` is heard `latency` after it is due to be written,
-    /// exactly, on the member's clock; it asks for a chunk when the last one written is
-    /// `latency` from being heard. What it plays goes to `played`.
+    /// A member's sound device: it plays from its first write on, frame after frame, each
+    /// `1 + rate` of its nominal time on the member's clock, and takes each frame `latency`
+    /// ahead of hearing it (the first one is heard `latency` after it is written). A frame
+    /// written after it was due is not played (the device ran dry meanwhile: an underrun);
+    /// the frames after it keep their places. What it plays goes to `played`.
     final class SimulatedDevice: AudioOutput {
         let name = "simulated"
         let interrupted = false
@@ -75,10 +92,11 @@ final class SimulatedHouse: @unchecked Sendable {
         let latency: Int64
         let fills: Bool
         let rate: Double
-        /// Full just after a write: the latency it is written at plus the house's write of
-        /// 480 frames (10 ms).
-        var bufferLatency: Int64? { latency + 10_000_000 }
+        var committedLatency: Int64 { fills ? 0 : latency }
         private(set) var framesWritten: Int64 = 0
+        private(set) var underruns = 0
+        /// Frames written too late to be played.
+        private(set) var framesDropped = 0
         /// How often the player asked for timing, each time it changed its pace (nil: as set up).
         private(set) var paces: [Int64?] = []
         /// Local time at which frame 0 is heard; nil before the first demand.
@@ -94,9 +112,8 @@ final class SimulatedHouse: @unchecked Sendable {
         private var playedUntil: Int64? {
             start.map { $0 + Int64((Double(AudioFormat.nanoseconds(forFrames: framesWritten)) * (1 + rate)).rounded()) }
         }
-        /// When it next asks for audio (local time).
-        var nextDemand: Int64 { playedUntil.map { $0 - latency } ?? clock.nanosecondsNow() }
-        func awaitDemand(frames: Int, timeout: Int64) throws -> Bool { clock.nanosecondsNow() >= nextDemand }
+        /// The house's time moves on by itself: the loop's next turn is when its step says.
+        func wait(until deadline: Int64) throws {}
         func takeTiming() -> DeviceTiming? {
             let now = clock.nanosecondsNow()
             if fills, start == nil { return nil }
@@ -110,8 +127,18 @@ final class SimulatedHouse: @unchecked Sendable {
         }
         func paceTiming(every interval: Int64?) { paces.append(interval) }
         func write(_ samples: [Float]) throws {
-            if start == nil { start = clock.nanosecondsNow() + (fills ? 0 : latency) }
-            played(playedUntil!, samples)
+            let now = clock.nanosecondsNow()
+            if start == nil { start = now + (fills ? 0 : latency) }
+            let frameTime = 1e9 / 48_000 * (1 + rate)
+            // Frames the device wanted before now (less what it takes ahead) are lost.
+            let late = min(samples.count / 2, max(0, Int((Double(now + committedLatency - playedUntil!) / frameTime).rounded(.up))))
+            if late > 0 {
+                underruns += 1
+                framesDropped += late
+            }
+            if late < samples.count / 2 {
+                played(playedUntil! + Int64((Double(late) * frameTime).rounded()), Array(samples[(late * 2)...]))
+            }
             framesWritten += Int64(samples.count / 2)
         }
     }
@@ -123,8 +150,11 @@ final class SimulatedHouse: @unchecked Sendable {
         var engine: PlayoutEngine { follower.engine }
         var device: SimulatedDevice!
         var playout: Playout?
-        /// When its loop must turn again even if its device asks for nothing (local time).
+        /// When its loop turns again (local time): when its step asked, and as late as its
+        /// machine wakes it.
         var nextTurn: Int64 = .min
+        var lateness = SeededRandom(seed: 7)
+        var nextStall: Int64 = 0
         let stream: SimulatedSocket
         let control: SimulatedSocket
         /// The coordinator's stream to it, and its clock port's datagrams both ways (to 0:
@@ -162,7 +192,7 @@ final class SimulatedHouse: @unchecked Sendable {
             followerConfig.sealedStream = false
             followerConfig.stateDirectory = nil
             followerConfig.name = "room\(index)"
-            followerConfig.chunkFrames = 480
+            followerConfig.fill = spec.fill
             followerConfig.statusInterval = 3_600
             follower = Follower(configuration: followerConfig, membership: .init(houseKey: key, name: "room \(index)"),
                                 engine: PlayoutEngine(decoder: IndexCodec(base: -1), configuration: config),
@@ -382,8 +412,14 @@ final class SimulatedHouse: @unchecked Sendable {
             m.stream.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
         }
         let local = m.local(now)
-        if local >= min(m.nextTurn, m.device.nextDemand) {
-            m.nextTurn = try! m.playout!.step(output: m.device)
+        if local >= m.nextTurn {
+            var late = m.spec.wakeLateness > 0 ? Int64(m.lateness.next() % UInt64(m.spec.wakeLateness)) : 0
+            if m.spec.stallEvery > 0, m.nextStall == 0 { m.nextStall = now + m.spec.stallEvery }
+            if m.spec.stallEvery > 0, now >= m.nextStall {
+                late = m.spec.stall
+                m.nextStall = now + m.spec.stallEvery
+            }
+            m.nextTurn = try! m.playout!.step(output: m.device) + late
         }
         if now % 250_000_000 == 0, let e = m.engine.clockEstimate {
             m.clockErrors.append((now, e.coordinatorTime(at: LocalTime(nanoseconds: local)).nanoseconds - now))

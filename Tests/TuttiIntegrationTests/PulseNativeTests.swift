@@ -24,19 +24,37 @@ struct PulseNativeTests {
         Thread.sleep(forTimeInterval: 0.3)
         let environment = ["PULSE_RUNTIME_PATH": runtime, "HOME": runtime]
         let out = try PulseOutput(sink: "room", clock: SystemClock(), clientName: "tutti", streamName: "tutti follower",
-                                  bufferMilliseconds: 60, requestMilliseconds: 20, timingMilliseconds: 25, onlyIfRunning: true,
+                                  sinkLatencyMilliseconds: 15, requestMilliseconds: 20, timingMilliseconds: 25, onlyIfRunning: true,
                                   environment: { environment[$0] })
-        #expect(out.bufferLatency == 60_000_000)
+        // The server gives the sink the latency asked for (the queue is sized for it).
+        #expect(out.committedLatency == 15_000_000, "\(out.committedLatency)")
 
-        // Two seconds of a tone, written as the server asks for it (a null sink that has
-        // just been made starts taking it a second or two late, with any client).
+        // Two seconds of a tone, 20 ms at a time, kept 60 ms ahead of the server's read
+        // index (20 ms at a time until the stream's first report, as a follower writes). A
+        // monitor takes the sink's audio from the start: a null sink that has just been made
+        // and has none starts taking it a second or two late.
+        try h.start("monitor", ["parec", "-d", "room.monitor", "--latency-msec=10", "--raw"])
+        Thread.sleep(forTimeInterval: 0.5)
         var timings: [DeviceTiming] = []
         var phase = 0.0
         let chunk = 960
-        let end = SystemClock().nanosecondsNow() + 10_000_000_000
-        while out.framesWritten < 2 * 48_000, SystemClock().nanosecondsNow() < end {
-            guard try out.awaitDemand(frames: chunk, timeout: 200_000_000) else { continue }
+        let clock = SystemClock()
+        let end = clock.nanosecondsNow() + 10_000_000_000
+        /// Sleeps until the stream holds 40 ms or less (by its last report), or 20 ms while
+        /// it has none.
+        func awaitRoom() throws {
+            guard out.framesWritten >= 3 * chunk else { return }
             if let t = out.takeTiming() { timings.append(t) }
+            guard let t = timings.last else { return try out.wait(until: clock.nanosecondsNow() + 20_000_000) }
+            try out.wait(until: t.heardAt.nanoseconds + AudioFormat.nanoseconds(forFrames: out.framesWritten - t.frame)
+                                - 40_000_000 - out.committedLatency)
+        }
+        var playing: Int64?
+        while clock.nanosecondsNow() < end {
+            try awaitRoom()
+            if let t = out.takeTiming() { timings.append(t) }
+            if playing == nil, !timings.isEmpty { playing = out.framesWritten }
+            if let playing, out.framesWritten - playing >= 2 * 48_000 { break }
             var samples: [Float] = []
             for _ in 0..<chunk {
                 let v = Float(sin(phase) * 0.3)
@@ -45,7 +63,7 @@ struct PulseNativeTests {
             }
             try out.write(samples)
         }
-        #expect(out.framesWritten >= 2 * 48_000)
+        #expect(playing.map { out.framesWritten - $0 >= 2 * 48_000 } == true, "two seconds played")
         // The server answered the timing queries all along, and its read index kept pace
         // with time: 48 frames a millisecond, as the null sink plays them.
         #expect(timings.count > 30, "\(timings.count) timing reports")
@@ -53,21 +71,22 @@ struct PulseNativeTests {
         let rate = Double(last.frame - first.frame) / (Double(last.heardAt.nanoseconds - first.heardAt.nanoseconds) / 1e9)
         #expect(abs(rate - 48_000) < 480, "read index advanced at \(rate) frames a second")
         #expect(timings.allSatisfy { $0.uncertainty < 20_000_000 && $0.delay < 200_000_000 })
-        // What was written and not yet heard is about the buffer asked for.
+        // What was written and not yet heard is what the writer kept queued, and the sink's latency.
         let queued = Double(out.framesWritten - last.frame) / 48
         #expect(queued > 20 && queued < 120, "\(queued) ms queued")
+        #expect(out.underruns == 0, "the stream never ran dry")
 
         // Paced by the player (a steady device timeline), the output asks every 100 ms, not
         // at every other write; unpaced, as often as it was set up to again.
         func reportsInASecond() throws -> Int {
-            var count = 0
             let until = out.framesWritten + 48_000
+            let before = timings.count
             while out.framesWritten < until, SystemClock().nanosecondsNow() < end + 5_000_000_000 {
-                guard try out.awaitDemand(frames: chunk, timeout: 200_000_000) else { continue }
-                if out.takeTiming() != nil { count += 1 }
+                try awaitRoom()
+                if let t = out.takeTiming() { timings.append(t) }
                 try out.write([Float](repeating: 0, count: 2 * chunk))
             }
-            return count
+            return timings.count - before
         }
         out.paceTiming(every: 100_000_000)
         let paced = try reportsInASecond()
