@@ -12,6 +12,8 @@ install_packages \
   sox lame espeak-ng python3 python3-numpy ffmpeg \
   `# networks of test hosts (namespaces, veth, drops), the benchmarks' comparison, instruction counts` \
   iproute2 nftables snapserver snapclient valgrind \
+  `# a machine whose cores are busy, for the benchmarks' continuity rows` \
+  stress-ng \
   `# the lyric screens in a real terminal and a real headless browser` \
   tmux chromium fonts-dejavu-core \
   `# media keys (MPRIS) driven by playerctl; packages built, checked and installed into a clean root` \

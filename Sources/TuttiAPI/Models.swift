@@ -138,10 +138,14 @@ public struct RoomView: Codable, Equatable, Sendable {
     public var lastSeenSecondsAgo: Double?
     /// The id of the zone it plays in.
     public var zone: String?
+    /// Holes heard in the room in the last hour (its follower's device ran dry, or it
+    /// concealed a packet); nil for a follower that does not count them.
+    public var holesLastHour: Int?
 
     public init(key: String, name: String, connected: Bool, volume: Double, muted: Bool, outputDelayMs: Double,
-                report: RoomReport?, lastSeenSecondsAgo: Double?, zone: String? = nil) {
+                report: RoomReport?, lastSeenSecondsAgo: Double?, zone: String? = nil, holesLastHour: Int? = nil) {
         self.zone = zone
+        self.holesLastHour = holesLastHour
         self.key = key
         self.name = name
         self.connected = connected

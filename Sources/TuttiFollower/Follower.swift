@@ -458,6 +458,13 @@ final class PlayoutNews {
                      + "its clock moved): locking afresh")
         }
         if let estimate = snapshot.estimate, before.estimate == nil { log.info("clock locked: \(estimate)") }
+        if snapshot.holes > before.holes {
+            log.warning("hole: the sound device ran dry while the room played (\(snapshot.holes) so far); it is now written "
+                        + "\(snapshot.floor / 1_000_000) ms before it would run dry")
+        } else if snapshot.floor > before.floor, before.floor > 0 {
+            log.warning("a write came close to the sound device running dry (this machine woke the follower late): it is now "
+                        + "written \(snapshot.floor / 1_000_000) ms before it would run dry, not \(before.floor / 1_000_000) ms")
+        }
         if now >= nextStatus {
             if nextStatus != 0 { status(snapshot, unsealed: unsealed) }
             nextStatus = now + statusInterval
@@ -477,7 +484,7 @@ extension PlayoutNews {
         guard snapshot.estimate != nil else { return }
         let seconds = (Double(statusInterval) / 1e9).fixed(statusInterval % 1_000_000_000 == 0 ? 0 : 1)
         defer { settling = false }
-        switch trouble.judge(TroubleWatch.Counts(snapshot.statistics, unsealed: unsealed), clockSuspect: snapshot.lock.suspect,
+        switch trouble.judge(TroubleWatch.Counts(snapshot.statistics, unsealed: unsealed, holes: snapshot.holes), clockSuspect: snapshot.lock.suspect,
                              settling: settling) {
         case .quiet: break
         case let .trouble(what): log.warning("trouble in the last \(seconds) s: \(what); \(line)")

@@ -69,7 +69,8 @@ struct PlayoutSnapshot: Sendable {
             packetsLate: s.late, timingErrorMicroseconds: Double(s.lastError) / 1e3,
             settingsVersion: room.settingsVersion, epoch: playingEpoch,
             outputDelayMilliseconds: Double(room.outputDelay) / 1e6, packetsMissed: requests.missed,
-            packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages)
+            packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages, holes: holes,
+            concealments: s.concealments)
     }
 
     /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the

@@ -12,7 +12,7 @@ struct MessageTests {
         .subscribed(ssrc: 0xCAFE_F00D, payloadType: 96),
         .roomReport(RoomReport(name: "Kitchen — 厨房", state: .playing, interrupted: true, clockOffsetMicroseconds: -3.5,
                                outputLatencyMilliseconds: 70.2, packetsReceived: 1_000, settingsVersion: 7, epoch: 3,
-                               packetsMissed: 2, packetsRetransmitted: 1, steps: 0, slews: 3, outages: 0)),
+                               packetsMissed: 2, packetsRetransmitted: 1, steps: 0, slews: 3, outages: 0, holes: 1, concealments: 4)),
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000),
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000, stream: 0x1234_5678),
         .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
@@ -64,7 +64,7 @@ struct MessageTests {
                               packetsRecovered: Int(Int32.max), framesConcealed: Int(Int32.max), packetsLate: Int(Int32.max),
                               timingErrorMicroseconds: -123_456.789, settingsVersion: .max, epoch: .max, outputDelayMilliseconds: 1_000,
                               packetsMissed: Int(Int32.max), packetsRetransmitted: Int(Int32.max), steps: Int(Int32.max),
-                              slews: Int(Int32.max), outages: Int(Int32.max))
+                              slews: Int(Int32.max), outages: Int(Int32.max), holes: Int(Int32.max), concealments: Int(Int32.max))
         let report = ControlMessage.roomReport(full).encode()
         #expect(report.count < 1_000, "a report with a long name and every counter large still fits one datagram: \(report.count)")
         #expect(try ControlMessage.decode(report).message == .roomReport(full))
@@ -98,6 +98,30 @@ struct MessageTests {
         }
     }
 
+    /// The holes and concealments follow the name: a follower from before them sends none
+    /// (read as absent), one from after them may send more (left unread).
+    @Test func roomReportsOlderAndNewerThanTheHolesRead() throws {
+        let report = RoomReport(name: "Hall", state: .playing, holes: 3, concealments: 5)
+        let bytes = ControlMessage.roomReport(report).encode()
+        guard case let .roomReport(now) = try ControlMessage.decode(bytes).message else {
+            Issue.record("not a report")
+            return
+        }
+        #expect(now.holes == 3 && now.concealments == 5)
+        guard case let .roomReport(old) = try ControlMessage.decode(Array(bytes.dropLast(RoomReport.addedSize))).message else {
+            Issue.record("an older follower's report was refused")
+            return
+        }
+        #expect(old.name == "Hall" && old.holes == nil && old.concealments == nil)
+        guard case let .roomReport(newer) = try ControlMessage.decode(bytes + [1, 2, 3, 4]).message else {
+            Issue.record("a newer follower's report was refused")
+            return
+        }
+        #expect(newer.name == "Hall" && newer.holes == 3)
+        // A name that claims more than is there, or bytes that are neither the old nor the new end, are refused.
+        #expect(throws: PacketError.self) { try ControlMessage.decode(Array(bytes.dropLast(3))) }
+    }
+
     @Test func rejectsForeignAndUnknown() throws {
         #expect(throws: PacketError.badMagic) { try ControlMessage.decode(Array("HELLO WORLD12345HELLO WO".utf8)) }
         var bytes = ControlMessage.timeRequest(originate: 1).encode()
@@ -127,7 +151,10 @@ struct MessageTests {
         blank[105] = 0x20
         blank[106] = 0x09
         #expect(throws: PacketError.self) { try ControlMessage.decode(blank) }
-        for cut in 24..<report.count { #expect(throws: PacketError.self) { try ControlMessage.decode(Array(report[..<cut])) } }
+        // Cut anywhere but where an older follower's report ends (before the holes), it is refused.
+        for cut in 24..<report.count where cut != report.count - RoomReport.addedSize {
+            #expect(throws: PacketError.self) { try ControlMessage.decode(Array(report[..<cut])) }
+        }
         // 513 brackets killed the coordinator inside Foundation's JSON decoder; the report is
         // binary now, and they are refused as what they are.
         let deep = Array(report[0..<16]) + [UInt8](repeating: UInt8(ascii: "["), count: 513)

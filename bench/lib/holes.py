@@ -9,12 +9,13 @@ is loud (over -40 dBFS in the 5 ms around them):
 
 * **Silence**: 1 ms or more of digital silence (what a device that ran dry plays, and what
   a concealment fades to).
-* **Something else**: a 5 ms block whose residual, after the source at the room's level is
-  taken out, is more than half the source's level (a concealed packet, a jump), and which
-  differs from every other room as much, where other rooms were recorded beside it. A
-  clean block of Opus at 128 kb/s leaves a few percent against the source, but up to
-  half in a few quiet, noisy passages of the demo song, which the other rooms, playing
-  the same decoded stream, share.
+* **Something else**: two or more 5 ms blocks in a row whose residual, after the source at
+  the room's level is taken out, is more than 0.7 of the source's level (a concealed packet,
+  a jump), and which differ as much from every other room that sounds there (a room playing
+  alone is judged by its silences only: see below). A clean block of Opus at 128 kb/s leaves a few percent against the source,
+  but up to half in noisy transients (a hi-hat, a block or three) and quiet, noisy passages
+  of the demo song, which the other rooms, playing the same decoded stream, share; alone,
+  a noisy transient can differ from the source for 20 ms.
 
 Windows the follower could not place (a room that played something else for 100 ms) are
 placed at the lags most windows were found at, so a room that goes silent for a while
@@ -30,7 +31,8 @@ BLOCK = 0.005
 LOUD = 1e-2          # the source's level (RMS over 5 ms, full scale 1) above which a room must sound (-40 dBFS)
 QUIET = 2.5 / 32768  # digital silence, as a 16-bit recording holds it
 SILENCE = 0.001      # the shortest run of silence counted
-MISMATCH = 0.5       # a residual over this fraction of the source's level is not the source
+MISMATCH = 0.7       # a residual over this fraction of the source's level is not the source
+RUN = 2              # ... in this many blocks in a row (Opus's noisy transients leave up to half, a block or three)
 
 
 def aligned(seg, wide, reach):
@@ -51,6 +53,17 @@ def aligned(seg, wide, reach):
     shifted = np.fft.irfft(np.fft.rfft(wide) * np.exp(2j * np.pi * f * (k + frac)), len(wide))[:n]
     norm = np.sqrt(np.dot(seg, seg) * np.dot(shifted, shifted))
     return shifted, (float(np.dot(seg, shifted)) / norm if norm > 0 else 0.0)
+
+
+def apart(s, peer, k, b, slip=2):
+    """How far block `s` is from another room's (`peer[k:k + b]`, aligned over the window):
+    the residual's level at the best of a few samples' slip (a player that corrects its
+    timing by dropping or repeating a sample, as snapclient does, slips within a window)."""
+    best = float("inf")
+    for d in range(-slip, slip + 1):
+        if 0 <= k + d and k + d + b <= len(peer):
+            best = min(best, float(np.sqrt(np.mean((s - peer[k + d:k + d + b]) ** 2))))
+    return best
 
 
 def placed(x, source, rate, step, windows, window=0.1, reach=6):
@@ -114,15 +127,23 @@ def count(x, source, rate, step, windows, others=(), keep=lambda frame: True):
             lo, hi = j - reach, j + w + reach
             if lo >= 0 and hi <= len(other):
                 peers.append(aligned(seg, other[lo:hi], reach)[0])
+        run = []
         for i, k in enumerate(range(0, w - b + 1, b)):
-            if not loud[i] or not keep(j + k):
-                continue
             s = seg[k:k + b]
             expected = gain * float(np.sqrt(np.mean(ref[k:k + b] ** 2)))
-            if float(np.sqrt(np.mean((s - gain * ref[k:k + b]) ** 2))) <= MISMATCH * expected:
-                continue
-            if all(float(np.sqrt(np.mean((s - p[k:k + b]) ** 2))) > MISMATCH * expected for p in peers):
-                bad.append((j + k, j + k + b, False))
+            # Only beside another room that plays there: alone, a room's noisy transients
+            # (Opus codes a hi-hat's noise by its energy, not its waveform) look like
+            # something else for up to 20 ms.
+            sounding = [p for p in peers if float(np.sqrt(np.mean(p[k:k + b] ** 2))) >= expected / 2]
+            odd = (loud[i] and keep(j + k) and sounding
+                   and float(np.sqrt(np.mean((s - gain * ref[k:k + b]) ** 2))) > MISMATCH * expected
+                   and all(apart(s, p, k, b) > MISMATCH * expected for p in sounding))
+            if odd:
+                run.append(k)
+            if run and (not odd or k + b > w - b):
+                if len(run) >= RUN:
+                    bad.append((j + run[0], j + run[-1] + b, False))
+                run = []
     bad.sort()
     stretches = []  # [first frame, last frame, silent]
     for start, end, quiet in bad:
@@ -133,3 +154,87 @@ def count(x, source, rate, step, windows, others=(), keep=lambda frame: True):
             stretches.append([start, end, quiet])
     return {"holes": len(stretches), "seconds": sum(e - s for s, e, _ in stretches) / rate,
             "silent": sum(1 for *_, quiet in stretches if quiet), "at": [s / rate for s, _, _ in stretches]}
+
+
+def first_sound(x, rate, after=0):
+    """The first frame from `after` on where room recording `x` sounds (a 5 ms block over
+    the loudness threshold), or None."""
+    b = int(BLOCK * rate)
+    for k in range(max(0, after), len(x) - b, b):
+        if float(np.sqrt(np.mean(x[k:k + b] ** 2))) >= LOUD:
+            return k
+    return None
+
+
+def lag_of(x, source, rate, step, guess, start, stretch=6.0, search=3.0):
+    """How far behind what was fed (`guess`) room recording `x` plays the source (frames),
+    from `stretch` seconds of it from `start` on, among the `search` seconds before; None
+    where the room does not play the source there."""
+    n = int(stretch * rate)
+    if start + n > len(x):
+        n = len(x) - start
+    if n < rate:
+        return None
+    seg = x[start:start + n]
+    lo = guess(start) - search * rate
+    ref = skewlib.looped(source, lo, n + int(search * rate / step), step)
+    k, _ = skewlib._best(np.diff(seg, prepend=0.0), np.diff(ref, prepend=0.0))
+    # The whitened peak finds it; the plain signals say whether it is the source (whitened,
+    # a source read between its samples over seconds correlates poorly however right).
+    found = ref[int(round(k)):int(round(k)) + n]
+    norm = np.sqrt(np.dot(seg, seg) * np.dot(found, found))
+    corr = float(np.dot(seg, found)) / norm if norm > 0 and len(found) == n else 0.0
+    return guess(start) - (lo + k * step) if corr > 0.5 else None
+
+
+def fit(x, source, rate, step, guess, lag, begin, end, samples=12):
+    """How well room recording `x` plays the source `lag` frames behind `guess`: the median
+    correlation of `samples` windows spread over [begin, end), each aligned within a few
+    samples."""
+    w = int(0.1 * rate)
+    corrs = []
+    for j in np.linspace(begin, max(begin, end - w - 1), samples).astype(int):
+        if j + w > len(x) or np.sqrt(np.mean(x[j:j + w] ** 2)) < LOUD:
+            continue
+        reach = 6
+        corrs.append(aligned(x[j:j + w], skewlib.looped(source, guess(j) - lag - reach, w + 2 * reach, step), reach)[1])
+    return float(np.median(corrs)) if corrs else -1.0
+
+
+def rooms(data, source, rate, step, guess, spans, settle=1.0):
+    """Holes in every room of a recording (one room a channel), counted over each room's
+    span: `spans[i]` = (first, last) recording frame of room i's measured span (None: to
+    the end); a room is counted from `settle` seconds after its first sound in its span on
+    (a room's own start is not a hole). Returns [count(...) per room], each with the room's
+    first sound ("sound_at", seconds into the recording, or None)."""
+    out = []
+    channels = data.shape[1]
+    begins, lags = [], []
+    for i in range(channels):
+        x = data[:, i]
+        sound = first_sound(x, rate, spans[i][0])
+        begins.append(None if sound is None else (sound, sound + int(settle * rate)))
+        if sound is not None:
+            lags.append(lag_of(x, source, rate, step, guess, sound + int(settle * rate)))
+    lags = [lag for lag in lags if lag is not None]
+    for i in range(channels):
+        x = data[:, i]
+        last = len(x) if spans[i][1] is None else spans[i][1]
+        if begins[i] is None:
+            out.append({"holes": 0, "seconds": 0.0, "silent": 0, "at": [], "sound_at": None})
+            continue
+        sound, begin = begins[i]
+        # Where the room plays the source: the lag a long stretch of some room's shows (music
+        # that repeats beat for beat can match even six seconds of it a beat off), the one
+        # that fits this room best over its span; then each window near there.
+        lag = max(lags, key=lambda lag: fit(x, source, rate, step, guess, lag, begin, last), default=None)
+        if lag is None:
+            windows = skewlib.follow_source(x, source, rate, step, guess)
+        else:
+            near = 0.05
+            windows = skewlib.follow_source(x, source, rate, step, lambda j: guess(j) - lag + near * rate, search=2 * near)
+        others = [data[:, k] for k in range(channels) if k != i]
+        result = count(x, source, rate, step, windows, others=others, keep=lambda f: begin <= f < last)
+        result["sound_at"] = sound / rate
+        out.append(result)
+    return out

@@ -312,3 +312,47 @@ def validate_rig(rig):
     print(f"rig validation: known offset {known:.1f} µs, measured {measured:.1f} µs (median of {len(s)} windows, "
           f"p95 window error {spread:.2f} µs)", flush=True)
     return {"known": known, "measured": measured, "p95_error": spread}
+
+
+class Busy:
+    """Both cores busy beside the players: `stress-ng --cpu N` (as many workers as cores) at
+    the players' own priority, until stopped."""
+
+    def __init__(self, rig, workers=2):
+        self.rig = rig
+        self.proc = rig.start("stress-ng", ["stress-ng", "--cpu", str(workers), "--cpu-method", "matrixprod", "--quiet"])
+
+    def stop(self):
+        self.rig.stop(self.proc)
+
+
+class SecondStream:
+    """Another application's stream on a room's sink (a notification sound): every `every`
+    seconds a stream opens on `sink`, plays `length` seconds of silence at a low latency (so
+    the sink's latency drops and PulseAudio rewinds, as a new stream does) and closes."""
+
+    def __init__(self, rig, sink, every=2.0, length=0.5, latency_ms=5):
+        self.rig, self.sink, self.every, self.length, self.latency_ms = rig, sink, every, length, latency_ms
+        self.stopped = threading.Event()
+        self.opened = 0
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        silence = bytes(int(self.length * RATE) * FRAME_BYTES)
+        while not self.stopped.wait(self.every):
+            p = subprocess.Popen(["pacat", "--raw", "-d", self.sink, "--rate=48000", "--channels=2", "--format=s16le",
+                                  f"--latency-msec={self.latency_ms}", "--client-name=notification"],
+                                 env=self.rig.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            try:
+                p.stdin.write(silence)
+                p.stdin.close()
+                p.wait(self.every + 5)
+                self.opened += 1
+            except (OSError, subprocess.TimeoutExpired):
+                p.kill()
+                p.wait()
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join(10)

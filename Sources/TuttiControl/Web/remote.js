@@ -93,10 +93,17 @@ function renderRooms() {
   renderZones();
   const box = $("volumes"); box.innerHTML = "";
   const group = np ? np.volume : 100;
-  const make = (label, value, muted, away, onChange, id) => {
+  const make = (label, value, muted, away, onChange, id, holes) => {
     const row = document.createElement("div"); row.className = "row"; row.id = id;
     row.innerHTML = '<label></label><input type="range" min="0" max="100"><span class="pct"></span><button></button>';
     row.querySelector("label").textContent = label; if (away) row.querySelector("label").className = "away";
+    // Holes heard in the room in the last hour (its device ran dry, or it concealed lost audio).
+    if (holes !== undefined && holes !== null && !away) {
+      const note = document.createElement("small"); note.className = holes > 0 ? "holes bad" : "holes";
+      note.textContent = holes === 0 ? "no holes in the last hour" : holes + (holes === 1 ? " hole" : " holes") + " in the last hour";
+      note.title = "silent or made-up stretches the room played in the last hour";
+      row.querySelector("label").appendChild(note);
+    }
     const range = row.querySelector("input"); range.value = Math.round(value);
     row.querySelector(".pct").textContent = Math.round(value) + "%";
     range.onchange = () => onChange({ volume: Number(range.value) });
@@ -107,7 +114,7 @@ function renderRooms() {
   };
   make("All rooms", group, np && np.muted, false, v => call("PUT", "/volume", v), "group");
   rooms.filter(r => (r.zone || "default") === zone).forEach(r => make(r.name, r.volume, r.muted, !r.connected,
-    v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key));
+    v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key, r.holesLastHour));
 }
 
 // The zones, each with what it plays and its rooms; a room moves by choosing its zone.

@@ -10,6 +10,8 @@ public struct RoomRegistry: Sendable {
         public var address: String?
         public var lastSeen: Int64?
         public var connected: Bool
+        /// Its holes (caused by its follower, or concealed), for the last hour's count.
+        public var holes = HoleCount()
     }
 
     public enum Event: Equatable, Sendable {
@@ -63,6 +65,9 @@ public struct RoomRegistry: Sendable {
             room.settings.version = report.settingsVersion &+ 1
         }
         room.report = report
+        if report.holes != nil || report.concealments != nil {
+            room.holes.record((report.holes ?? 0) + (report.concealments ?? 0), at: now)
+        }
         room.address = address
         room.lastSeen = now
         room.connected = true

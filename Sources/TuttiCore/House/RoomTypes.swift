@@ -87,6 +87,11 @@ public struct RoomReport: Codable, Equatable, Sendable {
     public var slews: Int?
     /// Times the stream stopped coming and playback stopped until it returned.
     public var outages: Int?
+    /// Holes the room's follower caused (its device ran dry while it played), and packets'
+    /// worth of audio it made up for missing ones (concealed): what the listener heard as
+    /// holes, counted since the follower started (absent from followers older than them).
+    public var holes: Int?
+    public var concealments: Int?
 
     public init(name: String, state: RoomState = .waiting, interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
@@ -94,7 +99,9 @@ public struct RoomReport: Codable, Equatable, Sendable {
                 packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,
                 timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
                 outputDelayMilliseconds: Double = 0, packetsMissed: Int? = nil, packetsRetransmitted: Int? = nil,
-                steps: Int? = nil, slews: Int? = nil, outages: Int? = nil) {
+                steps: Int? = nil, slews: Int? = nil, outages: Int? = nil, holes: Int? = nil, concealments: Int? = nil) {
+        self.holes = holes
+        self.concealments = concealments
         self.name = name
         self.state = state
         self.interrupted = interrupted

@@ -1,13 +1,17 @@
-/// The room report on the clock port: fixed-size big-endian fields, then the name (docs/
-/// protocol.md has the table). Every number is an integer of a set width, so whatever a
-/// sender puts there converts without a trap; figures out of a field's range are clamped
-/// when encoded, and a report that does not read whole is refused.
+/// The room report on the clock port: fixed-size big-endian fields, then the name, then the
+/// fields added since (the holes, the concealments; docs/protocol.md has the table). Every
+/// number is an integer of a set width, so whatever a sender puts there converts without a
+/// trap; figures out of a field's range are clamped when encoded, and a report that does not
+/// read whole is refused. A report without the added fields (an older follower's) reads
+/// them as absent; bytes after them (a newer follower's) are left unread.
 extension RoomReport {
     /// The states a room may report, by their codes (docs/protocol.md).
     static let stateCodes: [RoomState] = [.acquiringClock, .waiting, .playing]
     /// Every field but the name and its length: 80 bytes.
     static let fixedSize = 80
     static let longestName = 255
+    /// The fields after the name: holes and concealments, 4 bytes each.
+    static let addedSize = 8
 
     func encodeBinary(into out: inout [UInt8]) {
         let name = Array(name.utf8.prefix(Self.longestName))
@@ -30,6 +34,8 @@ extension RoomReport {
         }
         out.append(UInt8(name.count))
         out += name
+        out.appendBigEndian(Self.clamp(Double(holes ?? 0), UInt32.self))
+        out.appendBigEndian(Self.clamp(Double(concealments ?? 0), UInt32.self))
     }
 
     static func decodeBinary(_ r: inout ByteReader) throws(PacketError) -> RoomReport {
@@ -59,9 +65,15 @@ extension RoomReport {
         report.slews = Int(try r.u32())
         report.outages = Int(try r.u32())
         let length = Int(try r.u8())
-        guard r.remaining == length else { throw .badPayload("room report's name is not \(length) bytes") }
-        let bytes = r.bytes[r.offset...]
+        guard r.remaining == length || r.remaining >= length + Self.addedSize else {
+            throw .badPayload("room report's name is not \(length) bytes")
+        }
+        let bytes = r.bytes[r.offset..<(r.offset + length)]
         try r.skip(length)
+        if r.remaining >= Self.addedSize {
+            report.holes = Int(try r.u32())
+            report.concealments = Int(try r.u32())
+        }
         guard let name = String(validating: bytes, as: UTF8.self), isValidName(name) else {
             throw .badPayload("room report's name is not UTF-8, or blank, too long or has control characters")
         }

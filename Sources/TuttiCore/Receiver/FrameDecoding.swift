@@ -93,6 +93,7 @@ struct FrameDecoding {
     }
 
     private mutating func conceal(_ frames: Int, into queue: inout SampleQueue, statistics: inout PlayoutStatistics) {
+        statistics.concealments += 1
         if concealedInARow < maximumConcealment,
            let n = try? queue.append({ try decoder.conceal(frames: frames, into: &$0) }), n > 0 {
             statistics.concealedFrames += n

@@ -21,6 +21,9 @@ public struct PlayoutStatistics: Equatable, Sendable {
     public var retransmitted = 0
     public var recoveredByFEC = 0
     public var concealedFrames = 0
+    /// Packets' worth of audio made up for missing ones (concealed, or silence once
+    /// concealment has gone on too long): each a hole the listener hears.
+    public var concealments = 0
     public var silenceFrames = 0
     public var decodeErrors = 0
     public var resyncs = 0

@@ -7,8 +7,11 @@ public struct TroubleWatch: Sendable {
     /// The counters a period is judged by.
     public struct Counts: Equatable, Sendable {
         public var lost = 0, concealed = 0, late = 0, outages = 0, steps = 0, resyncs = 0, decodeErrors = 0, unsealed = 0
+        /// Times the sound device ran dry while the room played.
+        public var holes = 0
 
-        public init(_ s: PlayoutStatistics, unsealed: Int) {
+        public init(_ s: PlayoutStatistics, unsealed: Int, holes: Int = 0) {
+            self.holes = holes
             lost = s.lost
             concealed = s.concealedFrames
             late = s.late
@@ -31,12 +34,13 @@ public struct TroubleWatch: Sendable {
             d.resyncs = a.resyncs - b.resyncs
             d.decodeErrors = a.decodeErrors - b.decodeErrors
             d.unsealed = a.unsealed - b.unsealed
+            d.holes = a.holes - b.holes
             return d
         }
 
         /// What went wrong, in words; empty when nothing did.
         var words: [String] {
-            [(lost, "lost"), (concealed, "frames concealed"), (late, "late"), (outages, "outages"), (steps, "steps"),
+            [(holes, "holes (the sound device ran dry)"), (lost, "lost"), (concealed, "frames concealed"), (late, "late"), (outages, "outages"), (steps, "steps"),
              (resyncs, "resyncs"), (decodeErrors, "undecodable"), (unsealed, "unsealed")]
                 .filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
         }

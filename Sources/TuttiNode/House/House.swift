@@ -254,7 +254,8 @@ public actor House: ControlService {
             RoomView(key: room.key, name: room.settings.name, connected: room.connected,
                      volume: (room.settings.volume * 1000).rounded() / 10, muted: room.settings.muted,
                      outputDelayMs: room.settings.outputDelayMilliseconds, report: room.report,
-                     lastSeenSecondsAgo: room.lastSeen.map { Double(t - $0) / 1e9 }, zone: room.settings.zoneID)
+                     lastSeenSecondsAgo: room.lastSeen.map { Double(t - $0) / 1e9 }, zone: room.settings.zoneID,
+                     holesLastHour: room.report?.holes == nil && room.report?.concealments == nil ? nil : room.holes.lastHour(now: t))
         }
     }
 

@@ -71,6 +71,7 @@ enum CtlFormat {
                                r.state.rawValue, r.interrupted ? " (interrupted)" : "", r.outputLatencyMilliseconds,
                                r.clockOffsetMicroseconds, r.clockUncertaintyMicroseconds, r.timingErrorMicroseconds,
                                r.packetsLost, r.framesConcealed)
+                if let holes = room.holesLastHour { line += "  holes \(holes) in the last hour" }
             }
             return line
         }.joined(separator: "\n")
