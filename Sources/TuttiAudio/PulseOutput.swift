@@ -49,7 +49,16 @@ public final class PulseOutput: AudioOutput {
     private var taken = true
     /// The timing query out: its tag, when it was sent, the frames written and the flushes
     /// made by then.
-    private var query: (tag: UInt32, sentAt: Int64, written: Int64, flushes: Int)?
+    private var query: Query?
+    private struct Query {
+        var tag: UInt32
+        /// When it was sent, on this process's clock and on the host's wall clock (the
+        /// server stamps its answer with the latter).
+        var sentAt: Int64
+        var sentWall: Int64
+        var written: Int64
+        var flushes: Int
+    }
     /// The reply a setup step waits for: its tag, and the answer once it came.
     private var awaited: (tag: UInt32, reply: PulseTagReader?, error: String?)?
     private var flushes = 0
@@ -58,10 +67,11 @@ public final class PulseOutput: AudioOutput {
     private var ended: String?
     /// After a flush the server's write index moved; take ours from the next timing report.
     private var relearnWriteIndex = false
-    /// How often to ask the server for timing (nanoseconds): as set up, or as the player
-    /// paces it (`paceTiming`).
-    private var timingInterval: Int64
-    private let quickestTiming: Int64
+    /// How often to ask the server for timing, at most (nanoseconds): a query goes out after
+    /// a write once this long has passed since the last answer (with a write every 40 ms, at
+    /// every write: asked every 100 ms instead, the two rooms' lines of one sink drew further
+    /// apart; bench/NOTES.md, "Holes").
+    private let timingInterval: Int64
     /// How long the player waits for a timing query's answer before it renders anyway.
     private let timingPatience: Int64 = 5_000_000
     public private(set) var underruns = 0
@@ -96,8 +106,7 @@ public final class PulseOutput: AudioOutput {
     init(sink: String?, clock: any MonotonicClock, clientName: String, streamName: String, sinkLatencyMilliseconds: Int,
          requestMilliseconds: Int, timingMilliseconds: Int, onlyIfRunning: Bool, environment: (String) -> String?) throws(AudioError) {
         self.clock = clock
-        quickestTiming = Int64(timingMilliseconds) * 1_000_000
-        timingInterval = quickestTiming
+        timingInterval = Int64(timingMilliseconds) * 1_000_000
         configuredSinkLatency = Int64(sinkLatencyMilliseconds) * 1_000_000
         name = "pulse:\(sink ?? "default")"
         let sockets = PulseServerLocation.sockets(environment: environment)
@@ -221,12 +230,6 @@ public final class PulseOutput: AudioOutput {
         try checkStream()
     }
 
-    /// Each query wakes the server, which takes the processor from the player to answer
-    /// (it runs at a higher priority), and its answer is read in a system call of its own.
-    public func paceTiming(every interval: Int64?) {
-        timingInterval = max(quickestTiming, interval ?? quickestTiming)
-    }
-
     public func takeTiming() -> DeviceTiming? {
         guard !taken else { return nil }
         taken = true
@@ -289,7 +292,7 @@ public final class PulseOutput: AudioOutput {
         ask.u32(channel)
         let wall = SystemClock.wallNanoseconds()
         ask.timeval(seconds: UInt32(truncatingIfNeeded: wall / 1_000_000_000), microseconds: UInt32(wall % 1_000_000_000 / 1_000))
-        query = (tag, clock.nanosecondsNow(), written, flushes)
+        query = Query(tag: tag, sentAt: clock.nanosecondsNow(), sentWall: wall, written: written, flushes: flushes)
         send(ask)
     }
 
@@ -299,7 +302,7 @@ public final class PulseOutput: AudioOutput {
     /// age is a duration of the host's clock (converted to this process's, which a test may
     /// run apart); the sink's latency is the device's time, which the device timeline
     /// converts at the rate it measures for the device.
-    private func timingArrived(_ reply: inout PulseTagReader, asked: (tag: UInt32, sentAt: Int64, written: Int64, flushes: Int)) throws(PulseProtocolError) {
+    private func timingArrived(_ reply: inout PulseTagReader, asked: Query) throws(PulseProtocolError) {
         let now = clock.nanosecondsNow()
         let wall = SystemClock.wallNanoseconds()
         let sinkMicroseconds = try reply.u64()
@@ -322,8 +325,12 @@ public final class PulseOutput: AudioOutput {
         let localMicroseconds = Int64(local.seconds) * 1_000_000 + Int64(local.microseconds)
         let remoteMicroseconds = Int64(remote.seconds) * 1_000_000 + Int64(remote.microseconds)
         if localMicroseconds <= remoteMicroseconds, remoteMicroseconds <= wall / 1_000 {
-            let stamp = now - Int64((Double(wall - remoteMicroseconds * 1_000) * clock.rate).rounded())
-            if stamp >= asked.sentAt - 1_000, stamp <= now + 1_000 { sampled = stamp }
+            // The stamp's distance from the query's own wall-clock time, as a duration of this
+            // process's clock (a test may run it apart from the host's).
+            let stamp = asked.sentAt + Int64((Double(remoteMicroseconds * 1_000 - asked.sentWall) * clock.rate).rounded())
+            if stamp >= asked.sentAt - 1_000, stamp <= now + 1_000 {
+                sampled = stamp
+            }
         }
         let latency = Int64(min(sinkMicroseconds, 60_000_000)) * 1_000  // no sink holds a minute
         if latency <= 2 * configuredSinkLatency { reportedSinkLatency = max(reportedSinkLatency, latency) }

@@ -56,6 +56,11 @@ public final class ClockClient {
         public var member: MemberKey?
         public var name: String
         public var keyPath: String?
+        /// The credential is one kept before credentials were per house, from this file:
+        /// the coordinator's first answer signed with it makes it this house's (kept at
+        /// `keyPath`); a "not paired" instead means it is another house's, and the member
+        /// enrols anew with the house key (the file is left as it is).
+        public var trying: String?
 
         public init(houseKey: HouseKey, member: MemberKey? = nil, name: String, keyPath: String? = nil) {
             self.houseKey = houseKey
@@ -85,6 +90,8 @@ public final class ClockClient {
     private var reported = (0, 0)
     private var nextSummary: Int64 = 0
     private let log: Log
+    /// Where the stream is asked for by unicast, if it is.
+    private var unicastPort: UInt16?
 
     /// `role` names the program in its log lines (`follower`, `lyrics`).
     public init(socket: any DatagramSocket, coordinator: SocketAddress, clock: any MonotonicClock, unicastPort: UInt16?,
@@ -97,6 +104,7 @@ public final class ClockClient {
         self.coordinator = coordinator
         self.clock = clock
         self.handlers = handlers
+        self.unicastPort = unicastPort
         session = CoordinatorSession(unicastPort: unicastPort, reportsRoom: handlers.report != nil,
                                      enrollAs: membership.member == nil ? membership.name : nil, nonce: UInt64.random(in: 1...UInt64.max))
         if let member = membership.member { log.info("member \(member.id) of the house (credential \(member.fingerprint))") }
@@ -112,7 +120,10 @@ public final class ClockClient {
     }
 
     /// Asks for the stream by unicast on `port` from now on.
-    public func receiveByUnicast(port: UInt16) { session.receiveByUnicast(port: port) }
+    public func receiveByUnicast(port: UInt16) {
+        unicastPort = port
+        session.receiveByUnicast(port: port)
+    }
 
     /// Reports the room with the next turn (see `CoordinatorSession.reportSoon`).
     public func reportSoon() { session.reportSoon(now: clock.nanosecondsNow()) }
@@ -196,6 +207,10 @@ public final class ClockClient {
             }
             return
         }
+        if let legacy = membership.trying, let member = membership.member, opened.message != .notPaired {
+            membership.trying = nil
+            keep(member, adoptedFrom: legacy)
+        }
         let generation = UInt32(truncatingIfNeeded: opened.sequence)
         for action in session.receive(opened.message, stamp: opened.stamp, generation: generation, arrived: arrived) { perform(action) }
     }
@@ -236,6 +251,31 @@ public final class ClockClient {
         log.info("enrolled as member \(id) of the house (credential \(member.fingerprint), \(kept))")
     }
 
+    /// A credential kept before credentials were per house turned out to be this house's:
+    /// kept for it from now on.
+    private func keep(_ member: MemberKey, adoptedFrom legacy: String) {
+        guard let path = membership.keyPath else { return }
+        do {
+            try StateFolder.writeMemberKey(member, to: path)
+            log.info("the credential in \(legacy) is this house's (fingerprint \(membership.houseKey.fingerprint)): kept in \(path)")
+        } catch {
+            log.warning("cannot keep this house's credential in \(path) (\(error)): \(legacy) is tried again at the next start")
+        }
+    }
+
+    /// A credential kept before credentials were per house is another house's (a
+    /// reinstalled coordinator's, say): this member enrols anew with the house key.
+    private func enrolAnew(instead legacy: String) {
+        log.info("the credential in \(legacy) is not one of this house's (fingerprint \(membership.houseKey.fingerprint)): enrolling "
+                 + "with the house key (the file is left as it is)")
+        membership.trying = nil
+        membership.member = nil
+        key = membership.houseKey.clockPort
+        if opener != nil { opener = StreamKeys(membership.houseKey.stream, member: nil) }
+        session = CoordinatorSession(unicastPort: unicastPort, reportsRoom: handlers.report != nil, enrollAs: membership.name,
+                                     nonce: UInt64.random(in: 1...UInt64.max))
+    }
+
     /// The stream's key of `generation`, sealed for this member.
     private func take(_ generation: UInt32, sealed: [UInt8]) {
         let key = membership.member.map { $0.openStreamKey(sealed, generation: generation) }
@@ -257,6 +297,7 @@ public final class ClockClient {
         case .answersAgain:
             log.info("coordinator at \(coordinator) answers again")
         case .notPaired:
+            if let legacy = membership.trying, membership.member != nil { return enrolAnew(instead: legacy) }
             // Unsigned (a stranger who is told nothing gets no key to sign with): it proves nothing.
             let who = membership.member.map { "member \($0.id) (credential \($0.fingerprint)) is not one of its members: revoked, or its "
                 + "members were lost; delete \(membership.keyPath ?? "the credential") to enrol again while the house allows it, or" }

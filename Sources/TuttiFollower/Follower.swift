@@ -67,10 +67,15 @@ public final class Follower: @unchecked Sendable {
         let (stream, byUnicast) = try Self.streamSocket(configuration)
         let control = try UDPSocket()
         try control.bind(SocketAddress(address: 0, port: 0))
-        let keyPath = configuration.stateDirectory.map { StateFolder.memberKeyPath(in: $0, name: configuration.name) }
-        let membership = ClockClient.Membership(houseKey: try StateFolder.readHouseKey(path: configuration.houseKeyPath),
-                                                member: try keyPath.flatMap { path throws(HouseKeyFileError) in try StateFolder.readMemberKey(path: path) },
-                                                name: configuration.name, keyPath: keyPath)
+        let houseKey = try StateFolder.readHouseKey(path: configuration.houseKeyPath)
+        let keyPath = configuration.stateDirectory.map {
+            StateFolder.memberKeyPath(in: $0, name: configuration.name, house: houseKey.fingerprint)
+        }
+        let kept = try configuration.stateDirectory.map { folder throws(HouseKeyFileError) in
+            try StateFolder.readMemberKey(in: folder, name: configuration.name, house: houseKey.fingerprint)
+        }
+        var membership = ClockClient.Membership(houseKey: houseKey, member: kept?.key, name: configuration.name, keyPath: keyPath)
+        membership.trying = kept?.legacy
         self.init(configuration: configuration, membership: membership, engine: engine,
                       clock: SystemClock(), stream: stream, byUnicast: byUnicast, control: control)
     }

@@ -150,10 +150,6 @@ final class Playout {
     private var buffer: [Float] = []
     /// Renders until the next snapshot.
     private var rendersToSnapshot = 0
-    /// Whether the output was last asked for timing at the steady pace.
-    private var steadyTiming = false
-    /// How often a steady device timeline asks for the device's timing (ns).
-    static let steadyTimingInterval: Int64 = 100_000_000
     private let trace: TimingTrace?
 
     init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
@@ -222,10 +218,6 @@ final class Playout {
         let jumps = device.jumps
         let timing = output.takeTiming()
         if let timing { device.report(timing) }
-        if device.isSteady != steadyTiming {
-            steadyTiming.toggle()
-            output.paceTiming(every: steadyTiming ? Self.steadyTimingInterval : nil)
-        }
         let written = output.framesWritten
         let heard = device.heardAt(frame: written)
         gain.target = room.interrupted ? 0 : room.gain

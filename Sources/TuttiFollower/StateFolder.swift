@@ -32,14 +32,36 @@ public enum StateFolder {
         return key
     }
 
-    /// Where a member's own credential lives in `folder`: one per room (several followers
-    /// may share a folder), or the screen's.
-    public static func memberKeyPath(in folder: String, name: String) -> String {
-        let safe = String(name.unicodeScalars.prefix(64).map { scalar -> Character in
+    /// Where a member's own credential in the house whose key has `fingerprint` lives in
+    /// `folder`: one per room (several followers may share a folder) and per house (a
+    /// machine that joins another house, or a reinstalled coordinator's, enrols anew there
+    /// and keeps what it had), or the screen's.
+    public static func memberKeyPath(in folder: String, name: String, house fingerprint: String) -> String {
+        folder + "/member-\(safeName(name)).\(safeName(fingerprint)).key"
+    }
+
+    /// Where a member's credential lived before credentials were kept per house: which
+    /// house it is of is not known (`readMemberKey(in:name:house:)` tries it).
+    public static func legacyMemberKeyPath(in folder: String, name: String) -> String {
+        folder + "/member-\(safeName(name)).key"
+    }
+
+    private static func safeName(_ name: String) -> String {
+        String(name.unicodeScalars.prefix(64).map { scalar -> Character in
             let kept = ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar) || scalar == "-" || scalar == "_"
             return kept ? Character(scalar) : "_"
         })
-        return folder + "/member-\(safe).key"
+    }
+
+    /// This member's credential in the house whose key has `fingerprint`: the one kept for
+    /// that house, else one kept before credentials were per house (`legacy`: its path, to be
+    /// tried: the coordinator's answers tell whether it is this house's), else none.
+    public static func readMemberKey(in folder: String, name: String, house fingerprint: String)
+        throws(HouseKeyFileError) -> (key: MemberKey?, legacy: String?) {
+        if let key = try readMemberKey(path: memberKeyPath(in: folder, name: name, house: fingerprint)) { return (key, nil) }
+        let legacy = legacyMemberKeyPath(in: folder, name: name)
+        guard let key = try? readMemberKey(path: legacy) else { return (nil, nil) }
+        return (key, legacy)
     }
 
     /// The member credential at `path`, nil when there is none; a file that is not one is

@@ -73,7 +73,8 @@ struct PairCommand: ParsableCommand {
         try StateStore.writeHouseKey(houseKey, to: path)
         var own = ""
         if let member {
-            let memberPath = StateFolder.memberKeyPath(in: (path as NSString).deletingLastPathComponent, name: memberName)
+            let memberPath = StateFolder.memberKeyPath(in: (path as NSString).deletingLastPathComponent, name: memberName,
+                                                       house: houseKey.fingerprint)
             try StateFolder.writeMemberKey(member, to: memberPath)
             own = "; member \(member.id) for '\(memberName)', its credential in \(memberPath)"
         }

@@ -42,11 +42,12 @@ struct AudioTests {
         }
         let elapsed = clock.nanosecondsNow() - start
         #expect(elapsed >= 160_000_000 && elapsed < 400_000_000, "\(elapsed / 1_000_000) ms")
-        #expect(out.underruns == 0)
+        // (A writer woken more than 20 ms late on a busy machine has run it dry already.)
+        let before = out.underruns
         Thread.sleep(forTimeInterval: 0.1)  // an underrun of ~80 ms
         let timing = try #require(out.takeTiming())
         #expect(out.framesWritten > 9_600 + 3_000, "the underrun did not count as time")
-        #expect(out.underruns == 1, "the device said it ran dry")
+        #expect(out.underruns == before + 1, "the device said it ran dry")
         // The anchor did not move: frame n is still heard at start + n / 48 kHz.
         let anchor = try #require(first).anchor
         #expect(abs(timing.anchor - anchor) < 25_000)

@@ -127,19 +127,6 @@ struct PlayoutEngineTests {
         #expect(m.reports.last.map { $0.outputLatencyMilliseconds < expected + 0.5 } == true)
     }
 
-    /// A room asks its device for timing as often as the output was set up to while the
-    /// device's timeline is young, and at the steady pace once the timeline spans two
-    /// seconds: a sound server's answers cost the room a wake each.
-    @Test func aRoomAsksForTimingLessOftenOnceItsDeviceTimelineIsSteady() throws {
-        let house = SimulatedHouse([.init(clockOffset: 0, deviceLatency: 40_000_000, joinAt: 500_000_000)])
-        house.run(until: 2_000_000_000)
-        let device = try #require(house.members[0].device)
-        #expect(device.paces.isEmpty, "young: \(device.paces)")
-        house.run(until: 4_000_000_000)
-        #expect(device.paces == [100_000_000], "\(device.paces)")
-        #expect(house.members[0].engine.state == .playing)
-    }
-
     /// A room does not join a stream on its first, rough reading of the clock (one exchange
     /// across a slow path: its bound is wide, and its error is what the room would play off
     /// by and then slew out, slowly): it joins once the opening burst has narrowed the bound,

@@ -97,8 +97,6 @@ final class SimulatedHouse: @unchecked Sendable {
         private(set) var underruns = 0
         /// Frames written too late to be played.
         private(set) var framesDropped = 0
-        /// How often the player asked for timing, each time it changed its pace (nil: as set up).
-        private(set) var paces: [Int64?] = []
         /// Local time at which frame 0 is heard; nil before the first demand.
         private var start: Int64?
         let played: (_ heardAt: Int64, _ samples: [Float]) -> Void
@@ -125,7 +123,6 @@ final class SimulatedHouse: @unchecked Sendable {
             return DeviceTiming(frame: framesWritten, heardAt: LocalTime(nanoseconds: now + delay), measuredAt: LocalTime(nanoseconds: now),
                                 uncertainty: 80_000, delay: delay)
         }
-        func paceTiming(every interval: Int64?) { paces.append(interval) }
         func write(_ samples: [Float]) throws {
             let now = clock.nanosecondsNow()
             if start == nil { start = now + (fills ? 0 : latency) }

@@ -1,8 +1,10 @@
 import Foundation
 import Testing
 import TuttiAPI
+import TuttiFollower
 import TuttiCore
 import TuttiNet
+import TuttiNode
 import TuttiSecurity
 
 extension IntegrationTests {
@@ -26,7 +28,7 @@ struct MemberTests {
         for room in ["a", "b"] {
             #expect(Harness.wait(timeout: 15) { h.log(room).contains("state: playing") && h.log(room).contains("enrolled as member") },
                     "\(room): \(h.log(room))")
-            #expect((try FileManager.default.attributesOfItem(atPath: h.path("state/member-\(room).key"))[.posixPermissions] as? Int) == 0o600)
+            #expect((try FileManager.default.attributesOfItem(atPath: memberKeyPath(h, room))[.posixPermissions] as? Int) == 0o600)
         }
         let before = try members(h, url)
         #expect(before.enrolment && before.keyGeneration == 0 && Set(before.members.compactMap(\.room)) == ["a", "b"], "\(before)")
@@ -39,7 +41,7 @@ struct MemberTests {
         let settingsBefore = h.log("a").components(separatedBy: "room settings").count
         let forger = try h.start("forger", ["python3", Harness.packageRoot + "/bench/lib/stranger.py", "--coordinator", clock,
                                             "--follower", "127.0.0.1", "--ports", ports.joined(separator: ","),
-                                            "--member-key", h.path("state/member-b.key")])
+                                            "--member-key", memberKeyPath(h, "b")])
         #expect(forger.wait(timeout: 30) == 0, "\(h.log("forger"))")
         #expect(h.log("a").components(separatedBy: "room settings").count == settingsBefore, "a took settings from b: \(h.log("a"))")
 
@@ -70,7 +72,7 @@ struct MemberTests {
         }, "b: \(h.log("b"))")
         // Restarted without its credential, it cannot enrol again with the house key.
         h.stop("b")
-        try FileManager.default.removeItem(atPath: h.path("state/member-b.key"))
+        try FileManager.default.removeItem(atPath: memberKeyPath(h, "b"))
         try h.tutti("b2", follow + ["--name", "b", "--output", "null"])
         #expect(Harness.wait(timeout: 10) { h.log("b2").contains("enrolment by the house key is closed") }, "b2: \(h.log("b2"))")
         #expect(!h.log("b2").contains("state: playing") && !h.log("b2").contains("enrolled as member"))
@@ -91,6 +93,56 @@ struct MemberTests {
         #expect(quiet.isEmpty, "\(quiet.count) silent 100 ms blocks in a, at \(quiet) s of \(Double(left.count) / 48_000) s: \(h.log("a").suffix(4000))")
     }
 
+    /// A credential belongs to its house: a follower whose coordinator was reinstalled (a new
+    /// house key, given with `--key`) enrols anew in the new house from the same state
+    /// folder, and keeps the old house's credential; a credential kept before credentials
+    /// were per house is tried, found to be another house's, and the follower enrols anew.
+    @Test func aFollowerOfTwoHousesOneAfterTheOtherEnrolsInEach() throws {
+        let h = try Harness("two-houses")
+        let noise = try h.noiseSong(seconds: 40)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        let serve = ["coordinator", noise, "--loop", "--multicast", "off", "--clock-listen", clock, "--control-listen", "127.0.0.1:0"]
+        let follow = ["follower", "--coordinator", clock, "--unicast", "--output", "null", "--status-interval", "1", "--name", "hall"]
+        try h.tutti("coordinator", serve)
+        try h.tutti("a", follow)
+        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("a").contains("enrolled as member") },
+                "\(h.log("a"))")
+        let first = memberKeyPath(h, "hall")
+        #expect(FileManager.default.fileExists(atPath: first), "\(first)")
+        h.stop("a")
+        h.stop("coordinator")
+
+        // The coordinator reinstalled: a state folder and a house key of its own.
+        let house2 = h.path("house2")
+        try FileManager.default.createDirectory(atPath: house2, withIntermediateDirectories: true)
+        try StateStore.writeHouseKey(HouseKey.generate(), to: house2 + "/house.key")
+        try h.start("coordinator2", [Harness.binary] + serve, with: ["TUTTI_STATE_DIR": house2])
+        try h.tutti("a2", follow + ["--key", house2 + "/house.key"])
+        #expect(Harness.wait(timeout: 15) { h.log("a2").contains("state: playing") && h.log("a2").contains("enrolled as member") },
+                "\(h.log("a2"))")
+        #expect(!h.log("a2").contains("not paired"), "\(h.log("a2"))")
+        let second = memberKeyPath(h, "hall", houseKey: house2 + "/house.key")
+        #expect(FileManager.default.fileExists(atPath: second) && FileManager.default.fileExists(atPath: first), "both credentials kept")
+        h.stop("a2")
+
+        // A credential kept before credentials were per house, the old house's, in house 2.
+        try FileManager.default.removeItem(atPath: second)
+        try FileManager.default.copyItem(atPath: first, toPath: h.path("state/member-hall.key"))
+        try h.tutti("a3", follow + ["--key", house2 + "/house.key"])
+        #expect(Harness.wait(timeout: 20) {
+            h.log("a3").contains("is not one of this house's") && h.log("a3").contains("enrolled as member") && h.log("a3").contains("state: playing")
+        }, "\(h.log("a3"))")
+        #expect(FileManager.default.fileExists(atPath: h.path("state/member-hall.key")), "the old file is left as it is")
+        #expect(FileManager.default.fileExists(atPath: second))
+    }
+
+    /// Where a member's credential is kept in the harness's state folder, for the house whose
+    /// key is at `houseKey` (the harness's own by default).
+    func memberKeyPath(_ h: Harness, _ name: String, houseKey: String? = nil) -> String {
+        let key = HouseKey(hex: (try? String(contentsOfFile: houseKey ?? h.path("state/house.key"), encoding: .utf8)) ?? "")
+        return StateFolder.memberKeyPath(in: h.path("state"), name: name, house: key?.fingerprint ?? "")
+    }
+
     /// The follower's count of stream packets it would not open, as its last status line says.
     func unsealed(_ log: String) -> Int {
         log.matches(of: #/unsealed (\d+)/#).last.map { Int($0.1)! } ?? 0
@@ -101,8 +153,8 @@ struct MemberTests {
     /// how many were relabelled as member `victim`'s (half of them).
     func inject(_ h: Harness, as name: String, posingAs victim: String, into port: Int) throws -> Int {
         let houseKey = try #require(HouseKey(hex: String(contentsOfFile: h.path("state/house.key"), encoding: .utf8)))
-        let member = try #require(MemberKey(text: String(contentsOfFile: h.path("state/member-\(name).key"), encoding: .utf8)))
-        let target = try #require(MemberKey(text: String(contentsOfFile: h.path("state/member-\(victim).key"), encoding: .utf8))).id
+        let member = try #require(MemberKey(text: String(contentsOfFile: memberKeyPath(h, name), encoding: .utf8)))
+        let target = try #require(MemberKey(text: String(contentsOfFile: memberKeyPath(h, victim), encoding: .utf8))).id
         let sdp = try String(contentsOfFile: h.path("stream.sdp"), encoding: .utf8)
         let ssrc = try #require(sdp.firstMatch(of: #/a=ssrc:(\d+)/#).flatMap { UInt32($0.1) })
         let sealing = SRTPContext(houseKey.stream)

@@ -35,15 +35,9 @@ public protocol AudioOutput: AnyObject {
     /// Times the device ran dry while it had been fed (underruns), as it counts them: each
     /// one a hole in what the room heard.
     var underruns: Int { get }
-    /// How often the player wants timing reports from now on (ns), at most; nil: as often
-    /// as the output was set up to ask. A report that costs the device a round trip (a
-    /// sound server's) is asked for often while the player's timeline of the device is
-    /// young, seldom once it is steady. An output whose reports cost nothing ignores it.
-    func paceTiming(every interval: Int64?)
 }
 
 extension AudioOutput {
     public var timingWindow: Int64? { nil }
     public var committedLatency: Int64 { 0 }
-    public func paceTiming(every interval: Int64?) {}
 }

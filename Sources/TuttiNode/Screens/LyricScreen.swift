@@ -45,11 +45,16 @@ public final class LyricScreen: @unchecked Sendable {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         let name = "lyrics screen on \(ProcessInfo.processInfo.hostName)"
-        let keyPath = StateFolder.memberKeyPath(in: Files.folder(of: configuration.houseKeyPath), name: "lyrics-screen")
-        let member: MemberKey?
-        do { member = try StateFolder.readMemberKey(path: keyPath) } catch { throw StateError(error.description) }
-        membership = ClockClient.Membership(houseKey: try StateStore.readHouseKey(path: configuration.houseKeyPath), member: member,
-                                            name: name, keyPath: keyPath)
+        let houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
+        let folder = Files.folder(of: configuration.houseKeyPath)
+        let keyPath = StateFolder.memberKeyPath(in: folder, name: "lyrics-screen", house: houseKey.fingerprint)
+        let kept: (key: MemberKey?, legacy: String?)
+        do { kept = try StateFolder.readMemberKey(in: folder, name: "lyrics-screen", house: houseKey.fingerprint) } catch {
+            throw StateError(error.description)
+        }
+        var membership = ClockClient.Membership(houseKey: houseKey, member: kept.key, name: name, keyPath: keyPath)
+        membership.trying = kept.legacy
+        self.membership = membership
     }
 
     public func stop() { stopFlag.set() }
