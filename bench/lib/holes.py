@@ -238,3 +238,20 @@ def rooms(data, source, rate, step, guess, spans, settle=1.0):
         result["sound_at"] = sound / rate
         out.append(result)
     return out
+
+
+def beside(x, y, rate, keep=lambda frame: True):
+    """Holes in room recording `x` judged against another room `y` that plays the same
+    audio (no source needed, for benchmarks whose commands move the source: bench/control):
+    runs of 1 ms or more of digital silence in `x` where `y` sounds (over -40 dBFS across
+    the run). Silence in both at once is the music's, or a command's. Returns what `count`
+    does (its holes are all silent)."""
+    shortest = int(SILENCE * rate)
+    quiet = np.abs(x) <= QUIET
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], quiet.astype(np.int8), [0]))))
+    stretches = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        if end - start >= shortest and keep(start) and float(np.sqrt(np.mean(y[start:end] ** 2))) >= LOUD:
+            stretches.append((start, end))
+    return {"holes": len(stretches), "seconds": sum(e - s for s, e in stretches) / rate, "silent": len(stretches),
+            "at": [s / rate for s, _ in stretches]}
