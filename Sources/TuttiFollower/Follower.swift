@@ -40,6 +40,8 @@ public final class Follower: @unchecked Sendable {
         public var stateDirectory: String? = StateFolder.path()
         /// Where to serve Prometheus metrics (`/metrics`), or nil for nowhere.
         public var metricsListen: SocketAddress?
+        /// Ask to run the playout thread ahead of ordinary processes (`System.raisePriority`).
+        public var raisePriority = true
         public init() {}
     }
 
@@ -144,6 +146,7 @@ public final class Follower: @unchecked Sendable {
             clockMemory?.keep(last.estimate, device: output.name, deviceRatePPM: last.deviceRatePPM, now: nil)
         }
         log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \((try? rtpSocket.localAddress().port) ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
+        if configuration.raisePriority { tellPriority(System.raisePriority()) }
         try playout.run(output: output, stop: stopFlag)
     }
 
@@ -177,6 +180,20 @@ public final class Follower: @unchecked Sendable {
 }
 
 extension Follower {
+    /// Says how the playout thread is scheduled: a thread that may be woken late keeps a
+    /// wider margin when it is (`DeviceFill`), and a house's latency limits that margin.
+    func tellPriority(_ scheduling: System.Scheduling) {
+        switch scheduling {
+        case let .realtime(priority):
+            log.info("the playout thread runs at real-time priority \(priority) (round robin): it is woken on time however busy this machine is")
+        case let .raised(nice):
+            log.info("the playout thread runs at niceness \(nice) (real-time priority was not permitted: LimitRTPRIO= in its unit permits it)")
+        case let .unchanged(reason):
+            log.info("the playout thread runs at ordinary priority (\(reason)): on a busy machine it may be woken late, and then "
+                     + "keeps a wider margin; LimitRTPRIO= (or LimitNICE=) in its unit lets it run ahead of ordinary processes")
+        }
+    }
+
     /// Room the house's latency leaves a live stream's packets to arrive in, beyond what the
     /// room decides ahead of hearing.
     static let networkReserve: Int64 = 10_000_000

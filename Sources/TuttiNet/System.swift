@@ -65,6 +65,29 @@ public enum System {
         String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
+    /// How the calling thread is scheduled after `raisePriority`.
+    public enum Scheduling: Equatable, Sendable {
+        /// Real-time round robin at this priority: it runs the moment it wakes.
+        case realtime(Int32)
+        /// Ordinary time sharing at this niceness (below 0: before ordinary processes).
+        case raised(Int32)
+        /// As it was: neither was permitted (the error of the last try).
+        case unchanged(String)
+    }
+
+    /// Asks the kernel to run the calling thread (and the threads it starts from now on)
+    /// ahead of ordinary ones, as a sound server runs, below the sound server's own threads
+    /// (PulseAudio's run at real-time priority 5, PipeWire's higher): round robin at `realtime`
+    /// where this process may (root, CAP_SYS_NICE, or RLIMIT_RTPRIO, as systemd's
+    /// `LimitRTPRIO=` grants), else niceness `nice` (RLIMIT_NICE, `LimitNICE=`), else as it is.
+    public static func raisePriority(realtime: Int32 = 3, nice: Int32 = -10) -> Scheduling {
+        var parameters = sched_param()
+        parameters.sched_priority = realtime
+        if sched_setscheduler(0, SCHED_RR, &parameters) == 0 { return .realtime(realtime) }
+        if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, nice) == 0 { return .raised(nice) }
+        return .unchanged(String(cString: strerror(errno)))
+    }
+
     /// Sleeps the calling thread for `nanoseconds` (again after a signal, for what is left).
     public static func sleep(nanoseconds: Int64) {
         guard nanoseconds > 0 else { return }
