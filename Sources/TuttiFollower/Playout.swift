@@ -200,6 +200,16 @@ final class Playout {
         let now = clock.nanosecondsNow()
         let clockChanged = takeInputs()
         askForMissing(at: LocalTime(nanoseconds: now))
+        if room.interrupted, !output.interrupted {
+            // Back from an interruption: the server dropped what was queued and held the
+            // stream's read index while it was paused, so its frames are heard on a timeline
+            // of their own from now on, learnt afresh (its rate kept), and the first write
+            // finds the device dry by design, not by lateness.
+            device.restart()
+            engine.deviceTimelineChanged()
+            provisionalDry = nil
+            planMeasured = false
+        }
         room.interrupted = output.interrupted
         let later = min(before + 200_000_000, controlDue,
                         engine.nextRetransmissionRequest.map { max($0.nanoseconds, now + 1_000_000) } ?? .max)

@@ -12,6 +12,26 @@ struct DeviceTimelineTests {
                      measuredAt: LocalTime(nanoseconds: now), uncertainty: rtt)
     }
 
+    /// A stream paused and flushed (an interruption) is heard on a timeline of its own after:
+    /// the line starts again, from the first report on, with the rate it had measured.
+    @Test func aRestartKeepsTheRateTheLineMeasured() throws {
+        var timeline = DeviceTimeline()
+        let slope = 200e-6  // the device takes 200 ppm longer per frame than nominal
+        for i in 0..<50 {
+            let frame = Int64(i) * 960
+            timeline.report(Self.report(anchor: 1e9 + Double(AudioFormat.nanoseconds(forFrames: frame)) * slope, frame: frame,
+                                        now: 1_000_000_000 + Int64(i) * 20_000_000))
+        }
+        #expect(abs(timeline.rateOffsetPPM - 200) < 1, "\(timeline.rateOffsetPPM) ppm")
+        timeline.restart()
+        #expect(timeline.heardAt(frame: 0) == nil && timeline.jumps == 1)
+        #expect(abs(timeline.rateOffsetPPM - 200) < 1, "the rate stays: \(timeline.rateOffsetPPM) ppm")
+        timeline.report(Self.report(anchor: 5e9, frame: 48_000, now: 5_000_000_000))
+        let heard = try #require(timeline.heardAt(frame: 96_000))
+        // Frame 48,000 heard at 6 s; 48,000 frames on, a second of the device's later.
+        #expect(abs(Double(heard.nanoseconds) - (6e9 + 1e9 * (1 + slope))) < 1_000, "\(heard.nanoseconds)")
+    }
+
     /// A device 200 ppm fast, reported every 10 ms from its start: with no slope for its first
     /// quarter second the line lags it by up to 20 µs; with the rate an earlier run measured,
     /// it holds within a microsecond from the first report, and then measures its own.

@@ -86,7 +86,8 @@ extension IntegrationTests {
             let api = try ControlAPI(h)
             let server = try #require(h.controlURL())
             let follow = try h.start("follow", [Harness.binary, "ctl", "status", "--follow", "--json", "--server", server])
-            Thread.sleep(forTimeInterval: 0.5)
+            // Listening once its first event (hello) is out: a debug build takes half a second to start.
+            #expect(Harness.wait(timeout: 10) { ((try? String(contentsOfFile: h.path("follow.out"), encoding: .utf8)) ?? "").contains("hello") })
 
             var np = try api.nowPlaying
             #expect(np.title == "Tutti" && np.artist == "The tutti band" && np.queueCount == 2)

@@ -164,6 +164,15 @@ public struct DeviceTimeline: Sendable {
         if line != nil { refit() }
     }
 
+    /// The stream's frames are heard on another timeline from now on (it was paused and
+    /// flushed): the line starts again from the rate the old one measured, which the pause
+    /// did not change.
+    public mutating func restart() {
+        if let line, hasMeasuredRate { priorSlope = line.slope }
+        reset()
+        jumps += 1
+    }
+
     public mutating func reset() {
         points.removeAll(keepingCapacity: true)
         pending = nil
