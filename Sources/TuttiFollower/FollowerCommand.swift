@@ -103,6 +103,10 @@ public struct FollowerCommand: ParsableCommand {
         var fill = DeviceFill.Configuration()
         /// The sound server's latency for the stream (ms).
         var sinkLatencyMilliseconds = 0
+        /// How much the sound server asks for at a time (ms): four writes. The player writes on
+        /// its own schedule, but a request that reaches its socket while it waits there for a
+        /// timing answer wakes it once more; at a write's worth they came with most writes.
+        var requestMilliseconds: Int { max(1, Int(fill.period / 1_000_000) * 4) }
         /// An ALSA device's buffer and period (frames).
         var alsaBufferFrames = 0, alsaPeriodFrames = 0
 
@@ -128,7 +132,7 @@ public struct FollowerCommand: ParsableCommand {
         let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
         do {
             let pulse = try PulseOutput(sink: nil, clock: SystemClock(), sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
-                                        requestMilliseconds: Int(server.fill.period / 1_000_000), timingMilliseconds: 25, onlyIfRunning: true)
+                                        requestMilliseconds: server.requestMilliseconds, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return (pulse, server)
         } catch {
@@ -185,7 +189,7 @@ public struct FollowerCommand: ParsableCommand {
         case let .pulse(sink):
             let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
             device = try PulseOutput(sink: sink, clock: SystemClock(), sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
-                                     requestMilliseconds: Int(plan.fill.period / 1_000_000), timingMilliseconds: 25)
+                                     requestMilliseconds: plan.requestMilliseconds, timingMilliseconds: 25)
             config.fill = plan.fill
         case let .wav(path):
             clocked = try ClockedOutput(clock: SystemClock(), wavPath: path)

@@ -7,8 +7,9 @@ measuring rig"). A room's recording is followed against the source it was fed
 then aligned to a fraction of a sample). Two kinds of stretch are holes where the source
 is loud (over -40 dBFS in the 5 ms around them):
 
-* **Silence**: 1 ms or more of digital silence (what a device that ran dry plays, and what
-  a concealment fades to).
+* **Silence**: 4 ms or more of digital silence (what a device that ran dry plays, and what
+  a concealment fades to), the source sounding in all of it but its first and last 1.5 ms
+  (a window placed a millisecond off must not turn the music's own rests into holes).
 * **Something else**: two or more 5 ms blocks in a row whose residual, after the source at
   the room's level is taken out, is more than 0.7 of the source's level (a concealed packet,
   a jump), and which differ as much from every other room that sounds there (a room playing
@@ -30,7 +31,8 @@ import skew as skewlib
 BLOCK = 0.005
 LOUD = 1e-2          # the source's level (RMS over 5 ms, full scale 1) above which a room must sound (-40 dBFS)
 QUIET = 2.5 / 32768  # digital silence, as a 16-bit recording holds it
-SILENCE = 0.001      # the shortest run of silence counted
+SILENCE = 0.001      # the shortest run of silence counted (beyond the edges below)
+EDGE = 72            # samples (1.5 ms) at either end of a silence where the source is not looked at
 MISMATCH = 0.7       # a residual over this fraction of the source's level is not the source
 RUN = 2              # ... in this many blocks in a row (Opus's noisy transients leave up to half, a block or three)
 
@@ -118,7 +120,11 @@ def count(x, source, rate, step, windows, others=(), keep=lambda frame: True):
         quiet = np.abs(seg) <= QUIET
         edges = np.flatnonzero(np.diff(np.concatenate(([0], quiet.astype(np.int8), [0]))))
         for start, end in zip(edges[::2], edges[1::2]):
-            if end - start >= shortest and float(np.sqrt(np.mean(ref[start:end] ** 2))) >= LOUD and keep(j + start):
+            # The source must sound inside the silence, not only at its edges: a window placed
+            # a millisecond off puts a note's onset, or the end of one, into the music's own
+            # silence before or after it.
+            inner = slice(start + EDGE, end - EDGE)
+            if end - start >= shortest + 2 * EDGE and float(np.sqrt(np.mean(ref[inner] ** 2))) >= LOUD and keep(j + start):
                 bad.append((j + start, j + end, True))
         # Something else: blocks that match neither the source nor the other rooms.
         peers = []

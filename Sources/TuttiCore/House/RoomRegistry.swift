@@ -93,9 +93,11 @@ public struct RoomRegistry: Sendable {
 
     /// How far ahead of a command's effect every room must hear of it: for the slowest room,
     /// its output latency (it writes that far ahead) plus its round trip (the quickest one
-    /// over twice the quickest way there: room for the path's jitter), plus a margin.
+    /// over twice the quickest way there: room for the path's jitter), plus a margin for the
+    /// coordinator's own delay in sending it (8 ms: at 15 ms a pause in a house of 80 ms
+    /// rooms was heard 100 ms after the command, the goal's limit).
     /// `zone`: of that zone's rooms only (a command of one zone's).
-    public func commandLead(in zone: String? = nil, margin: Int64 = 15_000_000, minimum: Int64 = 40_000_000,
+    public func commandLead(in zone: String? = nil, margin: Int64 = 8_000_000, minimum: Int64 = 40_000_000,
                             maximum: Int64 = 1_000_000_000) -> Int64 {
         let worst = connected.filter { zone == nil || $0.settings.zoneID == zone }.compactMap { room in
             room.report.map { $0.outputLatencyMilliseconds * 1e6 + $0.roundTripMicroseconds * 1e3 }
