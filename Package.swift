@@ -47,6 +47,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.0"),
+        // Hummingbird's own dependency: its HTTP request parts, for the request head limit.
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
@@ -116,6 +118,7 @@ let package = Package(
         .target(name: "TuttiAPI", dependencies: ["TuttiCore"]),
         .target(name: "TuttiControl", dependencies: [
             "TuttiCore",
+            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             "TuttiAPI",
             "TuttiNet",
             .product(name: "Hummingbird", package: "hummingbird"),

@@ -56,7 +56,7 @@ public protocol ControlService: Sendable {
     /// Shows a new one-time pairing code (replacing any open one).
     func openPairing() async throws(ControlError) -> PairingCode
     /// Pairs a new member with the open code: its answer carries the house key, sealed.
-    func pair(_ request: PairingRequest) async throws(ControlError) -> PairingAnswer
+    func pair(_ request: PairingRequest, from sender: String) async throws(ControlError) -> PairingAnswer
     /// The members, and whether holders of the house key may enrol.
     func members() async -> MembersView
     /// Revokes a member (by id, or by its name or room's): it can neither hear nor steer the

@@ -18,9 +18,10 @@ public final class ControlServer: Sendable {
         public var port = 8485
         /// Web pages served as they are: path → (content type, bytes).
         public var pages: [String: Page] = [:]
-        /// Connections open at once; more wait in the kernel's queue until one closes.
+        /// Connections open at once; when all are held, a newcomer takes one from the address
+        /// holding the most (`ConnectionShares`).
         public var maximumConnections = 128
-        /// Connections one address may hold open at once; more are closed as they open.
+        /// Connections one address (an IPv6 /64) may hold open at once; more are closed as they open.
         public var connectionsPerAddress = 16
         /// The names it answers to (its addresses, localhost, this machine's names, and those
         /// given): any other is refused, so a rebound DNS name reads nothing.
@@ -70,7 +71,7 @@ public final class ControlServer: Sendable {
     let configuration: Configuration
     let gate: TokenGate
     /// Each address's share of the connections, and of the event streams.
-    let connections: PeerLimits
+    let connections: ConnectionShares
     let eventStreams: PeerLimits
     /// Those opened with the token or a ticket (`EventTickets`).
     let ownerStreams: PeerLimits
@@ -80,7 +81,7 @@ public final class ControlServer: Sendable {
         self.service = service
         self.configuration = configuration
         gate = TokenGate(service: service)
-        connections = PeerLimits(perAddress: configuration.connectionsPerAddress)
+        connections = ConnectionShares(perAddress: configuration.connectionsPerAddress, total: configuration.maximumConnections)
         eventStreams = PeerLimits(perAddress: configuration.eventStreamsPerAddress, total: configuration.maximumEventStreams)
         ownerStreams = PeerLimits(perAddress: configuration.eventStreamsPerAddress, total: configuration.maximumOwnerEventStreams)
     }
@@ -90,20 +91,23 @@ public final class ControlServer: Sendable {
     /// `onStarted` with the bound port once listening.
     public func service(onStarted: @escaping @Sendable (Int) -> Void = { _ in }) throws -> any Service {
         // Bounded: at most `maximumConnections` open at once (file descriptors are the house's,
-        // for its files and sockets too), and `connectionsPerAddress` from any one address (a
-        // stranger's many connections take their own share, not everyone's); a first request
-        // head within 10 s; an idle keep-alive connection closed after 60 s.
-        // (With TLS the handshake counts towards the first request's deadline.)
-        let connections = self.connections
+        // for its files and sockets too), shared fairly among addresses (`ConnectionShares`:
+        // at most `connectionsPerAddress` from one, and a newcomer takes the oldest of the
+        // address holding the most when all are held); every request head within 10 s of its
+        // first byte and 16 KiB (`RequestHeadLimit`); an idle keep-alive connection closed
+        // after 30 s. (With TLS the handshake counts towards the first request's deadline.)
+        let shares = self.connections
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(
             webSocketRouter: makeEventRouter(),
-            configuration: .init(http1: .init(additionalChannelHandlers: [PeerLimitHandler(limits: connections)], idleTimeout: .seconds(60))),
-            requestDeadline: .seconds(10))
+            configuration: .init(http1: .init(additionalChannelHandlers: [PeerLimitHandler(shares: shares), RequestParts()],
+                                              idleTimeout: .seconds(30))),
+            requestDeadline: .seconds(10), maximumHeadSize: 16 << 10)
         return Application(
             router: makeRouter(),
             server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.serverConfiguration()) } ?? http,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tutti",
-                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections)),
+                                 // Room beyond the shares for connections evicted and still closing.
+                                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections + 64)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
             logger: Self.logger)
     }
@@ -233,11 +237,13 @@ public final class ControlServer: Sendable {
 /// The request context: bodies are small JSON documents, so anything over 64 KiB is refused.
 public struct ControlContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The client's address (no port), for the token gate.
+    /// Whom the request comes from, for the token gate and pairing: its address (no port),
+    /// an IPv6 address's /64 (`NetworkAddress.sender`).
     public let peer: String
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        peer = source.channel.remoteAddress?.ipAddress ?? "?"
+        let address = source.channel.remoteAddress?.ipAddress ?? "?"
+        peer = NetworkAddress(parsing: address)?.sender ?? address
     }
     public var maxUploadSize: Int { 64 * 1024 }
 }

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import NIOCore
 import Synchronization
+import TuttiCore
 
 /// How many of something one address, and all addresses together, may hold open at once:
 /// the connections a stranger opens cost their own share, not the house's.
@@ -37,14 +38,79 @@ final class PeerLimits: Sendable {
     func held(by address: String) -> Int { open.withLock { $0.byAddress[address, default: 0] } }
 }
 
-/// Closes a connection as it opens when its address already holds as many as it may.
+/// The server's connections, shared fairly among the addresses that hold them: one address
+/// holds at most `perAddress`, and when all `total` are held a newcomer takes the oldest
+/// connection of the address that holds the most (more than one, and more than the
+/// newcomer would), which is closed. So strangers that hold every connection they may (8
+/// addresses of 16) cannot keep the owner out: the owner's first connection closes one of
+/// theirs at once.
+final class ConnectionShares: Sendable {
+    let perAddress: Int
+    let total: Int
+    private struct Held {
+        var address: String
+        var opened: UInt64
+        var channel: any Channel
+    }
+    private let state = Mutex<(held: [ObjectIdentifier: Held], byAddress: [String: Int], next: UInt64)>(([:], [:], 0))
+    /// Connections closed to make room for another address's.
+    private let evictions = Atomic<Int>(0)
+
+    init(perAddress: Int, total: Int) {
+        self.perAddress = perAddress
+        self.total = total
+    }
+
+    /// Takes a share for `channel` from `address`: false when the address holds its most
+    /// already, or every connection is held by addresses holding one each. May close
+    /// another address's oldest connection to make room.
+    func admit(_ channel: any Channel, from address: String) -> Bool {
+        let victim: (any Channel)? = state.withLock { state in
+            let mine = state.byAddress[address, default: 0]
+            guard mine < perAddress else { return nil as (any Channel)? }
+            var evicted: (any Channel)?
+            if state.held.count >= total {
+                guard let (richest, count) = state.byAddress.max(by: { $0.value < $1.value }), count > max(1, mine + 1),
+                      let (key, oldest) = state.held.filter({ $0.value.address == richest }).min(by: { $0.value.opened < $1.value.opened })
+                else { return nil }
+                state.held[key] = nil
+                state.byAddress[richest] = count > 1 ? count - 1 : nil
+                evicted = oldest.channel
+            }
+            state.held[ObjectIdentifier(channel)] = Held(address: address, opened: state.next, channel: channel)
+            state.next += 1
+            state.byAddress[address] = mine + 1
+            return evicted ?? channel  // the channel itself: admitted, nothing to close
+        }
+        guard let victim else { return false }
+        if victim !== channel {
+            evictions.add(1, ordering: .relaxed)
+            victim.close(promise: nil)
+        }
+        return true
+    }
+
+    func release(_ channel: any Channel) {
+        state.withLock { state in
+            guard let held = state.held.removeValue(forKey: ObjectIdentifier(channel)) else { return }
+            let count = state.byAddress[held.address, default: 1]
+            state.byAddress[held.address] = count > 1 ? count - 1 : nil
+        }
+    }
+
+    var open: Int { state.withLock { $0.held.count } }
+    var evicted: Int { evictions.load(ordering: .relaxed) }
+}
+
+/// Takes a connection's share as it opens (`ConnectionShares`), closing it when its address
+/// holds as many as it may; gives it back as it closes.
 final class PeerLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
-    private let limits: PeerLimits
-    private var address: String?
+    private let shares: ConnectionShares
+    private var channel: (any Channel)?
 
-    init(limits: PeerLimits) {
-        self.limits = limits
+    init(shares: ConnectionShares) {
+        self.shares = shares
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -66,18 +132,18 @@ final class PeerLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func register(_ context: ChannelHandlerContext) {
-        guard address == nil else { return }
-        let peer = context.channel.remoteAddress?.ipAddress ?? "?"
-        if limits.admit(peer) {
-            address = peer
+        guard channel == nil else { return }
+        let address = context.channel.remoteAddress?.ipAddress ?? "?"
+        if shares.admit(context.channel, from: NetworkAddress(parsing: address)?.sender ?? address) {
+            channel = context.channel
         } else {
             context.close(promise: nil)
         }
     }
 
     private func forget() {
-        if let address { limits.release(address) }
-        address = nil
+        if let channel { shares.release(channel) }
+        channel = nil
     }
 }
 
@@ -90,6 +156,7 @@ struct EventSocketContext: RequestContext, WebSocketRequestContext {
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()
-        peer = source.channel.remoteAddress?.ipAddress ?? "?"
+        let address = source.channel.remoteAddress?.ipAddress ?? "?"
+        peer = NetworkAddress(parsing: address)?.sender ?? address
     }
 }

@@ -24,8 +24,11 @@ struct Done: ResponseEncodable {
 }
 
 /// Changes need the house token: `Authorization: Bearer TOKEN`. An address that sent a wrong
-/// (or no) token 10 times in a minute is refused, whatever it sends, until a minute after
-/// the first of those: guessing a 128-bit token was hopeless already, now it is slow too.
+/// token (or pairing code) 10 times in a minute is refused, whatever wrong token it sends,
+/// until a minute after the first of those: guessing a 128-bit token was hopeless already,
+/// now it is slow too. A request without a token is refused (401) and not counted: any web
+/// page can make a browser send one (a cross-site form, which cannot carry a token), and the
+/// owner's own address must not pay for it.
 final class TokenGate: Sendable {
     let service: any ControlService
     private let limit = Mutex(FailedTokenLimit<String>())
@@ -64,13 +67,14 @@ final class TokenGate: Sendable {
     }
 
     func authorize(_ request: Request, _ context: ControlContext) throws(ControlError) {
-        try admit(context)
         let header = request.headers[.authorization] ?? ""
         let token = header.hasPrefix("Bearer ") ? String(header.dropFirst(7)) : ""
         guard !token.isEmpty else {
-            failed(context)
             throw ControlError(status: 401, "this call changes the house and needs its token: send 'Authorization: Bearer TOKEN' (tutti ctl reads it from the coordinator's state folder, --token or TUTTI_TOKEN)")
         }
+        // A sender refused for its wrong tokens is refused whatever token it sends: checked
+        // while refused, a guess would still be told right from wrong.
+        try admit(context)
         guard service.authorizes(token: token) else {
             failed(context)
             throw ControlError(status: 403, "wrong token for this house")
@@ -249,14 +253,15 @@ enum HouseRoutes {
             try gate.authorize(request, context)
             return try await service.openPairing()
         }
-        // No token: the code is the credential. Wrong codes count against the address too.
+        // No token: the code is the credential. Wrong codes count against the sender too, and
+        // so does asking while no code is open (a stranger waiting to spend the next one).
         api.post("pair") { request, context -> PairingAnswer in
             try gate.admit(context)
             let pairing = try await body(PairingRequest.self, request, context)
             do throws(ControlError) {
-                return try await service.pair(pairing)
+                return try await service.pair(pairing, from: context.peer)
             } catch {
-                if error.status == 403 { gate.failed(context) }
+                if error.status == 403 || error.status == 409 { gate.failed(context) }
                 throw error
             }
         }

@@ -172,23 +172,18 @@ final class LibraryIndex: Sendable {
         }
     }
 
-    /// Forgets files that are gone.
-    func remove(_ paths: [String]) throws {
-        guard !paths.isEmpty else { return }
+    /// Forgets files that are gone and makes albums, artists and the search index agree with
+    /// the tracks (after a scan that changed anything), in one transaction: a reader never
+    /// sees an album whose tracks are gone. New albums and artists get new ids, the others
+    /// keep theirs, empty ones go.
+    func finish(removing gone: [String], covers: [String: String]) throws {
         try pool.write { db in
             let track = try db.cachedStatement(sql: "DELETE FROM track WHERE path = ?")
             let other = try db.cachedStatement(sql: "DELETE FROM unreadable WHERE path = ?")
-            for path in paths {
+            for path in gone {
                 try track.execute(arguments: [path])
                 try other.execute(arguments: [path])
             }
-        }
-    }
-
-    /// Makes albums, artists and the search index agree with the tracks (after a scan that
-    /// changed anything): new ones get new ids, the others keep theirs, empty ones go.
-    func finish(covers: [String: String]) throws {
-        try pool.write { db in
             try db.execute(sql: "DELETE FROM cover")
             let cover = try db.cachedStatement(sql: "INSERT INTO cover (folder, path) VALUES (?, ?)")
             for (folder, path) in covers { try cover.execute(arguments: [folder, path]) }

@@ -173,11 +173,10 @@ public final class MusicLibrary: LibraryService {
         }
         try index.setLyricsBeside(lyricsMoved)
         let removed = gone.filter { known[$0].map { !$0.unreadable } ?? false }.count
-        try index.remove(gone)
         let last = try index.lastScan()
         let coversMoved = try index.covers() != covers
         let changedAny = last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty || coversMoved
-        if changedAny { try index.finish(covers: covers) }
+        if changedAny { try index.finish(removing: gone, covers: covers) }
         let scan = LibraryStatus.Scan(endedAt: Date().timeIntervalSince1970, seconds: Date().timeIntervalSince(started),
                                       added: added, updated: updated, removed: removed, unreadable: unreadable)
         try index.record(scan)

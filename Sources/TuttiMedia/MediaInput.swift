@@ -118,16 +118,19 @@ final class InputBridge {
 
     private func seek(_ to: Int64, _ whence: Int32) -> Int64 {
         if whence & tutti_avseek_size() != 0 { return input.size ?? -1 }
-        let target: Int64
+        // A demuxer's seek is steered by the file's own numbers: a sum that overflows is no
+        // position (FFmpeg reads -1 as a failed seek).
+        let sum: (partialValue: Int64, overflow: Bool)
         switch whence & ~Int32(AVSEEK_FORCE) {
-        case SEEK_SET: target = to
-        case SEEK_CUR: target = offset + to
+        case SEEK_SET: sum = (to, false)
+        case SEEK_CUR: sum = offset.addingReportingOverflow(to)
         case SEEK_END:
             guard let size = input.size else { return -1 }
-            target = size + to
+            sum = size.addingReportingOverflow(to)
         default: return -1
         }
-        guard target >= 0, input.seek(to: target) else { return -1 }
+        let target = sum.partialValue
+        guard !sum.overflow, target >= 0, input.seek(to: target) else { return -1 }
         offset = target
         return target
     }

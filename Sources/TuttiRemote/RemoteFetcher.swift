@@ -54,7 +54,13 @@ public final class RemoteFetcher: Sendable {
         }
 
         public var contentType: String? { header("Content-Type") }
-        public var contentLength: Int64? { header("Content-Length").flatMap { Int64($0.trimmingSpaces()) } }
+        /// The length the server states, when it is one (`OutsideNumber.bytes`: a length past
+        /// a petabyte is none).
+        public var contentLength: Int64? { header("Content-Length").flatMap { OutsideNumber.integer($0, in: OutsideNumber.bytes) } }
+        /// A range's whole size (`Content-Range: bytes 100-199/5000`), when it is one.
+        public var rangeTotal: Int64? {
+            header("Content-Range")?.split(separator: "/").last.flatMap { OutsideNumber.integer($0, in: OutsideNumber.bytes) }
+        }
     }
 
     /// From now on, fetches only within `scope`, resolving host names with `resolve` to

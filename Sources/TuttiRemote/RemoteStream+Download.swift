@@ -173,15 +173,19 @@ extension RemoteStream {
         if let type, !RemoteFormats.mayBeAudio(contentType: type) { throw .notAudio(url: url, contentType: type) }
         let icy = answer.header("icy-metaint") != nil || answer.header("icy-name") != nil || answer.header("icy-br") != nil
         // The whole size: from Content-Range for a range, else the length.
-        var size = answer.contentLength.map { $0 + offset }
-        if let range = answer.header("Content-Range"), let total = range.split(separator: "/").last.flatMap({ Int64($0) }) {
-            size = total
+        // Within a petabyte (`OutsideNumber.bytes`); the offset asked for is the decoder's,
+        // whose seeks a file's own index steers, so the sum is checked too.
+        let size = answer.rangeTotal ?? answer.contentLength.flatMap { length in
+            let (sum, overflow) = length.addingReportingOverflow(offset)
+            return overflow ? nil : sum
         }
         let live = known?.isLive ?? (icy || size == nil)
         let ranges = answer.header("Accept-Ranges")?.lowercased().contains("bytes") == true || answer.status == 206
         return Facts(size: live ? nil : size, isLive: live, canSeek: !live && (ranges || known?.canSeek == true),
                      station: answer.header("icy-name").map { String($0.trimmingSpaces()) }.flatMap { $0.isEmpty ? nil : $0 },
                      genre: answer.header("icy-genre"), contentType: type,
-                     announcedBitRate: answer.header("icy-br").flatMap { Int($0.split(separator: ",").first ?? "") })
+                     announcedBitRate: answer.header("icy-br").flatMap {
+                         OutsideNumber.integer($0.split(separator: ",").first ?? "", in: OutsideNumber.kilobitsPerSecond)
+                     })
     }
 }

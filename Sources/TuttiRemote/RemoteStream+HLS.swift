@@ -43,7 +43,7 @@ extension RemoteStream {
         var text = first, base = firstBase
         var media: HLSPlaylist.Media?
         for _ in 0..<4 {
-            switch HLSPlaylist.parse(text, base: base) {
+            switch try Self.parse(text, base: base, url: url) {
             case let .multivariant(variants)?:
                 guard let next = HLSPlaylist.choose(variants) else { throw .unsupported(url: url, reason: "its HLS playlist names no stream") }
                 (text, _, base) = try await fetcher.text(next)
@@ -104,13 +104,11 @@ extension RemoteStream {
                 }
                 return
             }
-            // A live playlist is asked for again after a target duration; half of one when
-            // it brought nothing new (RFC 8216 §6.3.4).
-            let wait = max(0.5, playlist.targetDuration * (fresh ? 1 : 0.5))
-            try? await Task.sleep(for: .seconds(wait))
+            // A live playlist is asked for again after a target duration (`reloadWait`).
+            try? await Task.sleep(for: .seconds(playlist.reloadWait(fresh: fresh)))
             guard current(g) else { return }
             let (reloaded, _, reloadedBase) = try await fetcher.text(mediaURL)
-            guard case let .media(found)? = HLSPlaylist.parse(reloaded, base: reloadedBase) else {
+            guard case let .media(found)? = try Self.parse(reloaded, base: reloadedBase, url: url) else {
                 throw .unsupported(url: url, reason: "its HLS playlist cannot be read")
             }
             playlist = found
@@ -120,6 +118,16 @@ extension RemoteStream {
                 condition.withLock { junctions.append(start + Int64(buffer.count)) }
                 mapSent = nil
             }
+        }
+    }
+
+    /// The playlist `text` says, served at `base` for the stream at `url`; a number in it out
+    /// of its range refuses the stream.
+    static func parse(_ text: String, base: String, url: String) throws(RemoteError) -> HLSPlaylist? {
+        do {
+            return try HLSPlaylist.parse(text, base: base)
+        } catch {
+            throw .unsupported(url: url, reason: error.reason)
         }
     }
 

@@ -149,6 +149,22 @@ struct RouterTests {
         }
     }
 
+    /// Any web page can make its visitor's browser POST without the token (a cross-site form
+    /// cannot carry one): such refusals are not counted, so they never lock the owner's own
+    /// address out.
+    @Test func refusalsWithoutATokenDoNotCountAgainstTheAddress() async throws {
+        try await withRouter { house, client in
+            for _ in 0..<30 {
+                let none = try await client.execute(uri: "/api/v1/transport/play", method: .post, headers: [.contentType: "text/plain"],
+                                                    body: ByteBuffer(string: "x"))
+                #expect(none.status == .unauthorized)
+            }
+            let right = try await client.execute(uri: "/api/v1/transport/play", method: .post, headers: Self.auth)
+            #expect(right.status == .ok, "the owner is not refused for a page's requests")
+            #expect(house.commands == ["transport play"])
+        }
+    }
+
     @Test func transportCommandsReachTheHouse() async throws {
         try await withRouter { house, client in
             for name in ["play", "pause", "toggle", "stop", "next", "previous"] {
@@ -521,7 +537,7 @@ final class FakeHouse: ControlService {
         record("enrolment \(open)")
         return MembersView(enrolment: open, keyGeneration: 0, members: [])
     }
-    func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer {
+    func pair(_ request: PairingRequest, from sender: String) throws(ControlError) -> PairingAnswer {
         record("pair")
         throw ControlError(status: 403, "no pairing code is open")
     }

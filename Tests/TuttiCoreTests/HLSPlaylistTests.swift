@@ -5,10 +5,10 @@ import Testing
 struct HLSPlaylistTests {
     static let base = "https://radio.example/live/index.m3u8?token=1"
 
-    @Test func aListOfTracksIsNotHLS() {
+    @Test func aListOfTracksIsNotHLS() throws {
         #expect(!HLSPlaylist.isHLS("#EXTM3U\n#EXTINF:123,Artist - Title\nsong.mp3\n"))
         #expect(HLSPlaylist.isHLS("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:6,\na.ts\n"))
-        #expect(HLSPlaylist.parse("#EXTM3U\nsong.mp3\n", base: Self.base) == nil)
+        #expect(try HLSPlaylist.parse("#EXTM3U\nsong.mp3\n", base: Self.base) == nil)
     }
 
     /// The audio-only variant of the highest bandwidth; without one, a video variant's audio
@@ -24,7 +24,7 @@ struct HLSPlaylistTests {
         #EXT-X-STREAM-INF:BANDWIDTH=128000,CODECS="mp4a.40.2"
         128.m3u8
         """
-        guard case let .multivariant(variants)? = HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not multivariant"); return }
+        guard case let .multivariant(variants)? = try HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not multivariant"); return }
         #expect(variants.count == 3)
         #expect(variants[0].audioRendition == "https://radio.example/live/audio/en.m3u8")
         #expect(!variants[0].isAudioOnly && variants[1].isAudioOnly)
@@ -44,7 +44,7 @@ struct HLSPlaylistTests {
             if i == 5 { text += "#EXT-X-DISCONTINUITY\n" }
             text += "#EXTINF:6.000,\(i == 7 ? "Artist - Title" : "")\nseg\(1200 + i).m4s\n"
         }
-        guard case let .media(media)? = HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not media"); return }
+        guard case let .media(media)? = try HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not media"); return }
         #expect(media.targetDuration == 6 && !media.ended && media.encryption == nil)
         #expect(media.segments.map(\.sequence) == Array(1200..<1208))
         #expect(media.segments[0].url == "https://radio.example/live/seg1200.m4s")
@@ -56,7 +56,7 @@ struct HLSPlaylistTests {
 
     @Test func aRecordingStartsAtItsStartAndEncryptionIsNamed() throws {
         let text = "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\"\n#EXTINF:10,\na.ts\n#EXTINF:10,\nb.ts\n#EXT-X-ENDLIST\n"
-        guard case let .media(media)? = HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not media"); return }
+        guard case let .media(media)? = try HLSPlaylist.parse(text, base: Self.base) else { Issue.record("not media"); return }
         #expect(media.ended && media.startIndex == 0)
         #expect(media.encryption == "AES-128")
         #expect(HLSPlaylist.attributes(#"A=1,B="x, y",C=z"#) == ["A": "1", "B": "x, y", "C": "z"])
@@ -71,5 +71,64 @@ struct HLSPlaylistTests {
         #expect(RemoteFormats.mayBeAudio(contentType: nil))
         #expect(!RemoteFormats.mayBeAudio(contentType: "text/html; charset=utf-8"))
         #expect(!RemoteFormats.mayBeAudio(contentType: "image/png"))
+    }
+
+    /// What a hostile station's playlist says never traps: a target duration and segments of
+    /// no length start at the last segment; numbers out of their range refuse the playlist,
+    /// naming the number; the reload waits within half a second and half a minute.
+    @Test func numbersFromAStationAreBounded() throws {
+        let zero = "#EXTM3U\n#EXT-X-TARGETDURATION:0\n#EXT-X-MEDIA-SEQUENCE:7\n#EXTINF:0,\na.ts\n#EXTINF:0,\nb.ts\n"
+        guard case let .media(media)? = try HLSPlaylist.parse(zero, base: Self.base) else { Issue.record("not media"); return }
+        #expect(media.startIndex == 1 && media.segments[media.startIndex].sequence == 8)
+        #expect(media.reloadWait(fresh: true) == 0.5)
+        let empty = HLSPlaylist.Media(targetDuration: 0, segments: [], ended: false, encryption: nil)
+        #expect(empty.startIndex == 0)
+        let long = HLSPlaylist.Media(targetDuration: 86_400, segments: [], ended: false, encryption: nil)
+        #expect(long.reloadWait(fresh: true) == 30 && long.reloadWait(fresh: false) == 30)
+
+        let edges = ["inf", "-inf", "nan", "1e308", "1e21", "-1", "86401", "9223372036854775807", "0x10", "", "6 s"]
+        for value in edges {
+            #expect(throws: HLSPlaylist.Invalid.self, "target duration \(value)") {
+                try HLSPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:\(value)\n#EXTINF:6,\na.ts\n", base: Self.base)
+            }
+            if value == "-1" || value.isEmpty { continue }  // unknown, as M3U writes it
+            #expect(throws: HLSPlaylist.Invalid.self, "segment duration \(value)") {
+                try HLSPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXTINF:\(value),\na.ts\n", base: Self.base)
+            }
+        }
+        for value in ["9223372036854775807", "18446744073709551615", "-1", "4611686018427387905", "1e3", "nan"] {
+            #expect(throws: HLSPlaylist.Invalid.self, "media sequence \(value)") {
+                try HLSPlaylist.parse("#EXTM3U\n#EXT-X-MEDIA-SEQUENCE:\(value)\n#EXTINF:6,\na.ts\n", base: Self.base)
+            }
+        }
+        // The highest sequence taken, and segments counted on from it without overflow.
+        let high = "#EXTM3U\n#EXT-X-TARGETDURATION:6\n#EXT-X-MEDIA-SEQUENCE:4611686018427387904\n#EXTINF:6,\na.ts\n#EXTINF:6,\nb.ts\n"
+        guard case let .media(last)? = try HLSPlaylist.parse(high, base: Self.base) else { Issue.record("not media"); return }
+        #expect(last.segments.map(\.sequence) == [1 << 62, (1 << 62) + 1])
+        do {
+            _ = try HLSPlaylist.parse("#EXTM3U\n#EXT-X-TARGETDURATION:inf\n", base: Self.base)
+        } catch {
+            #expect(error.reason.contains("target duration (inf)"), "\(error.reason)")
+        }
+    }
+
+    /// Random playlists made of the tags and the boundary numbers: parsing and the start
+    /// never trap.
+    @Test func randomPlaylistsNeverTrap() throws {
+        var random = SeededRandom(seed: 53)
+        let tags = ["#EXT-X-TARGETDURATION:", "#EXT-X-MEDIA-SEQUENCE:", "#EXTINF:", "#EXT-X-DISCONTINUITY", "#EXT-X-ENDLIST",
+                    "#EXT-X-STREAM-INF:BANDWIDTH=", "#EXT-X-MAP:URI=", "#EXT-X-KEY:METHOD=", "seg.ts", ""]
+        let numbers = ["0", "-1", "1", "6", "0.5", "inf", "nan", "1e308", "-0", "9223372036854775807", "-9223372036854775808",
+                       "18446744073709551616", "4611686018427387904", "\"x\"", ",", ""]
+        for _ in 0..<3_000 {
+            var text = "#EXTM3U\n"
+            for _ in 0..<Int(random.next() % 12) {
+                text += tags[Int(random.next() % UInt64(tags.count))] + numbers[Int(random.next() % UInt64(numbers.count))] + "\n"
+            }
+            if case let .media(media)? = try? HLSPlaylist.parse(text, base: Self.base), !media.segments.isEmpty {
+                #expect(media.segments.indices.contains(media.startIndex))
+                _ = media.reloadWait(fresh: random.next() % 2 == 0)
+            }
+        }
     }
 }

@@ -263,4 +263,64 @@ struct RemoteTests {
         #expect(Self.v4(169, 254, 169, 254).description == "169.254.169.254")
         #expect(FetchScope.public.refusal(Self.v4(127, 0, 0, 1)) == "this machine")
     }
+
+    /// `public` refuses the whole of IANA's special-purpose registries, both families, and
+    /// the IPv6 forms that carry an IPv4 address; `lan` still reaches them (a lab's
+    /// benchmarking range is someone's LAN).
+    @Test func publicRefusesTheSpecialPurposeRegistry() throws {
+        let special = ["198.18.0.1", "198.19.255.255", "240.0.0.1", "250.1.2.3", "192.0.0.9", "192.0.0.170", "192.0.2.7",
+                       "198.51.100.1", "203.0.113.200", "192.88.99.1", "192.31.196.1", "192.52.193.1", "192.175.48.1",
+                       "64:ff9b::808:808", "64:ff9b:1::1", "::8.8.8.8", "::ffff:198.18.0.1", "100::1", "2001::1",
+                       "2001:db8::1", "2002:c0a8:101::1", "3fff::1", "5f00::1", "2620:4f:8000::1", "2001:2::1"]
+        for text in special {
+            let address = try #require(NetworkAddress(parsing: text), "\(text)")
+            #expect(address.isSpecialPurpose, "\(text)")
+            #expect(FetchScope.public.refusal(address) != nil, "public: \(text)")
+        }
+        for text in ["93.184.216.34", "8.8.8.8", "198.20.0.1", "192.0.1.1", "2606:2800:220:1::1", "2a00:1450::1", "2001:4860::1",
+                     "::ffff:8.8.8.8"] {
+            let address = try #require(NetworkAddress(parsing: text), "\(text)")
+            #expect(!address.isSpecialPurpose, "\(text)")
+            #expect(FetchScope.public.refusal(address) == nil, "public: \(text)")
+        }
+        #expect(FetchScope.lan.refusal(try #require(NetworkAddress(parsing: "198.18.0.1"))) == nil)
+    }
+
+    /// Addresses as sockets and resolvers write them; anything else is none. A sender is an
+    /// IPv4 address or an IPv6 /64.
+    @Test func addressesParseAndGroupBySender() {
+        #expect(NetworkAddress(parsing: "10.0.0.1") == Self.v4(10, 0, 0, 1))
+        #expect(NetworkAddress(parsing: "::1") == Self.v6([], tail: [1]))
+        #expect(NetworkAddress(parsing: "fe80::1:2") == Self.v6([0xFE, 0x80], tail: [0, 1, 0, 2]))
+        #expect(NetworkAddress(parsing: "1:2:3:4:5:6:7:8") == .v6([0, 1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0, 7, 0, 8]))
+        #expect(NetworkAddress(parsing: "::ffff:1.2.3.4") == Self.v6([], tail: [0xFF, 0xFF, 1, 2, 3, 4]))
+        #expect(NetworkAddress(parsing: "1::") == Self.v6([0, 1]))
+        for bad in ["", "1.2.3", "1.2.3.256", "1.2.3.4.5", "01.2.3.4x", ":::", "1::2::3", "1:2:3:4:5:6:7:8:9", "12345::",
+                    "g::1", ":1:2:3:4:5:6:7", "1.2.3.4::", "::1.2.3.4.5", "+1::", "[::1]", "fe80::1%eth0", " 1.2.3.4"] {
+            #expect(NetworkAddress(parsing: bad) == nil, "\(bad)")
+        }
+        #expect(NetworkAddress(parsing: "10.0.0.1")?.sender == "10.0.0.1")
+        #expect(NetworkAddress(parsing: "::ffff:10.0.0.1")?.sender == "10.0.0.1")
+        #expect(NetworkAddress(parsing: "2001:db8:1:2:aaaa::1")?.sender == NetworkAddress(parsing: "2001:db8:1:2:bbbb::9")?.sender)
+        #expect(NetworkAddress(parsing: "2001:db8:1:2::1")?.sender != NetworkAddress(parsing: "2001:db8:1:3::1")?.sender)
+    }
+}
+
+/// Numbers from outside: within their reader's range, or none.
+@Suite struct OutsideNumberTests {
+    @Test func onlyDecimalNumbersWithinTheirRange() {
+        #expect(OutsideNumber.integer(" 42 ", in: 0...100) == 42)
+        #expect(OutsideNumber.integer("9223372036854775807", in: OutsideNumber.bytes) == nil)
+        #expect(OutsideNumber.integer("99999999999999999999999", in: Int64.min...Int64.max) == nil)
+        #expect(OutsideNumber.integer("-1", in: OutsideNumber.bytes) == nil)
+        #expect(OutsideNumber.integer("1125899906842624", in: OutsideNumber.bytes) == 1 << 50)
+        #expect(OutsideNumber.integer("99999999999999999", in: OutsideNumber.kilobitsPerSecond) == nil)
+        #expect(OutsideNumber.integer("0x10", in: 0...100) == nil)
+        #expect(OutsideNumber.integer(String(repeating: "0", count: 41) + "1", in: 0...100) == nil)
+        for text in ["inf", "-inf", "nan", "1e308", "0x1p3", "86400.5", "-0.5", "", "  ", "1,5"] {
+            #expect(OutsideNumber.decimal(text, in: OutsideNumber.playlistSeconds) == nil, "\(text)")
+        }
+        #expect(OutsideNumber.decimal("6.006", in: OutsideNumber.playlistSeconds) == 6.006)
+        #expect(OutsideNumber.decimal("1e3", in: OutsideNumber.playlistSeconds) == 1000)
+    }
 }

@@ -2,13 +2,17 @@
 /// the first follower that pairs with it or after `tries` wrong proofs (then a new one must
 /// be shown). Whether a proof is right is the caller's to check (TuttiSecurity's `Pairing`).
 ///
-/// The code carries 50 bits, so wrong proofs online are no threat to it: a thousand guesses
-/// find it once in 10^12. A small budget would be one: five wrong proofs from strangers
-/// (each address may send 10 a minute) would close the code before its member could pair.
-/// A thousand takes a stranger twenty addresses and the code's whole five minutes.
+/// The code carries 50 bits, so wrong proofs online are no threat to it: even its whole
+/// budget of wrong proofs finds it once in 10^10. What a stranger can threaten is the code
+/// itself, by spending it before its member pairs: so each sender (an IPv4 address, an
+/// IPv6 /64: `NetworkAddress.sender`) may make `triesPerSender` wrong proofs of a code, and
+/// then no more of it; spending the budget takes 20,000 senders, which no house network
+/// holds, within the code's five minutes (each sender may also send only 10 wrong tokens or
+/// codes a minute, `FailedTokenLimit`).
 public struct PairingWindow: Sendable, Equatable {
     public static let lifetime: Int64 = 300_000_000_000
-    public static let tries = 1_000
+    public static let tries = 100_000
+    public static let triesPerSender = 5
 
     public enum State: Equatable, Sendable {
         /// No code open (never shown, used, or spent by wrong tries).
@@ -20,6 +24,8 @@ public struct PairingWindow: Sendable, Equatable {
     private var code: String?
     private var expires: Int64 = 0
     private var triesLeft = 0
+    /// Wrong proofs of the open code by sender.
+    private var wrong: [String: Int] = [:]
 
     public init() {}
 
@@ -28,27 +34,39 @@ public struct PairingWindow: Sendable, Equatable {
         self.code = code
         expires = now + Self.lifetime
         triesLeft = Self.tries
+        wrong = [:]
+    }
+
+    /// Whether `sender` may still try the open code (it has not made `triesPerSender`
+    /// wrong proofs of it).
+    public func admits(_ sender: String) -> Bool {
+        wrong[sender, default: 0] < Self.triesPerSender
     }
 
     public mutating func state(at now: Int64) -> State {
         guard let code else { return .closed }
         guard now < expires else {
             self.code = nil
+            wrong = [:]
             return .expired
         }
         return .open(code: code, triesLeft: triesLeft)
     }
 
-    /// A wrong proof: one try fewer; the code is spent at none. Returns the tries left.
-    public mutating func failed() -> Int {
+    /// A wrong proof from `sender`: one try fewer, for the code and for the sender; the code
+    /// is spent at none. Returns the sender's tries left.
+    public mutating func failed(by sender: String) -> Int {
+        guard code != nil else { return 0 }
+        wrong[sender, default: 0] += 1
         triesLeft = max(0, triesLeft - 1)
-        if triesLeft == 0 { code = nil }
-        return triesLeft
+        if triesLeft == 0 { used() }
+        return max(0, Self.triesPerSender - wrong[sender, default: 0])
     }
 
     /// A follower paired: the code is spent.
     public mutating func used() {
         code = nil
+        wrong = [:]
     }
 
     /// Seconds until the open code expires (0 when none).

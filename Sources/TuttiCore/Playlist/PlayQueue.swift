@@ -52,6 +52,10 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
 /// In shuffle mode the queue keeps the cycle's order (a permutation of item ids) and its
 /// random generator, both saved with it, so a restart resumes the same cycle.
 public struct PlayQueue: Codable, Equatable, Sendable {
+    /// The most items a queue holds: its state file stays within a few megabytes, and the
+    /// API's answer with it (the house refuses an addition past it, naming it).
+    public static let capacity = 20_000
+
     public private(set) var items: [QueueItem] = []
     public private(set) var currentID: Int?
     public private(set) var loopMode: LoopMode = .all

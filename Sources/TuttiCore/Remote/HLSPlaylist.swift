@@ -5,6 +5,16 @@ public enum HLSPlaylist: Equatable, Sendable {
     case multivariant([Variant])
     case media(Media)
 
+    /// A playlist that says something no stream can be (a number out of its range): the
+    /// source is refused with `reason`, and the queue goes on.
+    public struct Invalid: Error, Equatable, Sendable {
+        public var reason: String
+    }
+
+    /// The media sequence numbers read (RFC 8216 allows up to 2^64 - 1; a station counts
+    /// from wherever it likes, and a playlist adds at most a million to it).
+    public static let sequences: ClosedRange<Int> = 0...(1 << 62)
+
     public struct Variant: Equatable, Sendable {
         public var url: String
         public var bandwidth: Int?
@@ -44,16 +54,25 @@ public enum HLSPlaylist: Equatable, Sendable {
         public var encryption: String?
 
         /// Where a live stream starts: no closer to its end than three target durations
-        /// (RFC 8216 §6.3.3); a recording starts at its first segment.
+        /// (RFC 8216 §6.3.3), and at its last segment at the latest (segments of no
+        /// duration, a target duration of zero); a recording starts at its first segment.
         public var startIndex: Int {
             guard !ended, !segments.isEmpty else { return 0 }
-            var held = 0.0
-            var index = segments.count
+            var index = segments.count - 1
+            var held = segments[index].duration
             while index > 0, held < 3 * targetDuration {
                 index -= 1
                 held += segments[index].duration
             }
             return index
+        }
+
+        /// How long to wait before asking for a live playlist again: a target duration, half
+        /// of one when the last reload brought nothing new (RFC 8216 §6.3.4), within half a
+        /// second and half a minute (a station's target duration of an hour would otherwise
+        /// leave the house silent for it).
+        public func reloadWait(fresh: Bool) -> Double {
+            min(30, max(0.5, targetDuration * (fresh ? 1 : 0.5)))
         }
     }
 
@@ -63,8 +82,10 @@ public enum HLSPlaylist: Equatable, Sendable {
         return text.contains("#EXTM3U") && markers.contains { text.contains($0) }
     }
 
-    /// Parses `text`, served at `base`; nil when it is not an HLS playlist.
-    public static func parse(_ text: String, base: String) -> HLSPlaylist? {
+    /// Parses `text`, served at `base`; nil when it is not an HLS playlist. Throws for a
+    /// number out of its range: durations within a day (`OutsideNumber.playlistSeconds`),
+    /// sequence numbers within `sequences`.
+    public static func parse(_ text: String, base: String) throws(Invalid) -> HLSPlaylist? {
         guard isHLS(text[...]) else { return nil }
         let lines = PlaylistParser.lines(text)
         var variants: [Variant] = []
@@ -89,8 +110,16 @@ public enum HLSPlaylist: Equatable, Sendable {
                     if a["TYPE"] == "AUDIO", let group = a["GROUP-ID"], let uri = a["URI"], audioGroups[group] == nil || a["DEFAULT"] == "YES" {
                         audioGroups[group] = PlaylistParser.resolve(uri, against: base)
                     }
-                case "#EXT-X-TARGETDURATION": media.targetDuration = Double(value) ?? 0
-                case "#EXT-X-MEDIA-SEQUENCE": sequence = Int(value) ?? 0
+                case "#EXT-X-TARGETDURATION":
+                    guard let seconds = OutsideNumber.decimal(value, in: OutsideNumber.playlistSeconds) else {
+                        throw Invalid(reason: "its HLS playlist's target duration (\(value.prefix(40))) is not a number of seconds within a day")
+                    }
+                    media.targetDuration = seconds
+                case "#EXT-X-MEDIA-SEQUENCE":
+                    guard let first = OutsideNumber.integer(value, in: sequences) else {
+                        throw Invalid(reason: "its HLS playlist's media sequence (\(value.prefix(40))) is not a number from 0 to 2^62")
+                    }
+                    sequence = first
                 case "#EXT-X-ENDLIST": media.ended = true
                 case "#EXT-X-DISCONTINUITY": discontinuity = true
                 case "#EXT-X-KEY":
@@ -101,7 +130,13 @@ public enum HLSPlaylist: Equatable, Sendable {
                 case "#EXTINF":
                     let parts = value.split(separator: ",", maxSplits: 1, omittingEmptySubsequences: false)
                     let title = parts.count > 1 ? parts[1].trimmingSpaces() : ""
-                    pending = (Double(parts.first.map { $0.trimmingSpaces() } ?? "") ?? 0, title.isEmpty ? nil : title)
+                    let stated = (parts.first.map(String.init) ?? "").trimmingSpaces()
+                    // "-1" or nothing: unknown, as plain M3U writes it (some stations do).
+                    let unknown = stated.isEmpty || stated == "-1"
+                    guard let duration = unknown ? 0 : OutsideNumber.decimal(stated, in: OutsideNumber.playlistSeconds) else {
+                        throw Invalid(reason: "its HLS playlist gives a segment a duration (\(stated.prefix(40))) that is not a number of seconds within a day")
+                    }
+                    pending = (duration, title.isEmpty ? nil : title)
                 default: break
                 }
                 continue

@@ -30,10 +30,43 @@ public enum TrackSource {
     /// comes, with an event), and so are URLs (the server is asked when they play).
     /// `pcmFiles`: `pcm:` may name a regular file (the coordinator's command line); else a
     /// named pipe or standard input only (what the API queues), and playlists' others are left out.
-    public static func expand(_ inputs: [String], fetcher: RemoteFetcher = .shared, pcmFiles: Bool = true) async throws -> [PlaylistParser.Entry] {
+    /// What one expansion may bring in (a URL is anyone's: one remote M3U fanning out to
+    /// 240,000 entries once took 370 MB): past any of these it is refused as a whole, with
+    /// an error that names the bound, and nothing is queued.
+    public struct Limits: Sendable {
+        /// Entries read from playlists (all of them, nested ones included).
+        public var entries = 10_000
+        /// Playlists read.
+        public var playlists = 1_000
+        /// Bytes of playlists read (each one at most 1 MB).
+        public var bytes = 16 << 20
+        public init() {}
+    }
+
+    /// What an expansion has brought in so far, against its limits.
+    struct Budget {
+        let limits: Limits
+        var entries = 0, playlists = 0, bytes = 0
+
+        mutating func entry(_ location: String) throws(SourceError) {
+            entries += 1
+            guard entries <= limits.entries else { throw .tooMany(location, "\(limits.entries) entries") }
+        }
+
+        mutating func playlist(_ location: String, bytes read: Int) throws(SourceError) {
+            playlists += 1
+            bytes += read
+            guard playlists <= limits.playlists else { throw .tooMany(location, "\(limits.playlists) playlists") }
+            guard bytes <= limits.bytes else { throw .tooMany(location, "\(limits.bytes >> 20) MB of playlists") }
+        }
+    }
+
+    public static func expand(_ inputs: [String], fetcher: RemoteFetcher = .shared, pcmFiles: Bool = true,
+                              limits: Limits = Limits()) async throws -> [PlaylistParser.Entry] {
         var entries: [PlaylistParser.Entry] = []
+        var budget = Budget(limits: limits)
         for input in inputs {
-            try await expand(input, title: nil, within: [], fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
+            try await expand(input, title: nil, within: [], fetcher: fetcher, pcmFiles: pcmFiles, budget: &budget, into: &entries)
         }
         return entries
     }
@@ -42,7 +75,7 @@ public enum TrackSource {
     static let maximumDepth = 8
 
     private static func expand(_ input: String, title: String?, within playlists: [String], fetcher: RemoteFetcher,
-                               pcmFiles: Bool = true, into entries: inout [PlaylistParser.Entry]) async throws {
+                               pcmFiles: Bool = true, budget: inout Budget, into entries: inout [PlaylistParser.Entry]) async throws {
         let top = playlists.isEmpty
         if LiveInput.isLive(input) {
             let live: LiveInput
@@ -61,7 +94,8 @@ public enum TrackSource {
         }
         if RemoteLocation.isRemote(input) {
             if let format = PlaylistParser.Format(location: input) {
-                try await playlist(input, format: format, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
+                try await playlist(input, format: format, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, budget: &budget,
+                                   into: &entries)
             } else {
                 entries.append(.init(location: input, title: title))
             }
@@ -77,7 +111,8 @@ public enum TrackSource {
         case let .other(what):
             if top { throw SourceError.notAFile(input, what) }
         case .file where format != nil:
-            try await playlist(input, format: format!, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
+            try await playlist(input, format: format!, within: playlists, fetcher: fetcher, pcmFiles: pcmFiles, budget: &budget,
+                               into: &entries)
         case .file where isAudio(input):
             entries.append(.init(location: input, title: title))
         case .file:
@@ -87,7 +122,8 @@ public enum TrackSource {
 
     /// A playlist's entries, expanded in turn (at most 1 MB of it is read).
     private static func playlist(_ location: String, format: PlaylistParser.Format, within playlists: [String],
-                                 fetcher: RemoteFetcher, pcmFiles: Bool, into entries: inout [PlaylistParser.Entry]) async throws {
+                                 fetcher: RemoteFetcher, pcmFiles: Bool, budget: inout Budget,
+                                 into entries: inout [PlaylistParser.Entry]) async throws {
         let remote = RemoteLocation.isRemote(location)
         let key = remote ? location : await Blocking.run { InputFile.realPath(location) }
         if playlists.contains(key) {
@@ -117,11 +153,14 @@ public enum TrackSource {
             let folder = (location as NSString).deletingLastPathComponent
             base = folder.isEmpty ? "." : folder
         }
+        try budget.playlist(location, bytes: text.utf8.count)
         for entry in PlaylistParser.parse(text, format: kind, base: base) {
+            try budget.entry(location)
             // A playlist from a web server names only web resources: never a file or an
             // input of this machine.
             if remote && !RemoteLocation.isRemote(entry.location) { continue }
-            try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, pcmFiles: pcmFiles, into: &entries)
+            try await expand(entry.location, title: entry.title, within: playlists + [key], fetcher: fetcher, pcmFiles: pcmFiles,
+                             budget: &budget, into: &entries)
         }
     }
 
@@ -148,6 +187,8 @@ public enum SourceError: Error, CustomStringConvertible {
     case badLiveInput(LiveInputError)
     case includesItself([String])
     case tooDeep(String)
+    /// An expansion past one of its limits (`TrackSource.Limits`): where, and which.
+    case tooMany(String, String)
     /// `pcm:` on a regular file, not given on the coordinator's command line.
     case pcmFile(String)
     public var description: String {
@@ -161,6 +202,8 @@ public enum SourceError: Error, CustomStringConvertible {
         case let .badLiveInput(error): error.description
         case let .includesItself(chain): "playlist \(chain.last ?? "") includes itself (\(chain.joined(separator: " → "))): refused"
         case let .tooDeep(p): "\(p) lies more than \(TrackSource.maximumDepth) playlists deep: refused"
+        case let .tooMany(p, bound):
+            "more than \(bound) at \(p.count > 120 ? String(p.prefix(120)) + "…" : p): tutti takes at most that much from one request; nothing was queued"
         case let .pcmFile(p): "\(p) is a regular file: pcm: plays a named pipe or standard input (a file only when the coordinator is started with it)"
         }
     }

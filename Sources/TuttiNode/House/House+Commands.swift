@@ -36,9 +36,11 @@ extension House {
         guard !entries.isEmpty else { throw .badRequest("no audio files in \(paths.joined(separator: ", "))") }
         library.suggest(entries)
         let tracks = entries.map(\.location)
+        try roomInQueue(for: tracks.count, zone: id)
         await warm(tracks)
         // The zone may have gone while the files were read.
         id = try zoneID(zone)
+        try roomInQueue(for: tracks.count, zone: id)
         let added = Set(plays[id]!.transport.add(tracks, placement: placement, titles: PlaylistParser.Entry.titles(entries)).map(\.id))
         lineUpAgain(zone: id)
         publishQueue(zone: id)
@@ -50,6 +52,14 @@ extension House {
             view = queueView(zone: id).items.filter { added.contains($0.id) }
         }
         return view
+    }
+
+    /// Refuses an addition of `count` tracks past the queue's capacity (`PlayQueue.capacity`).
+    private func roomInQueue(for count: Int, zone id: String) throws(ControlError) {
+        let held = plays[id]!.transport.queue.items.count
+        guard held + count <= PlayQueue.capacity else {
+            throw .badRequest("the queue holds at most \(PlayQueue.capacity) tracks: it has \(held), and \(count) more were asked for; nothing was queued")
+        }
     }
 
     public func remove(itemID: Int, zone: String?) async throws(ControlError) {
@@ -192,6 +202,11 @@ extension House {
     /// The command line named tracks: they become the default zone's queue, and play.
     func replaceQueue(with tracks: [String], loopMode: LoopMode, titles: [String: String] = [:]) async throws(ControlError) {
         let id = ZoneInfo.defaultID
+        var tracks = tracks
+        if tracks.count > PlayQueue.capacity {
+            log.warning("the command line names \(tracks.count) tracks: the queue takes the first \(PlayQueue.capacity)")
+            tracks.removeLast(tracks.count - PlayQueue.capacity)
+        }
         await warm(tracks)
         execute(plays[id]!.transport.clear(now: now), zone: id)
         plays[id]!.transport.setLoopMode(loopMode)

@@ -5,8 +5,8 @@ import TuttiSecurity
 import TuttiTrust
 
 /// Pairing new members (TuttiSecurity's `Pairing`): a code shown on request, one pairing
-/// per code; wrong proofs cost the sender's address its share and the code one of its
-/// thousand tries.
+/// per code; a wrong proof costs its sender one of its five tries of the code (and one of
+/// its ten wrong tokens or codes a minute), and the code one of its 100,000.
 extension House {
     public func openPairing() throws(ControlError) -> PairingCode {
         let code = Pairing.newCode()
@@ -15,7 +15,7 @@ extension House {
         return PairingCode(code: code, expiresInSeconds: Int(PairingWindow.lifetime / 1_000_000_000), tries: PairingWindow.tries)
     }
 
-    public func pair(_ request: PairingRequest) throws(ControlError) -> PairingAnswer {
+    public func pair(_ request: PairingRequest, from sender: String) throws(ControlError) -> PairingAnswer {
         let code: String
         switch pairing.state(at: clock.nanosecondsNow()) {
         case .closed:
@@ -23,6 +23,10 @@ extension House {
         case .expired:
             throw ControlError.conflict("the pairing code expired (they last 5 minutes): show a new one with `tutti ctl pair`")
         case let .open(open, _):
+            guard pairing.admits(sender) else {
+                throw ControlError(status: 429, "\(PairingWindow.triesPerSender) wrong proofs of this pairing code came from \(sender): "
+                                   + "it takes no more from there (show a new code with `tutti ctl pair`)")
+            }
             code = open
         }
         do throws(Pairing.Failure) {
@@ -39,7 +43,7 @@ extension House {
             log.info("a new member paired\(who); the code is spent")
             return answer
         } catch {
-            guard case let .malformed(message) = error else { return try refuseWrongCode() }
+            guard case let .malformed(message) = error else { return try refuseWrongCode(from: sender) }
             throw ControlError.badRequest(message)
         }
     }
@@ -70,11 +74,13 @@ extension House {
         return members()
     }
 
-    /// A wrong proof costs the code a try; at none it is spent.
-    private func refuseWrongCode() throws(ControlError) -> PairingAnswer {
-        let left = pairing.failed()
-        log.warning("a pairing attempt with a wrong code; \(left == 0 ? "the code is spent" : "\(left) tries left")")
-        throw ControlError(status: 403, left == 0 ? "wrong pairing code; it is spent now: show a new one with `tutti ctl pair`"
-                                                  : "wrong pairing code (check it, and that this is the right house)")
+    /// A wrong proof costs its sender and the code a try each; at none the code is spent.
+    private func refuseWrongCode(from sender: String) throws(ControlError) -> PairingAnswer {
+        let left = pairing.failed(by: sender)
+        let spent = pairing.state(at: clock.nanosecondsNow()) == .closed
+        log.warning("a pairing attempt from \(sender) with a wrong code; "
+                    + (spent ? "the code is spent" : "\(left) tries left from there"))
+        throw ControlError(status: 403, spent ? "wrong pairing code; it is spent now: show a new one with `tutti ctl pair`"
+                                              : "wrong pairing code (check it, and that this is the right house): \(left) tries left from this address")
     }
 }
