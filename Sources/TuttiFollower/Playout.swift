@@ -222,6 +222,11 @@ final class Playout {
         return min(later, writeDue)
     }
 
+    /// How far a fresh timing report may lie from the device's line before the fill is
+    /// planned from it (the line's scatter is tens of microseconds; a device that stalled or
+    /// moved is tens or hundreds of milliseconds off).
+    static let reportOverLine: Int64 = 20_000_000
+
     /// The write: the device's timing first (where it runs dry), then as many frames as
     /// keep it supplied until the next write, rendered for the instant each is heard.
     private func write(to output: AudioOutput, now: Int64) throws {
@@ -236,8 +241,21 @@ final class Playout {
         engine.deviceSettled = device.isSettled
         let committed = output.committedLatency
         let frameTime = 1e9 / Double(AudioFormat.sampleRate) * device.localPerFrame
-        let dryAt = heard.map { $0.nanoseconds - committed } ?? provisionalDry
-        let (frames, event) = fill.write(at: now, dryAt: dryAt, judged: planMeasured && heard != nil, frameTime: frameTime)
+        var dryAt = heard.map { $0.nanoseconds - committed } ?? provisionalDry
+        var judged = planMeasured && heard != nil
+        // The device's own word on how full it is, when its line does not follow it yet (it
+        // stalled or moved, and the line jumps only after several reports): the fill is
+        // planned from it meanwhile. Planned from a line 440 ms off, an ALSA room wrote half a
+        // second at a time into a 200 ms buffer, blocked on it for as long, and so reported
+        // only every 600 ms: 3 s until the line jumped, with the room silent.
+        if let timing, let planned = dryAt {
+            let reported = timing.heardAt.nanoseconds + Int64((Double(written - timing.frame) * frameTime).rounded()) - committed
+            if abs(reported - planned) > Self.reportOverLine {
+                dryAt = reported
+                judged = false
+            }
+        }
+        let (frames, event) = fill.write(at: now, dryAt: dryAt, judged: judged, frameTime: frameTime)
         planMeasured = heard != nil
         noteUnderruns(output, found: event, now: now)
         let grew = fill.floor != floorReported
