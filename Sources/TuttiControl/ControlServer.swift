@@ -99,9 +99,8 @@ public final class ControlServer: Sendable {
         let shares = self.connections
         let http: HTTPServerBuilder = .http1WebSocketUpgrade(
             webSocketRouter: makeEventRouter(),
-            configuration: .init(http1: .init(additionalChannelHandlers: [PeerLimitHandler(shares: shares), RequestParts()],
-                                              idleTimeout: .seconds(30))),
-            requestDeadline: .seconds(10), maximumHeadSize: 16 << 10)
+            configuration: .init(http1: .init(additionalChannelHandlers: [RequestParts()], idleTimeout: .seconds(30))),
+            requestDeadline: .seconds(10), maximumHeadSize: 16 << 10, shares: shares)
         return Application(
             router: makeRouter(),
             server: try configuration.tls.map { try .tls(http, tlsConfiguration: try $0.serverConfiguration()) } ?? http,

@@ -17,12 +17,17 @@ struct RequestDeadlineChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let inner: Inner
     let deadline: TimeAmount
     let maximumSize: Int
+    let shares: ConnectionShares
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (deadline, maximumSize) = (self.deadline, self.maximumSize)
+        let (deadline, maximumSize, shares) = (self.deadline, self.maximumSize, self.shares)
         return channel.eventLoop.makeCompletedFuture {
-            // Last so far: after TLS (it reads plain text), before HTTP's handlers, added next
-            // (`RequestParts`, among them, tells it where each head ends and each request does).
+            // As the connection opens (the HTTP handlers' own additions come only with its
+            // first request head, when it is not a WebSocket upgrade): its address's share
+            // first, then its heads, last so far: after TLS (they read plain text), before
+            // HTTP's handlers, added next (`RequestParts`, among them, tells where each request
+            // after the first ends).
+            try channel.pipeline.syncOperations.addHandler(PeerLimitHandler(shares: shares))
             try channel.pipeline.syncOperations.addHandler(RequestHeadLimit(deadline: deadline, maximumSize: maximumSize))
         }.flatMap { inner.setup(channel: channel, logger: logger) }
     }
@@ -38,21 +43,22 @@ extension HTTPServerBuilder {
     /// handlers must include a `RequestParts`.
     static func http1WebSocketUpgrade(
         webSocketRouter: Router<EventSocketContext>, configuration: HTTP1WebSocketUpgradeChannel.Configuration,
-        requestDeadline deadline: TimeAmount, maximumHeadSize: Int
+        requestDeadline deadline: TimeAmount, maximumHeadSize: Int, shares: ConnectionShares
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         return HTTPServerBuilder { responder in
             RequestDeadlineChannel(
                 inner: HTTP1WebSocketUpgradeChannel(responder: responder, webSocketResponder: webSocketResponder, configuration: configuration),
-                deadline: deadline, maximumSize: maximumHeadSize)
+                deadline: deadline, maximumSize: maximumHeadSize, shares: shares)
         }
     }
 }
 
-/// Counts the bytes of the request head in progress, from its first byte: past
-/// `maximumSize` it answers 431 and closes the connection, and at `deadline` it answers 408
-/// and closes it. Between a head's end and its request's end (a body) it counts nothing;
-/// `RequestParts`, after HTTP's decoder, tells it where those are.
+/// Counts the bytes of the request head in progress, from its first byte, and finds its end
+/// (a blank line): past `maximumSize` it answers 431 and closes the connection, and at
+/// `deadline` it answers 408 and closes it. After a head it counts nothing until
+/// `RequestParts`, after HTTP's decoder, says the request ended (a body is not a head); a
+/// connection upgraded to a WebSocket never says so, and is its own from then on.
 final class RequestHeadLimit: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
@@ -63,6 +69,8 @@ final class RequestHeadLimit: ChannelInboundHandler {
     private var inHead = true
     private var size = 0
     private var refused = false
+    /// The last three bytes of the head so far, to find a "\r\n\r\n" split between reads.
+    private var tail: [UInt8] = []
 
     init(deadline: TimeAmount, maximumSize: Int) {
         self.deadline = deadline
@@ -84,7 +92,7 @@ final class RequestHeadLimit: ChannelInboundHandler {
     }
 
     private func arm(_ context: ChannelHandlerContext) {
-        guard timer == nil, !refused else { return }
+        guard timer == nil, inHead, !refused else { return }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         timer = context.eventLoop.scheduleTask(in: deadline) {
             let (handler, context) = loopBound.value
@@ -94,29 +102,39 @@ final class RequestHeadLimit: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
-        if inHead {
-            arm(context)
-            size += unwrapInboundIn(data).readableBytes
-            if size > maximumSize {
-                refuse(context, status: "431 Request Header Fields Too Large")
-                return
-            }
+        guard inHead else {
+            context.fireChannelRead(data)
+            return
+        }
+        arm(context)
+        let buffer = unwrapInboundIn(data)
+        let bytes = tail + Array(buffer.readableBytesView)
+        let end = bytes.count >= 4 ? (0...(bytes.count - 4)).first { i in
+            bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10
+        } : nil
+        // The head's bytes in this read: up to its blank line, or all of them.
+        size += end.map { $0 + 4 - tail.count } ?? buffer.readableBytes
+        if size > maximumSize {
+            refuse(context, status: "431 Request Header Fields Too Large")
+            return
+        }
+        if end != nil {
+            inHead = false
+            size = 0
+            tail = []
+            timer?.cancel()
+            timer = nil
+        } else {
+            tail = Array(bytes.suffix(3))
         }
         context.fireChannelRead(data)
-    }
-
-    /// The head in progress ended (HTTP's decoder made it a request).
-    func headEnded() {
-        inHead = false
-        size = 0
-        timer?.cancel()
-        timer = nil
     }
 
     /// The request ended: the next byte begins a head.
     func requestEnded() {
         inHead = true
         size = 0
+        tail = []
     }
 
     private func refuse(_ context: ChannelHandlerContext, status: String) {
@@ -131,8 +149,7 @@ final class RequestHeadLimit: ChannelInboundHandler {
     }
 }
 
-/// After HTTP's decoder: tells the connection's `RequestHeadLimit` where each request's head
-/// ends and where the request does.
+/// After HTTP's decoder: tells the connection's `RequestHeadLimit` where each request ends.
 final class RequestParts: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -143,11 +160,7 @@ final class RequestParts: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch unwrapInboundIn(data) {
-        case .head: limit?.headEnded()
-        case .end: limit?.requestEnded()
-        case .body: break
-        }
+        if case .end = unwrapInboundIn(data) { limit?.requestEnded() }
         context.fireChannelRead(data)
     }
 }

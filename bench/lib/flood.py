@@ -11,6 +11,18 @@ of what came of it.
     flood.py --port 8485 --websockets 128 --hold 10 [--source 127.0.0.3 | --sources 127.0.0.4,127.0.0.5] [--token T]
         Asks for that many event streams (WebSocket upgrades, no Origin, no token) and holds
         those it gets: how many were upgraded, and how many are still open at the end.
+    flood.py --port 8485 --heads 16 --head-size 100000 --hold 12 --sources 127.0.0.2,...
+        From each source, that many connections, each sending one request head whose target
+        is HEAD-SIZE bytes long (then nothing): how many the server answered with 431, how
+        many it closed otherwise, and how many are still open at the end.
+    flood.py --port 8485 --squat 16 --hold 12 --sources 127.0.0.2,...
+        From each source, that many keep-alive connections, each asking for /api/v1/status and
+        opening anew whenever the server closes it: how many requests were answered, and
+        how many connections the server closed.
+    flood.py --port 8485 --pair 10 --sources 127.0.0.2,...
+        From each source, that many pairing requests with a wrong proof: the statuses counted.
+    flood.py --port 8485 --tokenless 30 [--source 127.0.0.1]
+        Cross-site-form-like POSTs (text/plain, no token): the statuses counted.
 """
 import base64
 import os
@@ -151,6 +163,138 @@ def websockets(opts):
     return {"upgraded": len(upgraded), "refused": refused, "open_at_end": open_now}
 
 
+def sources_of(opts):
+    return opts.sources.split(",") if opts.sources else [opts.source]
+
+
+def connect_all(opts, count):
+    """`count` connections from each source, made at once (non-blocking), those the kernel
+    completed within 5 s."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    total = count * len(sources_of(opts))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, total + 64)), hard))
+    pending = []
+    for source in sources_of(opts):
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((source, 0))
+            s.setblocking(False)
+            if s.connect_ex(("127.0.0.1", opts.port)) in (0, errno.EINPROGRESS):
+                pending.append(s)
+            else:
+                s.close()
+    deadline = time.time() + 5
+    ready = []
+    for s in pending:
+        _, writable, _ = select.select([], [s], [], max(0, deadline - time.time()))
+        if writable and s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+            ready.append(s)
+        else:
+            s.close()
+    return ready
+
+
+def heads(opts):
+    sockets = connect_all(opts, opts.heads)
+    head = ("GET /api/v1/status?" + "a" * opts.head_size + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").encode()
+    for s in sockets:
+        s.setblocking(True)
+        s.settimeout(0.5)
+        try:
+            s.sendall(head)
+        except OSError:
+            pass
+        s.setblocking(False)
+    answered = closed = 0
+    gone = set()
+    start = time.time()
+    while time.time() - start < opts.hold and len(gone) < len(sockets):
+        for n, s in enumerate(sockets):
+            if n in gone:
+                continue
+            try:
+                data = s.recv(65536)
+                if data.startswith(b"HTTP/1.1 431"):
+                    answered += 1
+                    gone.add(n)
+                elif data == b"":
+                    closed += 1
+                    gone.add(n)
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed += 1
+                gone.add(n)
+        time.sleep(0.05)
+    for s in sockets:
+        s.close()
+    return {"opened": len(sockets), "answered_431": answered, "closed_otherwise": closed, "open_at_end": len(sockets) - len(gone)}
+
+
+def squat(opts):
+    """Keep-alive connections that each ask once and then sit idle, opened anew when closed."""
+    answered = closed = 0
+    request = b"GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    held = {}
+    start = time.time()
+    while time.time() - start < opts.hold:
+        # Top each source up to its count.
+        for source in sources_of(opts):
+            mine = [k for k, v in held.items() if v[1] == source]
+            for _ in range(opts.squat - len(mine)):
+                try:
+                    s = socket.create_connection(("127.0.0.1", opts.port), timeout=1, source_address=(source, 0))
+                    s.sendall(request)
+                    s.setblocking(False)
+                    held[s.fileno()] = (s, source)
+                except OSError:
+                    pass
+        for key, (s, source) in list(held.items()):
+            try:
+                data = s.recv(65536)
+                if data == b"":
+                    closed += 1
+                    s.close()
+                    del held[key]
+                elif data.startswith(b"HTTP/1.1 200"):
+                    answered += 1
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed += 1
+                s.close()
+                del held[key]
+        time.sleep(0.05)
+    for s, _ in held.values():
+        s.close()
+    return {"answered": answered, "closed_by_server": closed}
+
+
+def pair(opts):
+    statuses = {}
+    body = json.dumps({"publicKey": base64.b64encode(os.urandom(32)).decode(),
+                       "proof": base64.b64encode(os.urandom(32)).decode(), "name": "stranger"}).encode()
+    for source in sources_of(opts):
+        for _ in range(opts.pair):
+            conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5, source_address=(source, 0))
+            conn.request("POST", "/api/v1/pair", body=body, headers={"Content-Type": "application/json"})
+            status = conn.getresponse().status
+            statuses[str(status)] = statuses.get(str(status), 0) + 1
+            conn.close()
+    return {"statuses": statuses}
+
+
+def tokenless(opts):
+    statuses = {}
+    for _ in range(opts.tokenless):
+        conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5, source_address=(opts.source, 0))
+        conn.request("POST", "/api/v1/transport/pause", body=b"x", headers={"Content-Type": "text/plain"})
+        status = conn.getresponse().status
+        statuses[str(status)] = statuses.get(str(status), 0) + 1
+        conn.close()
+    return {"statuses": statuses}
+
+
 def closing(data):
     """Whether the server's WebSocket frames in `data` include a close frame."""
     i = 0
@@ -177,8 +321,26 @@ def main():
     ap.add_argument("--hold", type=float, default=15)
     ap.add_argument("--sources", default="", help="source addresses to take turns with (comma-separated)")
     ap.add_argument("--token", default="", help="the house token: each event stream with a one-time ticket")
+    ap.add_argument("--heads", type=int, default=0)
+    ap.add_argument("--head-size", type=int, default=100_000)
+    ap.add_argument("--squat", type=int, default=0)
+    ap.add_argument("--pair", type=int, default=0)
+    ap.add_argument("--tokenless", type=int, default=0)
     opts = ap.parse_args()
-    result = guess(opts) if opts.guess else websockets(opts) if opts.websockets else hold(opts)
+    if opts.guess:
+        result = guess(opts)
+    elif opts.websockets:
+        result = websockets(opts)
+    elif opts.heads:
+        result = heads(opts)
+    elif opts.squat:
+        result = squat(opts)
+    elif opts.pair:
+        result = pair(opts)
+    elif opts.tokenless:
+        result = tokenless(opts)
+    else:
+        result = hold(opts)
     print(json.dumps(result), flush=True)
 
 

@@ -23,6 +23,17 @@ Serves the files of one folder in the ways real servers behave:
   /redirect/PATH            302 to /PATH
   /redirectto?url=URL       302 to URL (anywhere)
   /page                     an HTML page (not audio)
+  /hostile/CASE?...         what a hostile station sends (FILE is the folder's noise.mp3):
+      hls-target.m3u8?value=V&extinf=E   a live HLS playlist whose target duration is V and
+                                          segments (FILE) E seconds long
+      hls-sequence.m3u8?value=V          ... whose media sequence starts at V
+      hls-extinf.m3u8?value=V            ... whose segments say they are V seconds long
+      icy.mp3?br=B&metaint=M             an ICY station announcing icy-br B and icy-metaint M
+      length.mp3?value=V                 FILE whole, its Content-Length header V
+      resume.mp3?total=T                 FILE with ranges, dropped after 20,000 bytes; a
+                                          range request answered 206 with Content-Length T
+                                          and Content-Range total T
+      fanout.m3u?width=W&depth=D         an M3U of W M3Us of the same, D deep, then W tracks
 anything else               404
 Prints "listening PORT" once ready; logs one line per request on standard output.
 """
@@ -84,6 +95,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return
             if kind == "page":
                 self.small(200, "text/html", b"<html><body>not audio</body></html>")
+                return
+            if kind == "hostile":
+                self.hostile(name, query)
                 return
             if kind in ("hls", "hlsmaster") and name.endswith(".m3u8"):
                 self.hls(name[:-5], query, kind == "hlsmaster", url.query)
@@ -178,6 +192,65 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if query.get("end") == "1":
             lines.append("#EXT-X-ENDLIST")
         self.text("\n".join(lines) + "\n")
+
+    def raw(self, status, headers, body, close=True):
+        """An answer with headers exactly as given (numbers no honest server sends)."""
+        self.wfile.write(("HTTP/1.1 %d X\r\n" % status).encode())
+        for key, value in headers:
+            self.wfile.write(("%s: %s\r\n" % (key, value)).encode())
+        self.wfile.write(b"Connection: close\r\n\r\n")
+        self.wfile.write(body)
+        self.wfile.flush()
+        self.note(status)
+        if close:
+            self.connection.shutdown(2)
+
+    def hostile(self, name, query):
+        path = os.path.join(ROOT, "noise.mp3")
+        value = query.get("value", "6")
+        if name.startswith("hls-"):
+            target, sequence, extinf = "6", "0", query.get("extinf", "6")
+            if name == "hls-target.m3u8":
+                target = value
+            elif name == "hls-sequence.m3u8":
+                sequence = value
+            elif name == "hls-extinf.m3u8":
+                extinf = value
+            lines = ["#EXTM3U", "#EXT-X-VERSION:3", "#EXT-X-TARGETDURATION:" + target, "#EXT-X-MEDIA-SEQUENCE:" + sequence]
+            for _ in range(3):
+                lines += ["#EXTINF:%s," % extinf, "/files/noise.mp3"]
+            self.text("\n".join(lines) + "\n")
+        elif name == "icy.mp3":
+            data = open(path, "rb").read()
+            headers = [("Content-Type", "audio/mpeg"), ("icy-name", "Hostile"), ("icy-br", query.get("br", "128"))]
+            if "metaint" in query:
+                headers.append(("icy-metaint", query["metaint"]))
+            self.raw(200, headers, data[:200_000])
+        elif name == "length.mp3":
+            data = open(path, "rb").read()
+            self.raw(200, [("Content-Type", "audio/mpeg"), ("Content-Length", value)], data)
+        elif name == "resume.mp3":
+            data = open(path, "rb").read()
+            total = query.get("total", str(len(data)))
+            ranged = self.headers.get("Range", "").startswith("bytes=")
+            if not ranged:
+                self.raw(200, [("Content-Type", "audio/mpeg"), ("Content-Length", str(len(data))), ("Accept-Ranges", "bytes")],
+                         data[:20_000])
+            else:
+                start = int(self.headers["Range"][6:].split("-")[0] or 0)
+                self.raw(206, [("Content-Type", "audio/mpeg"), ("Content-Length", total), ("Accept-Ranges", "bytes"),
+                               ("Content-Range", "bytes %d-%d/%s" % (start, len(data) - 1, total))], data[start:])
+        elif name == "fanout.m3u":
+            width, depth = int(query.get("width", "10")), int(query.get("depth", "1"))
+            if depth > 0:
+                entries = ["/hostile/fanout.m3u?width=%d&depth=%d&at=%s.%d" % (width, depth - 1, query.get("at", ""), i)
+                           for i in range(width)]
+            else:
+                entries = ["/files/noise.mp3?at=%s.%d" % (query.get("at", ""), i) for i in range(width)]
+            self.text("#EXTM3U\n" + "\n".join(entries) + "\n", "audio/x-mpegurl")
+        else:
+            self.send_error(404, "Not Found")
+            self.note(404)
 
     def radio(self, path, query):
         data = open(path, "rb").read()

@@ -6,13 +6,14 @@
 /// budget of wrong proofs finds it once in 10^10. What a stranger can threaten is the code
 /// itself, by spending it before its member pairs: so each sender (an IPv4 address, an
 /// IPv6 /64: `NetworkAddress.sender`) may make `triesPerSender` wrong proofs of a code, and
-/// then no more of it; spending the budget takes 20,000 senders, which no house network
+/// then no more of it; spending the budget takes 10,000 senders, which no house network
 /// holds, within the code's five minutes (each sender may also send only 10 wrong tokens or
-/// codes a minute, `FailedTokenLimit`).
+/// codes a minute, `FailedTokenLimit`). The member's own machine mistyping the code a few
+/// times keeps its tries.
 public struct PairingWindow: Sendable, Equatable {
     public static let lifetime: Int64 = 300_000_000_000
     public static let tries = 100_000
-    public static let triesPerSender = 5
+    public static let triesPerSender = 10
 
     public enum State: Equatable, Sendable {
         /// No code open (never shown, used, or spent by wrong tries).

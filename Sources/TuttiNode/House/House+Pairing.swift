@@ -5,7 +5,7 @@ import TuttiSecurity
 import TuttiTrust
 
 /// Pairing new members (TuttiSecurity's `Pairing`): a code shown on request, one pairing
-/// per code; a wrong proof costs its sender one of its five tries of the code (and one of
+/// per code; a wrong proof costs its sender one of its ten tries of the code (and one of
 /// its ten wrong tokens or codes a minute), and the code one of its 100,000.
 extension House {
     public func openPairing() throws(ControlError) -> PairingCode {
