@@ -4,9 +4,11 @@ import TuttiAPI
 import TuttiNet
 
 /// The names the control API answers to: its addresses (any IP literal), `localhost`, this
-/// machine's host name (alone, with `.local` as mDNS names it, and under the suffixes home
-/// routers give their DNS: `.lan`, `.home`, `.home.arpa`, `.fritz.box`...) and the names its
-/// owner gives (`--allow-host`). A request for any other name is refused: a page of another site
+/// machine's host name (as the system gives it, alone, with `.local` as mDNS names it, and
+/// under the suffixes no public DNS serves, which home routers give theirs: `.lan`, `.home`,
+/// `.internal`, `.home.arpa`) and the names its owner gives (`--allow-host`, for a router's
+/// own domain such as `.fritz.box`: `.box` is a public top-level domain, where anyone may
+/// register `kitchen.box` and point it at the house). A request for any other name is refused: a page of another site
 /// whose name an attacker points at the coordinator's address (DNS rebinding) reaches it
 /// by that name, and must learn nothing.
 public struct HostNames: Sendable {
@@ -24,7 +26,7 @@ public struct HostNames: Sendable {
     }
 
     /// The domains of a house's own network: mDNS's, and those home routers serve.
-    static let localSuffixes = ["local", "lan", "home", "home.arpa", "internal", "localdomain", "localnet", "fritz.box", "box"]
+    static let localSuffixes = ["local", "lan", "home", "home.arpa", "internal"]
 
     /// Whether a request's `Host` (name or address, with or without its port) is one of
     /// this coordinator's; a request without one (HTTP/1.0) is let in.

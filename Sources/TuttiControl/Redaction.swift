@@ -12,8 +12,34 @@ protocol Redactable {
 
 enum Redaction {
     static func fileName(_ path: String) -> String {
+        if RemoteLocation.isRemote(path) { return url(path) }
         let name = (path as NSString).lastPathComponent
         return name.isEmpty ? path : name
+    }
+
+    /// A URL as a reader without the token may see it: its host and the last part of its
+    /// path, never its query, fragment or credentials (where stations' and servers' keys
+    /// travel: `?apikey=`, `user:password@`), nor a host of the house's own network (a
+    /// private or loopback address, a name no public DNS serves: it would map the house for
+    /// a stranger): "a server on the house network".
+    static func url(_ text: String) -> String {
+        guard let parts = URLComponents(string: text), let host = parts.host?.lowercased(), !host.isEmpty else {
+            return "a web address"
+        }
+        let name = (parts.path as NSString).lastPathComponent
+        let file = name.isEmpty || name == "/" ? "" : "/…/" + name
+        let scheme = parts.scheme.map { $0 + "://" } ?? ""
+        return isHouseHost(host) ? "a server on the house network" + (file.isEmpty ? "" : " (" + name + ")") : scheme + host + file
+    }
+
+    /// A host of the house's own network: a private, loopback or link-local address (any of
+    /// IANA's special-purpose ones), or a name no public DNS serves (one label, `.local`,
+    /// `.lan`, `.home`, `.internal`, `.home.arpa`, `localhost`).
+    static func isHouseHost(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if let address = NetworkAddress(parsing: bare) { return address.isSpecialPurpose }
+        let name = bare.hasSuffix(".") ? String(bare.dropLast()) : bare
+        return !name.contains(".") || name == "localhost" || HostNames.localSuffixes.contains { name.hasSuffix("." + $0) }
     }
 
     /// Why a track failed, for a reader without the token: that it failed, not the paths,

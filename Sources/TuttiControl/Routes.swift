@@ -290,10 +290,24 @@ enum HouseRoutes {
 enum ZoneRoutes {
     static func add(to api: RouterGroup<ControlContext>, service: any ControlService, gate: TokenGate) {
         api.get("zones") { request, context in gate.shown(await service.zones(), request, context) }
-        api.get("zones/:zone") { request, context -> ZoneView in
-            let id = try await service.nowPlaying(zone: try zone(context)).zone
-            guard let found = await service.zones().first(where: { $0.id == id }) else { throw ControlError.notFound("no such zone") }
-            return gate.shown(found, request, context)
+        // A zone may be named "party": the static route beside the parameter would take its
+        // path for every method, so its own reads and changes are routed to it by name.
+        for (path, named) in [("zones/:zone", nil as String?), ("zones/party", "party")] {
+            @Sendable func name(_ context: ControlContext) throws -> String? { try named ?? zone(context) }
+            api.get(RouterPath(path)) { request, context -> ZoneView in
+                let id = try await service.nowPlaying(zone: try name(context)).zone
+                guard let found = await service.zones().first(where: { $0.id == id }) else { throw ControlError.notFound("no such zone") }
+                return gate.shown(found, request, context)
+            }
+            api.put(RouterPath(path)) { request, context -> ZoneView in
+                try gate.authorize(request, context)
+                return try await service.renameZone(try name(context) ?? "", to: try await body(ZoneRequest.self, request, context).name)
+            }
+            api.delete(RouterPath(path)) { request, context -> Done in
+                try gate.authorize(request, context)
+                try await service.removeZone(try name(context) ?? "")
+                return Done()
+            }
         }
         api.post("zones") { request, context -> ZoneView in
             try gate.authorize(request, context)
@@ -305,15 +319,6 @@ enum ZoneRoutes {
             let bytes = Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView)
             let party = bytes.isEmpty ? PartyRequest() : try RequestBody.decode(PartyRequest.self, bytes)
             return try await service.party(zone: party.zone)
-        }
-        api.put("zones/:zone") { request, context -> ZoneView in
-            try gate.authorize(request, context)
-            return try await service.renameZone(try zone(context) ?? "", to: try await body(ZoneRequest.self, request, context).name)
-        }
-        api.delete("zones/:zone") { request, context -> Done in
-            try gate.authorize(request, context)
-            try await service.removeZone(try zone(context) ?? "")
-            return Done()
         }
     }
 }

@@ -225,6 +225,24 @@ struct RouterTests {
         }
     }
 
+    /// A zone may be named like a route beside its own (`party`): it is read, steered,
+    /// renamed and removed at /zones/party like any other; POST /zones/party stays the party.
+    @Test func aZoneNamedPartyIsAZoneLikeAnyOther() async throws {
+        try await withRouter { house, client in
+            func call(_ uri: String, _ method: HTTPRequest.Method, _ body: String? = nil) async throws -> TestResponse {
+                try await client.execute(uri: uri, method: method, headers: Self.auth, body: body.map { ByteBuffer(string: $0) })
+            }
+            let np = try await client.execute(uri: "/api/v1/zones/party/now-playing", method: .get)
+            #expect(np.status == .ok, "\(message(np))")
+            #expect(try await call("/api/v1/zones/party/transport/play", .post).status == .ok)
+            let zone = try await client.execute(uri: "/api/v1/zones/party", method: .get)
+            #expect(zone.status == .ok, "\(message(zone))")
+            #expect(try await call("/api/v1/zones/party", .put, #"{"name": "Fête"}"#).status == .ok)
+            #expect(try await call("/api/v1/zones/party", .delete).status == .ok)
+            #expect(house.commands == ["transport play @party", "rename zone @party to Fête", "remove zone @party"])
+        }
+    }
+
     @Test func badRequestsGetAClearError() async throws {
         try await withRouter { house, client in
             let unknown = try await client.execute(uri: "/api/v1/transport/rewind", method: .post, headers: Self.auth)
@@ -410,7 +428,7 @@ final class FakeHouse: ControlService {
     /// The zones this house has: the default one and a kitchen; any other is a 404.
     private func check(_ zone: String?) throws(ControlError) -> String {
         guard let zone else { return "" }
-        guard ["default", "kitchen", "Kitchen"].contains(zone) else { throw .notFound("no zone named '\(zone)'") }
+        guard ["default", "kitchen", "Kitchen", "party"].contains(zone) else { throw .notFound("no zone named '\(zone)'") }
         return " @\(zone.lowercased())"
     }
 

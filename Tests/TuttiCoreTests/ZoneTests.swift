@@ -19,6 +19,12 @@ struct ZoneTests {
         #expect(zones.zone(id: kitchen)?.name == "Radio", "a rename keeps the id")
         #expect(throws: ZoneError.nameTaken("Radio")) { try zones.rename("kitchen-radio-2", to: "radio") }
         #expect(throws: ZoneError.badName(" ")) { try zones.add(" ") }
+        // One letter with 20,000 combining marks is one character, but not a name.
+        let heavy = "a" + String(repeating: "\u{301}", count: 20_000)
+        #expect(heavy.count == 1)
+        #expect(throws: ZoneError.self) { try zones.add(heavy) }
+        #expect(!RoomReport.isValidName(heavy))
+        #expect(try zones.add(String(repeating: "ア", count: 64)) != "", "64 characters in 192 bytes")
         #expect(throws: ZoneError.defaultStays) { try zones.remove("default") }
         #expect(try zones.remove("radio") == kitchen)
         #expect(throws: ZoneError.self) { try zones.find("Radio") }

@@ -145,7 +145,7 @@ public struct RoomRegistry: Sendable {
 
     public mutating func rename(_ name: String, to newName: String) throws(RoomError) {
         let trimmed = newName.trimmingWhitespace()
-        guard !trimmed.isEmpty, trimmed.count <= 64 else { throw .badName(newName) }
+        guard RoomReport.isValidName(trimmed) else { throw .badName(newName) }
         let key = try find(name)
         if let other = rooms.values.first(where: { $0.key != key && $0.settings.name.lowercased() == trimmed.lowercased() }) {
             throw .nameTaken(other.settings.name)

@@ -45,10 +45,12 @@ public enum RoomState: String, Codable, Sendable, CaseIterable {
 
 /// What a follower says about itself, about once a second, on the clock port.
 public struct RoomReport: Codable, Equatable, Sendable {
-    /// A room's name (its key in the house): 1 to 64 characters, not blank, no control
-    /// characters. Rooms named "" or " " could join and never be removed.
+    /// A room's name (its key in the house): 1 to 64 characters in at most 256 bytes (a
+    /// character may carry any number of combining marks: one letter with 20,000 of them is
+    /// one character), not blank, no control characters. Rooms named "" or " " could join
+    /// and never be removed.
     public static func isValidName(_ name: String) -> Bool {
-        !name.trimmingWhitespace().isEmpty && name.count <= 64
+        !name.trimmingWhitespace().isEmpty && name.utf8.count <= 256 && name.count <= 64
             && !name.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
@@ -140,7 +142,7 @@ public enum RoomError: Error, Equatable, Sendable, CustomStringConvertible {
             known.isEmpty ? "no room named '\(name)': no rooms have joined yet"
                 : "no room named '\(name)'; the rooms are: \(known.joined(separator: ", "))"
         case let .nameTaken(name): "a room is already called '\(name)'"
-        case let .badName(name): "'\(name)' is not a usable room name (1 to 64 characters, not blank)"
+        case let .badName(name): "'\(String(decoding: name.utf8.prefix(256), as: UTF8.self))' is not a usable room name (1 to 64 characters in at most 256 bytes, not blank)"
         case let .outOfRange(what, value, range):
             "\(what) \(value.formatted2) is out of range (\(range.lowerBound.formatted2) to \(range.upperBound.formatted2))"
         }

@@ -26,7 +26,7 @@ public enum ZoneError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case let .noSuchZone(name, known): "no zone named '\(name)'; the zones are: \(known.joined(separator: ", "))"
         case let .nameTaken(name): "a zone is already called '\(name)'"
-        case let .badName(name): "'\(name)' is not a usable zone name (1 to 64 characters, not blank)"
+        case let .badName(name): "'\(String(decoding: name.utf8.prefix(256), as: UTF8.self))' is not a usable zone name (1 to 64 characters in at most 256 bytes, not blank)"
         case let .tooMany(limit): "a house has at most \(limit) zones"
         case .defaultStays: "the default zone cannot be removed (its rooms are where removed zones' rooms go)"
         }
