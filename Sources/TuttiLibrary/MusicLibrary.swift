@@ -48,7 +48,13 @@ public final class MusicLibrary: LibraryService {
 
     /// Opens (or makes) the index at `database` for `folders`; with `watch`, folders are
     /// watched for changes. Nothing is scanned until `start`.
-    public init(folders: [String], database: String, reader: Reader, watch: Bool = true) throws {
+    /// Symbolic links that lead out of a music folder are followed (`--library-follow-links`).
+    let followsLinksOut: Bool
+    /// Links out of each music folder at its last walk (said in the log when it changes).
+    private let linksOutSeen = Mutex<[String: Int]>([:])
+
+    public init(folders: [String], database: String, reader: Reader, watch: Bool = true, followLinksOut: Bool = false) throws {
+        followsLinksOut = followLinksOut
         var names: [String: Int] = [:]
         var paths = Set<String>()
         // Each folder once (a folder named twice, or inside another named, is walked once).
@@ -117,8 +123,14 @@ public final class MusicLibrary: LibraryService {
         // what the index knows of it until it can be walked again.
         var away: [String] = []
         for root in roots {
-            let walk = FolderWalk.walk(root.path) { name in
+            let walk = FolderWalk.walk(root.path, outside: followsLinksOut) { name in
                 AudioFiles.isAudio(name) || Self.isLyrics(name) || Self.coverRank(name) != nil
+            }
+            if linksOutSeen.withLock({ $0.updateValue(walk.linksOut.count, forKey: root.path) }) ?? 0 != walk.linksOut.count {
+                if let first = walk.linksOut.first {
+                    log.info("\(walk.linksOut.count) symbolic link(s) in \(root.path) lead out of it and are not followed (\(first)); "
+                             + "--library-follow-links follows them")
+                }
             }
             if walk.folders.isEmpty {
                 away.append(root.path + "/")

@@ -69,11 +69,16 @@ extension System {
 
 /// Reading files and making folders, through the fence.
 public enum Files {
-    /// The whole of a (small) file, or nil when it cannot be read or is larger than `limit`.
+    /// The whole of a (small) regular file, or nil when it cannot be read, is not a regular
+    /// file (a named pipe called `cover.jpg` would block the reader for ever; it is opened
+    /// without waiting and refused), or is larger than `limit` (its size is looked at before
+    /// a byte is read, and the read stops past it all the same).
     public static func read(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= limit else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {

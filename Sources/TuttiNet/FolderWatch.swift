@@ -1,9 +1,11 @@
 import Glibc
 import Synchronization
 
-/// What a walk of a folder found: every regular file under it (symbolic links followed;
-/// hidden names, those starting with a dot, left out) with its size and time of last change,
-/// and every folder (for watching).
+/// What a walk of a folder found: every regular file under it with its size and time of
+/// last change (hidden names, those starting with a dot, left out), and every folder (for
+/// watching). Symbolic links are followed where they stay within the folder walked; one
+/// that leads out of it (`music/etc -> /etc`, a share's link to a home folder) is followed
+/// only when asked (`outside`).
 public struct FolderWalk: Sendable {
     public struct File: Sendable, Equatable {
         public var path: String
@@ -14,13 +16,17 @@ public struct FolderWalk: Sendable {
 
     public var files: [File] = []
     public var folders: [String] = []
+    /// Links not followed: they lead out of the folder walked.
+    public var linksOut: [String] = []
 
-    /// Walks `root`; `keep` picks files by name. A folder met twice (a link back up) is
-    /// walked once; what cannot be read is skipped.
-    public static func walk(_ root: String, keep: (String) -> Bool) -> FolderWalk {
+    /// Walks `root`; `keep` picks files by name; `outside`: links that lead out of `root` are
+    /// followed too. A folder met twice (a link back up) is walked once; what cannot be read
+    /// is skipped.
+    public static func walk(_ root: String, outside: Bool = false, keep: (String) -> Bool) -> FolderWalk {
         var walk = FolderWalk()
         var seen = Set<[UInt64]>()
         var pending = [root]
+        let realRoot = realPath(root) ?? root
         while let folder = pending.popLast() {
             var info = stat()
             guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR,
@@ -33,6 +39,14 @@ public struct FolderWalk: Sendable {
                 }
                 if name.hasPrefix(".") { continue }
                 let path = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+                var link = stat()
+                guard lstat(path, &link) == 0 else { continue }
+                if link.st_mode & S_IFMT == S_IFLNK, !outside {
+                    guard let target = realPath(path), target == realRoot || target.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
+                        walk.linksOut.append(path)
+                        continue
+                    }
+                }
                 var item = stat()
                 guard stat(path, &item) == 0 else { continue }
                 switch item.st_mode & S_IFMT {
@@ -46,6 +60,13 @@ public struct FolderWalk: Sendable {
             closedir(dir)
         }
         return walk
+    }
+
+    /// Where `path` leads, every link followed; nil when it leads nowhere.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }
 

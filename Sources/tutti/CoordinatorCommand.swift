@@ -34,6 +34,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Flag(help: "Do not follow changes in the music folders as they happen (inotify): they are seen at the next start or rescan (`tutti ctl library rescan`).")
     var noLibraryWatch = false
 
+    @Flag(help: "Follow symbolic links that lead out of the music folders (by default a link is followed only within its folder: music/etc -> /etc is not indexed).")
+    var libraryFollowLinks = false
+
     @Option(help: "Where the control API (HTTP, WebSocket, web pages) listens, HOST:PORT.")
     var controlListen: String = "0.0.0.0:8485"
 
@@ -173,6 +176,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
         config.lyricsDirectory = lyricsDir
         config.libraryFolders = libraryFolders
         config.watchLibrary = !noLibraryWatch
+        config.libraryFollowsLinksOut = libraryFollowLinks
         config.remoteSources = remoteSources
         if replaygain != nil || replaygainPreampDb != nil || replaygainUntaggedDb != nil {
             config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,

@@ -151,3 +151,23 @@ struct PairingWindowTests {
         #expect(window.state(at: PairingWindow.lifetime + 1) == .closed)
     }
 }
+
+@Suite("Bounded cache")
+struct BoundedCacheTests {
+    /// At most its capacity: past it, a tenth goes, those used longest ago; one read lately stays.
+    @Test func holdsItsCapacityAndForgetsTheLeastUsed() {
+        var cache = BoundedCache<Int, String>(capacity: 100)
+        for n in 0..<100 { cache[n] = "\(n)" }
+        _ = cache[0]  // read: used now
+        cache[100] = "100"
+        #expect(cache.count == 90)
+        #expect(cache[0] == "0" && cache[100] == "100")
+        #expect(cache[1] == nil && cache[11] == nil && cache[12] == "12", "1 to 11 went (0 was read)")
+        cache.update(12) { $0 += "!" }
+        #expect(cache[12] == "12!")
+        cache[12] = nil
+        #expect(cache[12] == nil)
+        for n in 0..<10_000 { cache[1_000 + n] = "x" }
+        #expect(cache.count <= 100)
+    }
+}

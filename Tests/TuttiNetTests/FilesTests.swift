@@ -63,4 +63,39 @@ struct FilesTests {
         #expect(System.environment("TUTTI_SURELY_UNSET_\(getpid())") == nil)
         #expect(!System.hostName().isEmpty)
     }
+
+    /// A named pipe called like a cover or lyrics is refused at once (no writer would ever
+    /// come), and a file larger than the limit before a byte is read.
+    @Test func onlyRegularFilesWithinTheLimitAreRead() throws {
+        let dir = Self.scratch()
+        try Files.makeFolders(dir)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        #expect(mkfifo(dir + "/cover.jpg", 0o600) == 0)
+        let started = Date()
+        #expect(Files.read(dir + "/cover.jpg") == nil)
+        #expect(Date().timeIntervalSince(started) < 1)
+        try Data(repeating: 7, count: 2_000).write(to: URL(fileURLWithPath: dir + "/big.lrc"))
+        #expect(Files.read(dir + "/big.lrc", limit: 1_000) == nil)
+        #expect(Files.read(dir + "/big.lrc", limit: 2_000)?.count == 2_000)
+        #expect(Files.read(dir) == nil, "a folder")
+    }
+
+    /// Links within a music folder are followed; one out of it only when asked.
+    @Test func aWalkFollowsLinksOutOfItsFolderOnlyWhenAsked() throws {
+        let dir = Self.scratch()
+        try Files.makeFolders(dir + "/music/album")
+        try Files.makeFolders(dir + "/elsewhere")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        for file in ["/music/album/a.mp3", "/elsewhere/secret.mp3"] {
+            FileManager.default.createFile(atPath: dir + file, contents: Data([1]))
+        }
+        #expect(symlink(dir + "/elsewhere", dir + "/music/out") == 0)
+        #expect(symlink("album", dir + "/music/again") == 0)
+        #expect(symlink(dir + "/elsewhere/secret.mp3", dir + "/music/b.mp3") == 0)
+        let inside = FolderWalk.walk(dir + "/music") { _ in true }
+        #expect(inside.files.map { ($0.path as NSString).lastPathComponent }.sorted() == ["a.mp3"], "\(inside.files)")
+        #expect(inside.linksOut.count == 2)
+        let all = FolderWalk.walk(dir + "/music", outside: true) { _ in true }
+        #expect(all.files.map { ($0.path as NSString).lastPathComponent }.sorted() == ["a.mp3", "b.mp3", "secret.mp3"])
+    }
 }

@@ -73,7 +73,8 @@ extension Coordinator {
         var control = ControlServer.Configuration()
         if !configuration.libraryFolders.isEmpty {
             let library = try MusicLibrary(folders: configuration.libraryFolders, database: store.directory + "/library.sqlite",
-                                           reader: LibraryReading.reader, watch: configuration.watchLibrary)
+                                           reader: LibraryReading.reader, watch: configuration.watchLibrary,
+                                           followLinksOut: configuration.libraryFollowsLinksOut)
             library.start()
             control.library = library
         }

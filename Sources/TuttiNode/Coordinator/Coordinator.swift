@@ -41,6 +41,8 @@ public final class Coordinator: @unchecked Sendable {
         public var libraryFolders: [String] = []
         /// Whether the library follows changes in them as they happen (inotify).
         public var watchLibrary = true
+        /// Symbolic links that lead out of the music folders are followed.
+        public var libraryFollowsLinksOut = false
         /// Where the house's state and token are kept.
         public var stateDirectory = StateStore.defaultDirectory()
         /// Seal the stream with SRTP (AES-GCM, keyed from the house key). Off, anyone on the

@@ -12,7 +12,8 @@ import TuttiNet
 /// plain text. Found once per track and kept.
 public final class LyricsLibrary: Sendable {
     private let folder: String?
-    private let cache = Mutex<[String: Lyrics?]>([:])
+    /// The lyrics of the tracks asked about last (found or not).
+    private let cache = Mutex(BoundedCache<String, Lyrics?>(capacity: 2_000))
     /// The lyrics folder's `.lrc` files by normalized name, read once.
     private let index = Mutex<[String: String]?>(nil)
     private let log = Log("coordinator")
@@ -63,12 +64,14 @@ public final class LyricsLibrary: Sendable {
     }
 
     private func read(_ file: String) -> Lyrics? {
-        guard let data = FileManager.default.contents(atPath: file) else { return nil }
-        guard data.count <= 1_000_000 else {
-            log.warning("lyrics file \(file) is over 1 MB; ignored")
+        // A regular file of at most 1 MB (a named pipe would block the disk queue).
+        guard let data = Files.read(file, limit: 1_000_000) else {
+            if FileManager.default.fileExists(atPath: file) {
+                log.warning("lyrics file \(file) is not a readable regular file of at most 1 MB; ignored")
+            }
             return nil
         }
-        let (text, _) = LyricsText.decode([UInt8](data), legacy: LegacyText.decode)
+        let (text, _) = LyricsText.decode(data, legacy: LegacyText.decode)
         let lyrics = LRCParser.parse(text, source: file)
         return lyrics.isEmpty ? nil : lyrics
     }

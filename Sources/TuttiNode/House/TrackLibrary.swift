@@ -6,8 +6,9 @@ import TuttiMedia
 import TuttiNet
 
 /// What the house knows about its tracks: their tags (read from the files' containers:
-/// ID3, MP4 atoms, Vorbis comments), their lengths and artwork. Tags are read once per file and kept, without their pictures;
-/// artwork is read again when asked for, and the last few are kept.
+/// ID3, MP4 atoms, Vorbis comments), their lengths and artwork. Tags are read once per file and kept, without their pictures,
+/// for the `capacity` tracks asked about last (a full queue of every zone fits); artwork is
+/// read again when asked for, and the last few are kept.
 public final class TrackLibrary: Sendable {
     public struct Info: Sendable {
         /// The tags, pictures left out.
@@ -17,10 +18,12 @@ public final class TrackLibrary: Sendable {
         public var hasArtwork: Bool
     }
 
-    private let cache = Mutex<[String: Info]>([:])
+    /// The tracks kept: a queue's worth and a margin.
+    public static let capacity = PlayQueue.capacity + 5_000
+    private let cache = Mutex(BoundedCache<String, Info>(capacity: capacity))
     /// Titles playlists gave entries (`#EXTINF`, `TitleN=`): used when the entry's own tags
     /// have none.
-    private let suggested = Mutex<[String: String]>([:])
+    private let suggested = Mutex(BoundedCache<String, String>(capacity: capacity))
     private let pictures = Mutex<[(path: String, picture: TrackTags.Picture)]>([])
 
     public init() {}
@@ -48,7 +51,7 @@ public final class TrackLibrary: Sendable {
                 guard let t = entry.title, let known = cache[entry.location] else { continue }
                 // A file with no title of its own, or a URL still called by its name.
                 let placeholder = RemoteLocation.isRemote(entry.location) && known.tags.title == RemoteLocation.displayName(entry.location)
-                if known.tags.title == nil || placeholder { cache[entry.location]?.tags.title = t }
+                if known.tags.title == nil || placeholder { cache.update(entry.location) { $0.tags.title = t } }
             }
         }
     }
@@ -59,13 +62,15 @@ public final class TrackLibrary: Sendable {
         cache.withLock { cache in
             var merged = tags
             if merged.title == nil { merged.title = cache[path]?.tags.title }
-            cache[path, default: Info(tags: TrackTags(), length: nil, hasArtwork: false)].tags = merged
+            var info = cache[path] ?? Info(tags: TrackTags(), length: nil, hasArtwork: false)
+            info.tags = merged
+            cache[path] = info
         }
     }
 
     /// Records a length learned from the decoder.
     public func setLength(_ frames: Int64, of path: String) {
-        cache.withLock { $0[path]?.length = frames }
+        cache.withLock { $0.update(path) { $0.length = frames } }
     }
 
     /// The track's artwork (its front cover, else its first picture).
