@@ -35,9 +35,15 @@ public enum Discovery {
         public var clockAddress: String { "\(host):\(clockPort)" }
 
         /// Whether it proves itself with `check` (a `DiscoveryProof` that verifies a record
-        /// for a message): a proof over what it says, from the host it names among its addresses.
-        public func proves(_ record: String, with check: (String, [UInt8]) -> Bool) -> Bool {
-            guard let tag = records[record], (records["addresses"] ?? "").split(separator: ",").contains(Substring(host)) else { return false }
+        /// for a message): a proof over what it says, from the host it names among its
+        /// addresses, made lately: its `t` record (Unix seconds, renewed every hour) no older
+        /// than `Discovery.freshness` before `now` (an announcement recorded and replayed later,
+        /// from an address the coordinator has left, proves nothing; one from the future is
+        /// taken: a machine that booted with a stale clock must still find its house).
+        public func proves(_ record: String, with check: (String, [UInt8]) -> Bool,
+                           now: Int64 = SystemClock.wallNanoseconds() / 1_000_000_000) -> Bool {
+            guard let tag = records[record], (records["addresses"] ?? "").split(separator: ",").contains(Substring(host)),
+                  let made = records["t"].flatMap({ Int64($0) }), made >= now - Discovery.freshness else { return false }
             return check(tag, Discovery.proofMessage(clockPort: clockPort, records: records))
         }
 
@@ -66,6 +72,11 @@ public enum Discovery {
     }
 
     static func message(_ code: Int32) -> String { String(cString: avahi_strerror(code)) }
+
+    /// How old an announcement's proof may be (seconds): a day. The coordinator renews it
+    /// every hour (`renewal`).
+    public static let freshness: Int64 = 86_400
+    public static let renewal: Int64 = 3_600
 
     /// The records that carry the proofs of an announcement (`DiscoveryProof`): the members'
     /// (house key) and the controllers' (token).

@@ -30,6 +30,20 @@ extension Discovery {
             avahi_threaded_poll_start(poll)
         }
 
+        /// Announces `records` from now on in place of the old ones (a renewed proof).
+        public func update(records: [String: String]) {
+            avahi_threaded_poll_lock(poll)
+            defer { avahi_threaded_poll_unlock(poll) }
+            announcement.records = records
+            guard let group, avahi_entry_group_is_empty(group) == 0 else { return }
+            var list: UnsafeMutablePointer<AvahiStringList>?
+            for string in Discovery.strings(records).reversed() { list = avahi_string_list_add(list, string) }
+            defer { avahi_string_list_free(list) }
+            let result = avahi_entry_group_update_service_txt_strlst(group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET),
+                                                                      AvahiPublishFlags(0), announcement.name, serviceType, nil, list)
+            if result < 0 { log.warning("cannot renew the announcement on the network: \(message(result))") }
+        }
+
         /// Withdraws the announcement.
         public func stop() {
             avahi_threaded_poll_stop(poll)

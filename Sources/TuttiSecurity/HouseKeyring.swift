@@ -95,10 +95,17 @@ public final class HouseKeyring: MemberKeys {
     private let save: @Sendable (Saved) -> Void
     private let wallClock: @Sendable () -> Int64
 
+    /// When the members were loaded (monotonic ns): those saved count as heard then, until
+    /// they are heard again. After a restart a member's name is not free for another machine
+    /// to take at once: its own machine has `recentlySeen` to come back first.
+    private let loadedAt: Int64?
+
     /// `saved`: what `save` was last given (nil: a new house). `wallClock`: Unix seconds.
-    public init(houseKey: HouseKey, saved: Saved?, sealsStream: Bool = true, wallClock: @escaping @Sendable () -> Int64,
-                save: @escaping @Sendable (Saved) -> Void) {
+    /// `loadedAt`: now, on the clock `add(name:at:)` is given.
+    public init(houseKey: HouseKey, saved: Saved?, sealsStream: Bool = true, loadedAt: Int64? = nil,
+                wallClock: @escaping @Sendable () -> Int64, save: @escaping @Sendable (Saved) -> Void) {
         self.houseKey = houseKey
+        self.loadedAt = loadedAt
         houseClock = houseKey.clockPort
         self.sealsStream = sealsStream
         self.save = save
@@ -205,7 +212,8 @@ public final class HouseKeyring: MemberKeys {
         return change { s in
             guard viaPairing || s.enrolment else { return (nil, false) }
             if !viaPairing, let same = s.members.values.first(where: { entry in
-                entry.name == name && !(entry.heard.map { heard in now.map { $0 - heard < Self.recentlySeen } ?? false } ?? false)
+                let heard = entry.heard ?? loadedAt
+                return entry.name == name && !(heard.map { heard in now.map { $0 - heard < Self.recentlySeen } ?? false } ?? false)
             }) {
                 s.members[same.key.id] = nil
             }

@@ -66,18 +66,36 @@ import TuttiSecurity
     static let token = "0123456789abcdef"
 
     /// An announcement as the coordinator makes it, from `host`, with proofs made with `key` and `token`.
+    static let now: Int64 = 1_795_000_000
     static func announced(host: String = "10.0.0.1", addresses: String = "10.0.0.1,192.168.1.5", key: HouseKey = key,
-                          token: String = token) -> Discovery.Found {
-        var records = ["v": "1", "control": "8485", "tls": "0", "house-key": key.fingerprint, "addresses": addresses]
+                          token: String = token, made: Int64 = now - 600) -> Discovery.Found {
+        var records = ["v": "1", "control": "8485", "tls": "0", "house-key": key.fingerprint, "addresses": addresses, "t": String(made)]
         let message = Discovery.proofMessage(clockPort: 5005, records: records)
         records["proof"] = DiscoveryProof(houseKey: key).tag(message)
         records["proof-token"] = DiscoveryProof(token: token).tag(message)
         return Discovery.Found(name: "Lake House", host: host, clockPort: 5005, records: records)
     }
 
-    static func member(_ found: Discovery.Found, key: HouseKey = key) -> Bool { found.proves("proof", with: DiscoveryProof(houseKey: key).verifies) }
+    static func member(_ found: Discovery.Found, key: HouseKey = key) -> Bool {
+        found.proves("proof", with: DiscoveryProof(houseKey: key).verifies, now: now)
+    }
     static func controller(_ found: Discovery.Found, token: String = token) -> Bool {
-        found.proves("proof-token", with: DiscoveryProof(token: token).verifies)
+        found.proves("proof-token", with: DiscoveryProof(token: token).verifies, now: now)
+    }
+
+    /// A proof made more than a day ago (a recorded announcement replayed) proves nothing;
+    /// one made "in the future" (the finder's clock is behind) is taken; one with no time,
+    /// or its time changed, proves nothing.
+    @Test func aStaleAnnouncementProvesNothing() {
+        #expect(Self.member(Self.announced(made: Self.now - 86_000)))
+        #expect(!Self.member(Self.announced(made: Self.now - 90_000)) && !Self.controller(Self.announced(made: Self.now - 90_000)))
+        #expect(Self.member(Self.announced(made: Self.now + 3 * 86_400)))
+        var untimed = Self.announced()
+        untimed.records["t"] = nil
+        #expect(!Self.member(untimed))
+        var moved = Self.announced(made: Self.now - 90_000)
+        moved.records["t"] = String(Self.now)
+        #expect(!Self.member(moved), "its time is signed with the rest")
     }
 
     @Test func theHousesCoordinatorProvesItselfAndNoOtherDoes() {

@@ -124,6 +124,17 @@ struct MemberKeyTests {
         let restored = HouseKeyring(houseKey: house, saved: saved.withLock { $0 }, wallClock: { 2_000 }) { _ in }
         #expect(restored.members.map(\.name) == ["Kitchen", "Patio"] && restored.members.map(\.added) == [1_000, 1_000])
         #expect(restored.clockKey(member: paired.id)?.verify(paired.clockPort.tag([9])[...], for: [9]) == true)
+
+        // Restarted at 1,000 s: its members count as heard then, so another machine enrolling
+        // as "Kitchen" 10 s on is a member of its own; 40 s on, it takes the silent one's place.
+        let restarted = HouseKeyring(houseKey: house, saved: saved.withLock { $0 }, loadedAt: 1_000_000_000_000, wallClock: { 3_000 }) { _ in }
+        restarted.setEnrolment(true)
+        let kitchenID = try #require(restarted.members.first { $0.name == "Kitchen" }?.id)
+        let (early, _) = try #require(restarted.enroll(name: "Kitchen", at: 1_010_000_000_000))
+        #expect(restarted.members.map(\.id).contains(kitchenID) && early != kitchenID, "the name was not taken over at once")
+        let (late, _) = try #require(restarted.enroll(name: "Kitchen", at: 1_045_000_000_000))
+        #expect(restarted.members.filter { $0.name == "Kitchen" }.count == 2 && [kitchenID, early].contains(late),
+                "a silent one's place is taken (its id with it)")
     }
 
     /// Revoking forgets the member's key, closes enrolment (the revoked member holds the

@@ -138,6 +138,7 @@ extension Coordinator {
 /// known, withdrawn when the house stops.
 final class Announcer: Sendable {
     private let publisher = Mutex<Discovery.Publisher?>(nil)
+    private let renewal = Mutex<Task<Void, Never>?>(nil)
     private let coordinator: Coordinator
 
     init(coordinator: Coordinator) {
@@ -148,27 +149,50 @@ final class Announcer: Sendable {
     func start(port: Int, tls: Bool, token: String) {
         let configuration = coordinator.configuration
         guard configuration.announce else { return }
-        var records = [
-            "v": "1", "control": String(port), "tls": tls ? "1" : "0", "house-key": coordinator.houseKey.fingerprint,
-            "multicast": configuration.multicast?.description ?? "off", "sealed": configuration.sealStream ? "1" : "0",
-            "addresses": Self.addresses(listening: configuration.clockListen),
-        ]
-        // The proofs that this is the house's coordinator (docs/security.md, "Discovery").
-        let message = Discovery.proofMessage(clockPort: coordinator.clockPort, records: records)
-        records["proof"] = DiscoveryProof(houseKey: coordinator.houseKey).tag(message)
-        records["proof-token"] = DiscoveryProof(token: token).tag(message)
         do {
-            let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort, records: records))
+            let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort,
+                                                          records: records(port: port, tls: tls, token: token)))
             self.publisher.withLock { $0 = publisher }
         } catch .noDaemon {
             coordinator.log.warning("not announced on the network: avahi-daemon is not running; followers, screens and "
                                     + "`tutti ctl` elsewhere need this coordinator's address")
+            return
         } catch {
             coordinator.log.warning("not announced on the network: \(error)")
+            return
         }
+        // The proofs are renewed every hour: finders take one no older than a day.
+        let renewing = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(Discovery.renewal))
+                guard let self, !Task.isCancelled else { return }
+                let records = self.records(port: port, tls: tls, token: token)
+                self.publisher.withLock { $0?.update(records: records) }
+            }
+        }
+        renewal.withLock { $0 = renewing }
     }
 
-    func stop() { publisher.withLock { $0?.stop(); $0 = nil } }
+    /// What the coordinator announces, with the proofs that it is the house's made now
+    /// (docs/security.md, "Discovery").
+    private func records(port: Int, tls: Bool, token: String) -> [String: String] {
+        let configuration = coordinator.configuration
+        var records = [
+            "v": "1", "control": String(port), "tls": tls ? "1" : "0", "house-key": coordinator.houseKey.fingerprint,
+            "multicast": configuration.multicast?.description ?? "off", "sealed": configuration.sealStream ? "1" : "0",
+            "addresses": Self.addresses(listening: configuration.clockListen),
+            "t": String(SystemClock.wallNanoseconds() / 1_000_000_000),
+        ]
+        let message = Discovery.proofMessage(clockPort: coordinator.clockPort, records: records)
+        records["proof"] = DiscoveryProof(houseKey: coordinator.houseKey).tag(message)
+        records["proof-token"] = DiscoveryProof(token: token).tag(message)
+        return records
+    }
+
+    func stop() {
+        renewal.withLock { $0?.cancel(); $0 = nil }
+        publisher.withLock { $0?.stop(); $0 = nil }
+    }
 
     /// Where clients may find this coordinator (its clock service's address, or this
     /// machine's IPv4 addresses but loopback, eight at most), comma-separated: proven with

@@ -112,7 +112,7 @@ public final class StateStore: @unchecked Sendable {
     /// first names its room, once in the member's life.
     public func keyring(sealsStream: Bool) throws -> HouseKeyring {
         let key = try houseKey()
-        return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream,
+        return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream, loadedAt: SystemClock().nanosecondsNow(),
                             wallClock: { Int64(Date().timeIntervalSince1970) }) { [self] in saveMembers($0) }
     }
 
