@@ -142,10 +142,18 @@ final class RequestHeadLimit: ChannelInboundHandler {
         refused = true
         timer?.cancel()
         timer = nil
-        let answer = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(string: answer))).whenComplete { _ in
-            context.close(promise: nil)
+        let channel = context.channel
+        // Nothing of a head came (a silent client, or one that never finished its TLS
+        // handshake, where an answer would wait for ever): closed at once.
+        guard size > 0 else {
+            channel.close(promise: nil)
+            return
         }
+        // Else answered first (closed with the client's bytes unread, the connection would be
+        // reset before the answer is read), and closed in a second whatever the write does.
+        let answer = "HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        context.writeAndFlush(NIOAny(channel.allocator.buffer(string: answer))).whenComplete { _ in channel.close(promise: nil) }
+        context.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 }
 

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TuttiCore
 
@@ -129,6 +130,52 @@ struct HLSPlaylistTests {
                 #expect(media.segments.indices.contains(media.startIndex))
                 _ = media.reloadWait(fresh: random.next() % 2 == 0)
             }
+        }
+    }
+}
+
+/// The fuzz campaign's committed corpora (bench/fuzz/corpus) of the parsers a station feeds,
+/// replayed in every test run with the campaign's own checks: what it once found, and what
+/// grew its coverage, stays covered in CI.
+@Suite("Fuzz corpora, replayed")
+struct FuzzCorpusReplayTests {
+    static func corpus(_ target: String) -> [[UInt8]] {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("bench/fuzz/corpus/" + target).path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.sorted().compactMap { FileManager.default.contents(atPath: folder + "/" + $0).map { [UInt8]($0) } }
+    }
+
+    @Test func hlsPlaylists() {
+        let inputs = Self.corpus("hls")
+        #expect(inputs.count > 100, "the corpus is in the repository")
+        for bytes in inputs {
+            guard case let .media(media)? = try? HLSPlaylist.parse(String(decoding: bytes, as: UTF8.self), base: HLSPlaylistTests.base)
+            else { continue }
+            #expect(media.segments.isEmpty ? media.startIndex == 0 : media.segments.indices.contains(media.startIndex))
+            let wait = media.reloadWait(fresh: true)
+            #expect(wait >= 0.5 && wait <= 30)
+        }
+    }
+
+    @Test func icyStreamsAndPlaylists() {
+        for bytes in Self.corpus("icy") {
+            guard bytes.count >= 3, var demuxer = IcyDemuxer(interval: Int(bytes[0]) << 8 | Int(bytes[1]) + 1) else { continue }
+            var audio: [UInt8] = []
+            var index = 3
+            while index < bytes.count {
+                let end = min(bytes.count, index + Int(bytes[2]) + 1)
+                for block in demuxer.push(bytes[index..<end], audio: &audio) { _ = block.artistAndTitle }
+                index = end
+            }
+            #expect(audio.count <= bytes.count - 3)
+        }
+        for bytes in Self.corpus("playlist") {
+            let text = String(decoding: bytes, as: UTF8.self)
+            for entry in PlaylistParser.parse(text, format: .m3u, base: "http://host:8000/lists/a/today.m3u?x=1") {
+                #expect(entry.location.contains("://") || entry.location.hasPrefix("pcm:"))
+            }
+            _ = PlaylistParser.parse(text, format: .pls, base: "/music")
         }
     }
 }

@@ -137,12 +137,18 @@ func media(_ bytes: [UInt8]) {
 /// HLS playlists, multivariant and media, against a URL.
 func hls(_ bytes: [UInt8]) {
     let text = String(decoding: bytes, as: UTF8.self)
-    guard let playlist = HLSPlaylist.parse(text, base: "https://radio.example/live/index.m3u8?token=1") else { return }
+    // A playlist out of range is refused (thrown), never a trap.
+    guard let playlist = try? HLSPlaylist.parse(text, base: "https://radio.example/live/index.m3u8?token=1") else { return }
     switch playlist {
     case let .multivariant(variants): _ = HLSPlaylist.choose(variants)
     case let .media(media):
+        // Where the download starts indexes the list (a start one past its end, allowed here
+        // once, was the crash a station's zero target duration made).
         let start = media.startIndex
-        precondition(start >= 0 && start <= media.segments.count, "a start outside the playlist")
+        precondition(media.segments.isEmpty ? start == 0 : media.segments.indices.contains(start), "a start outside the playlist")
+        let wait = media.reloadWait(fresh: media.segments.count % 2 == 0)
+        precondition(wait >= 0.5 && wait <= 30, "a reload wait out of range")
+        if let last = media.segments.last { _ = last.sequence + 1 }
     }
 }
 
