@@ -17,12 +17,18 @@ install_packages \
   `# the lyric screens in a real terminal and a real headless browser` \
   tmux chromium fonts-dejavu-core \
   `# media keys (MPRIS) driven by playerctl; packages built, checked and installed into a clean root` \
-  playerctl dpkg-dev debootstrap systemd
+  playerctl dpkg-dev debootstrap systemd \
+  `# the virtual sound card (bench/vcard): built here, played to by aplay in its test` \
+  alsa-utils
 # snapserver's package starts a system service; tutti's benchmark runs its own.
 if systemctl is-enabled snapserver >/dev/null 2>&1; then
   sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
   $sudo_ systemctl disable --now snapserver >/dev/null 2>&1 || true
 fi
+
+# The virtual sound card (bench/vcard): an ALSA plugin whose rooms have crystals of their
+# own, built and installed with its configuration (tutti_vcard:NAME,PPM).
+bench/vcard/install
 
 # A clean Debian root for the package test (Tests/.../PackageTests): debootstrap's
 # minimal system with systemd and the libraries tutti's packages depend on (the test has

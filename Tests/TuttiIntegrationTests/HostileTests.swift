@@ -35,7 +35,7 @@ struct HostileTests {
             let url = server.url("/hostile/" + name)
             let added = try api.call("POST", "/queue", json: #"{"paths": ["\#(url)"], "placement": "now"}"#)
             #expect(added.status == 200, "\(name): \(added)")
-            Thread.sleep(forTimeInterval: 1.2)
+            Thread.sleep(forTimeInterval: 0.7)
             #expect(coordinator.isRunning, "the coordinator stopped on \(name): \(h.log("coordinator").suffix(2000))")
             let started = Date()
             #expect((try? api.call("GET", "/status").status) == 200, "the API did not answer after \(name)")
