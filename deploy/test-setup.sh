@@ -18,8 +18,8 @@ install_packages \
   tmux chromium fonts-dejavu-core \
   `# media keys (MPRIS) driven by playerctl; packages built, checked and installed into a clean root` \
   playerctl dpkg-dev debootstrap systemd \
-  `# the virtual sound card (bench/vcard): built here, played to by aplay in its test` \
-  alsa-utils
+  `# the virtual sound card (bench/vcard): built here with gcc, played to by aplay in its test` \
+  alsa-utils gcc libc6-dev
 # snapserver's package starts a system service; tutti's benchmark runs its own.
 if systemctl is-enabled snapserver >/dev/null 2>&1; then
   sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
