@@ -53,8 +53,6 @@ final class ConnectionShares: Sendable {
         var channel: any Channel
     }
     private let state = Mutex<(held: [ObjectIdentifier: Held], byAddress: [String: Int], next: UInt64)>(([:], [:], 0))
-    /// Connections closed to make room for another address's.
-    private let evictions = Atomic<Int>(0)
 
     init(perAddress: Int, total: Int) {
         self.perAddress = perAddress
@@ -83,10 +81,7 @@ final class ConnectionShares: Sendable {
             return evicted ?? channel  // the channel itself: admitted, nothing to close
         }
         guard let victim else { return false }
-        if victim !== channel {
-            evictions.add(1, ordering: .relaxed)
-            victim.close(promise: nil)
-        }
+        if victim !== channel { victim.close(promise: nil) }
         return true
     }
 
@@ -97,9 +92,6 @@ final class ConnectionShares: Sendable {
             state.byAddress[held.address] = count > 1 ? count - 1 : nil
         }
     }
-
-    var open: Int { state.withLock { $0.held.count } }
-    var evicted: Int { evictions.load(ordering: .relaxed) }
 }
 
 /// Takes a connection's share as it opens (`ConnectionShares`), closing it when its address

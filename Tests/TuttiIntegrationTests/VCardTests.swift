@@ -28,14 +28,10 @@ struct VCardTests {
                 import json, sys, wave, numpy as np
                 sys.path.insert(0, "\(Harness.packageRoot)/bench/lib")
                 import vcard
-                rec, meta = vcard.load("\(h.path(card))")
-                raw = open("\(h.path(card)).wav", "rb").read()
+                got, meta = vcard.load("\(h.path(card))", mono=False)
                 w = wave.open("\(h.path("known.wav"))")
-                src = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32) / 32768
-                import struct
-                at = raw.index(b"data"); size = struct.unpack("<I", raw[at + 4:at + 8])[0]
-                got = np.frombuffer(raw[at + 8:at + 8 + size], dtype="<f4")
-                print(json.dumps({"exact": bool(np.array_equal(got[:len(src)], src)), "frames": len(got) // 2,
+                src = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32).reshape(-1, 2) / 32768
+                print(json.dumps({"exact": bool(np.array_equal(got[:len(src)], src)), "frames": len(got),
                                   "start_ns": meta["start_ns"], "rate": meta["rate"], "raw_rate": meta["raw_rate"]}))
                 """])
             let result = Self.json(check.out)

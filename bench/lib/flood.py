@@ -47,36 +47,11 @@ def guess(opts):
 
 
 def hold(opts):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, opts.connections + 64)), hard))
-    pending, failed = [], 0
-    for i in range(opts.connections):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((opts.source, 0))
-        s.setblocking(False)
-        if s.connect_ex(("127.0.0.1", opts.port)) not in (0, errno.EINPROGRESS):
-            failed += 1
-            s.close()
-            continue
-        pending.append((s, i % 2 == 1))
-    # Those the kernel completed within 5 s (it completes as many as the listener's queue
-    # holds, whether or not the server has accepted them yet; dropped SYNs are sent again).
-    poller = select.poll()
-    for s, _ in pending:
-        poller.register(s, select.POLLOUT)
-    ready = set()
-    deadline = time.time() + 5
-    while len(ready) < len(pending) and time.time() < deadline:
-        for fd, event in poller.poll(100):
-            if event & select.POLLOUT:
-                ready.add(fd)
-                poller.unregister(fd)
+    ready = connect_all(opts, opts.connections)
+    failed = opts.connections * len(sources_of(opts)) - len(ready)
+    pending = [(s, i % 2 == 1) for i, s in enumerate(ready)]
     sockets = []
     for s, slow in pending:
-        if s.fileno() not in ready or s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) != 0:
-            failed += 1
-            s.close()
-            continue
         if slow:
             try:
                 s.send(b"GET /api/v1/status HTTP/1.1\r\n")
@@ -124,7 +99,7 @@ def ticket(opts):
 
 def websockets(opts):
     upgraded, refused = [], 0
-    sources = opts.sources.split(",") if opts.sources else [opts.source]
+    sources = sources_of(opts)
     for i in range(opts.websockets):
         source = sources[i % len(sources)]
         s = socket.create_connection(("127.0.0.1", opts.port), timeout=5, source_address=(source, 0))
@@ -183,11 +158,22 @@ def connect_all(opts, count):
                 pending.append(s)
             else:
                 s.close()
+    # Those the kernel completed within 5 s (it completes as many as the listener's queue
+    # holds, whether or not the server has accepted them yet; dropped SYNs are sent again).
+    # poll, not select: a thousand connections pass select's 1024 descriptors.
+    poller = select.poll()
+    for s in pending:
+        poller.register(s, select.POLLOUT)
+    done = set()
     deadline = time.time() + 5
+    while len(done) < len(pending) and time.time() < deadline:
+        for fd, event in poller.poll(100):
+            if event & select.POLLOUT:
+                done.add(fd)
+                poller.unregister(fd)
     ready = []
     for s in pending:
-        _, writable, _ = select.select([], [s], [], max(0, deadline - time.time()))
-        if writable and s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+        if s.fileno() in done and s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
             ready.append(s)
         else:
             s.close()
@@ -270,29 +256,27 @@ def squat(opts):
     return {"answered": answered, "closed_by_server": closed}
 
 
-def pair(opts):
+def post_statuses(sources, count, port, path, body, headers):
+    """`count` POSTs of `body` to `path` from each source, one connection each: the statuses counted."""
     statuses = {}
-    body = json.dumps({"publicKey": base64.b64encode(os.urandom(32)).decode(),
-                       "proof": base64.b64encode(os.urandom(32)).decode(), "name": "stranger"}).encode()
-    for source in sources_of(opts):
-        for _ in range(opts.pair):
-            conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5, source_address=(source, 0))
-            conn.request("POST", "/api/v1/pair", body=body, headers={"Content-Type": "application/json"})
-            status = conn.getresponse().status
-            statuses[str(status)] = statuses.get(str(status), 0) + 1
+    for source in sources:
+        for _ in range(count):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+            conn.request("POST", path, body=body, headers=headers)
+            status = str(conn.getresponse().status)
+            statuses[status] = statuses.get(status, 0) + 1
             conn.close()
     return {"statuses": statuses}
 
 
+def pair(opts):
+    body = json.dumps({"publicKey": base64.b64encode(os.urandom(32)).decode(),
+                       "proof": base64.b64encode(os.urandom(32)).decode(), "name": "stranger"}).encode()
+    return post_statuses(sources_of(opts), opts.pair, opts.port, "/api/v1/pair", body, {"Content-Type": "application/json"})
+
+
 def tokenless(opts):
-    statuses = {}
-    for _ in range(opts.tokenless):
-        conn = http.client.HTTPConnection("127.0.0.1", opts.port, timeout=5, source_address=(opts.source, 0))
-        conn.request("POST", "/api/v1/transport/pause", body=b"x", headers={"Content-Type": "text/plain"})
-        status = conn.getresponse().status
-        statuses[str(status)] = statuses.get(str(status), 0) + 1
-        conn.close()
-    return {"statuses": statuses}
+    return post_statuses([opts.source], opts.tokenless, opts.port, "/api/v1/transport/pause", b"x", {"Content-Type": "text/plain"})
 
 
 def closing(data):
@@ -327,20 +311,10 @@ def main():
     ap.add_argument("--pair", type=int, default=0)
     ap.add_argument("--tokenless", type=int, default=0)
     opts = ap.parse_args()
-    if opts.guess:
-        result = guess(opts)
-    elif opts.websockets:
-        result = websockets(opts)
-    elif opts.heads:
-        result = heads(opts)
-    elif opts.squat:
-        result = squat(opts)
-    elif opts.pair:
-        result = pair(opts)
-    elif opts.tokenless:
-        result = tokenless(opts)
-    else:
-        result = hold(opts)
+    # The first mode asked for; holding connections when none is.
+    modes = [(opts.guess, guess), (opts.websockets, websockets), (opts.heads, heads), (opts.squat, squat),
+             (opts.pair, pair), (opts.tokenless, tokenless)]
+    result = next((mode for asked, mode in modes if asked), hold)(opts)
     print(json.dumps(result), flush=True)
 
 

@@ -17,7 +17,8 @@ import sys
 import numpy as np
 
 
-def load(card):
+def load(card, mono=True):
+    """A card's recording (its channels mixed to one, unless not `mono`) and its JSON."""
     raw = open(card + ".wav", "rb").read()
     meta = json.load(open(card + ".json"))
     channels = struct.unpack("<H", raw[22:24])[0]
@@ -25,7 +26,7 @@ def load(card):
     size = struct.unpack("<I", raw[at + 4:at + 8])[0]
     samples = np.frombuffer(raw[at + 8:at + 8 + size], dtype="<f4")
     samples = samples[:len(samples) // channels * channels].reshape(-1, channels)
-    return samples.mean(axis=1), meta
+    return (samples.mean(axis=1) if mono else samples), meta
 
 
 def source_mono(path):

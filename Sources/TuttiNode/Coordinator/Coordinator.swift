@@ -117,7 +117,8 @@ public final class Coordinator: @unchecked Sendable {
         clockSocket.enableReceiveTimestamps()
         sendSocket = try UDPSocket()
         try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
-        keyring = try StateStore(directory: configuration.stateDirectory).keyring(sealsStream: configuration.sealStream)
+        keyring = try StateStore(directory: configuration.stateDirectory).keyring(sealsStream: configuration.sealStream,
+                                                                                   loadedAt: clock.nanosecondsNow())
         RemoteFetcher.shared.restrict(to: configuration.remoteSources, resolve: { NetworkAddress.resolve($0) })
         // The packets kept for retransmission cover the lookahead and a second more; a
         // follower that joins may have the whole lookahead resent at once.

@@ -79,7 +79,7 @@ public actor House: ControlService {
          replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state"),
          clock: any MonotonicClock = SystemClock(), keyring: HouseKeyring? = nil) throws {
         self.clock = clock
-        self.keyring = try keyring ?? store.keyring(sealsStream: true)
+        self.keyring = try keyring ?? store.keyring(sealsStream: true, loadedAt: clock.nanosecondsNow())
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
         self.messenger = messenger
         self.version = version

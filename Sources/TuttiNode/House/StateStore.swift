@@ -110,9 +110,10 @@ public final class StateStore: @unchecked Sendable {
     /// is on disk before the call that made it returns (a revocation lost to a crash would
     /// let the member back); the clock service's thread saves only when a member enrols or
     /// first names its room, once in the member's life.
-    public func keyring(sealsStream: Bool) throws -> HouseKeyring {
+    /// `loadedAt`: now, on the house's monotonic clock (the saved members count as heard then).
+    public func keyring(sealsStream: Bool, loadedAt: Int64) throws -> HouseKeyring {
         let key = try houseKey()
-        return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream, loadedAt: SystemClock().nanosecondsNow(),
+        return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream, loadedAt: loadedAt,
                             wallClock: { Int64(Date().timeIntervalSince1970) }) { [self] in saveMembers($0) }
     }
 
