@@ -68,10 +68,10 @@ extension Harness {
 
     /// An MP3 of pink noise: nothing in it repeats, so a stretch of it says exactly where in
     /// the track it is (the demo song's backing track repeats bar after bar).
-    func noiseSong(seconds: Int = 40) throws -> String {
-        let wav = path("noise.wav"), mp3 = path("noise.mp3")
-        _ = try run("sox-noise", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "pinknoise", "gain", "-10"])
-        _ = try run("lame-noise", ["lame", "--quiet", "-b", "192", "--tt", "Noise", wav, mp3])
+    func noiseSong(seconds: Int = 40, name: String = "noise") throws -> String {
+        let wav = path(name + ".wav"), mp3 = path(name + ".mp3")
+        _ = try run("sox-" + name, ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", wav, "synth", "\(seconds)", "pinknoise", "gain", "-10"])
+        _ = try run("lame-" + name, ["lame", "--quiet", "-b", "192", "--tt", "Noise", wav, mp3])
         return mp3
     }
 

@@ -88,15 +88,19 @@ extension IntegrationTests {
             let song = try TrackAudio.mono(noise)
             let pausedFrame = Int((paused.elapsed * 48_000).rounded())
             let gap = Double(try #require(resumed.trackOrigin) - (try #require(before.trackOrigin))) * 48_000 / 1e9
-            var resumes: [Double] = []
             for (channel, e) in [(left, l), (right, r)] {
                 let early = try #require(Self.trackOffset(channel, at: e.lastBefore - 9_600, in: song, near: pausedFrame - 9_600))
                 let late = try #require(Self.trackOffset(channel, at: e.firstAfter + 9_600, in: song, near: pausedFrame + 9_600))
                 #expect(abs(e.lastBefore + early - pausedFrame) < 48, "the sound stopped \(e.lastBefore + early - pausedFrame) samples off the paused position")
                 #expect(abs(Double(early - late) - gap) < 48, "resumed \(Double(early - late) - gap) samples off the paused sample")
-                resumes.append(Double(early - late))
             }
-            #expect(abs(resumes[0] - resumes[1]) <= 2, "the rooms resumed \(abs(resumes[0] - resumes[1])) samples apart")
+            // Both rooms resumed at the same sample: over the half second after the resume they
+            // are as close as rooms on this rig play (sub-sample lags; the shared null sink's
+            // own reports scatter by tens of µs, so a median over five windows, within 2 samples).
+            let resumedTogether = Analysis.skews(left, right, from: max(l.firstAfter, r.firstAfter) + 480,
+                                                 to: max(l.firstAfter, r.firstAfter) + 480 + 6 * 4_800)
+            #expect(resumedTogether.count >= 3 && abs(Analysis.median(resumedTogether)) <= 2e6 / 48_000,
+                    "the rooms resumed apart: \(resumedTogether) µs")
 
             // The skip: from the switch on, both rooms play the sweep from its start, and nothing
             // of the noise track; just before it, the noise track. The switch is where the
@@ -143,6 +147,10 @@ extension IntegrationTests {
             Thread.sleep(forTimeInterval: 1.5)
             call.terminate(grace: 1)
             #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "a" }?.report?.interrupted) == false })
+            // Room A plays again (its stream reopened on the shared sink), then settles.
+            #expect(Harness.wait(timeout: 3) {
+                h.log("a").components(separatedBy: "interruption over").last?.contains("state: playing") == true
+            }, "room A did not play again: \(h.log("a"))")
             Thread.sleep(forTimeInterval: 2.5)
             recorder.terminate()
             #expect(h.log("a").contains("interrupted"))
@@ -158,8 +166,10 @@ extension IntegrationTests {
             }
             #expect(silentA >= 10, "room A was not muted during the call (\(silentA) silent windows)")
             // At the end, both play again, in sync.
-            let skews = Analysis.skews(left, right, from: frames - 48_000, to: frames - 4_800)
-            #expect(!skews.isEmpty && (skews.map(abs).max() ?? .infinity) < 500, "after the call: \(skews)")
+            // (Lags looked for up to 10 ms: a room that came back off shows by how much.)
+            let skews = Analysis.skews(left, right, maxLag: 480, from: frames - 48_000, to: frames - 4_800)
+            #expect(!skews.isEmpty && (skews.map(abs).max() ?? .infinity) < 500,
+                    "after the call: \(skews) (room A's level over its last second \(Analysis.rms(left[(frames - 48_000)..<frames])))")
         }
     }
 }

@@ -90,6 +90,15 @@ struct VCardTests {
         if let a = signed["a"], let b = signed["b"] {
             #expect(abs(a - b) < 50, "the rooms' medians are \(abs(a - b)) µs apart (a \(a), b \(b))")
         }
+        // Room against room, each card on its own crystal, every 50 ms from 4 s on: they stay
+        // within 50 µs of each other.
+        let apart = try h.run("apart", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "apart", "--cards", h.path("a"), h.path("b"),
+                                        "--from", "4"])
+        let skews = ((Self.json(apart.out)["skews_us"] as? [Double]) ?? []).map(abs).sorted()
+        #expect(skews.count >= 100, "\(apart)")
+        let p95 = skews.isEmpty ? .infinity : skews[Int(Double(skews.count - 1) * 0.95)]
+        #expect(p95 < 50, "rooms apart: p95 \(p95) µs, max \(skews.last ?? .nan) µs")
+        print("vcard rooms apart: median \(skews.isEmpty ? .nan : skews[skews.count / 2]) µs, p95 \(p95) µs, max \(skews.last ?? .nan) µs")
         print("vcard rooms: median error a (-75 ppm) \(signed["a"] ?? .nan) µs, b (+75 ppm) \(signed["b"] ?? .nan) µs")
     }
 }

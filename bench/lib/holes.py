@@ -230,20 +230,27 @@ def rooms(data, source, rate, step, guess, spans, settle=1.0):
             out.append({"holes": 0, "seconds": 0.0, "silent": 0, "at": [], "sound_at": None})
             continue
         sound, begin = begins[i]
-        # Where the room plays the source: the lag a long stretch of some room's shows (music
-        # that repeats beat for beat can match even six seconds of it a beat off), the one
-        # that fits this room best over its span; then each window near there.
-        lag = max(lags, key=lambda lag: fit(x, source, rate, step, guess, lag, begin, last), default=None)
-        if lag is None:
-            windows = skewlib.follow_source(x, source, rate, step, guess)
-        else:
-            near = 0.05
-            windows = skewlib.follow_source(x, source, rate, step, lambda j: guess(j) - lag + near * rate, search=2 * near)
         others = [data[:, k] for k in range(channels) if k != i]
-        result = count(x, source, rate, step, windows, others=others, keep=lambda f: begin <= f < last)
+        result = judge(x, source, rate, step, guess, begin, last, lags, others)
         result["sound_at"] = sound / rate
         out.append(result)
     return out
+
+
+def judge(x, source, rate, step, guess, begin, last, lags, others):
+    """Holes in one room's recording `x` over frames [begin, last): `count`'s answer. `lags`
+    are where long stretches of the rooms were found to play the source behind `guess`
+    (`lag_of`), `others` the other rooms' recordings on `x`'s frames."""
+    # Where the room plays the source: the lag a long stretch of some room's shows (music
+    # that repeats beat for beat can match even six seconds of it a beat off), the one
+    # that fits this room best over its span; then each window near there.
+    lag = max(lags, key=lambda lag: fit(x, source, rate, step, guess, lag, begin, last), default=None)
+    if lag is None:
+        windows = skewlib.follow_source(x, source, rate, step, guess)
+    else:
+        near = 0.05
+        windows = skewlib.follow_source(x, source, rate, step, lambda j: guess(j) - lag + near * rate, search=2 * near)
+    return count(x, source, rate, step, windows, others=others, keep=lambda f: begin <= f < last)
 
 
 def beside(x, y, rate, keep=lambda frame: True):

@@ -3,18 +3,31 @@
 with NAME.json ({"start_ns", "rate"}: frame k was heard at start_ns + k * 1e9 / rate on
 this host's CLOCK_MONOTONIC), judged against the source, trusting nothing of the player.
 
+Benchmarks judge rooms on cards of their own with `Card`, `skews` (two cards against each
+other, each on its own crystal) and `holes`.
+
     vcard.py heard --card DIR/NAME --source SOURCE.wav --origin NS [--from S] [--to S] [--every S]
         For source frames every S seconds from S to S (positions in the track), the instant
         each was heard on the card (cross-correlation, to a fraction of a sample), less when
         the house said it would be (ORIGIN, the coordinator's time of the track's position 0,
         plus the position): one JSON line, {"errors_us": [...], "holes": N, "first_sound_ns": T}.
+    vcard.py apart --cards DIR/A DIR/B [--from S]
+        How much later card B played what card A played, every 50 ms from S seconds after
+        both played on: {"skews_us": [...]}.
 """
 import argparse
 import json
+import os
 import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import holes as holelib  # noqa: E402
+import skew as skewlib  # noqa: E402
+
+RATE = 48000  # the stream's frames per second of the house's clock (CLOCK_MONOTONIC here)
 
 
 def load(card, mono=True):
@@ -27,6 +40,91 @@ def load(card, mono=True):
     samples = np.frombuffer(raw[at + 8:at + 8 + size], dtype="<f4")
     samples = samples[:len(samples) // channels * channels].reshape(-1, channels)
     return (samples.mean(axis=1) if mono else samples), meta
+
+
+class Card:
+    """A card's recording, its frames placed on this host's CLOCK_MONOTONIC (seconds, as the
+    benchmarks' `now()`): frame k was heard at `time(k)`."""
+
+    def __init__(self, path):
+        self.path = path
+        self.samples, self.meta = load(path)
+        self.samples = self.samples.astype(np.float64)
+        self.rate = float(self.meta["rate"])
+        self.start = int(self.meta["start_ns"]) / 1e9
+        self.step = RATE / self.rate  # the house's frames per frame of the card
+
+    def time(self, frame):
+        return self.start + frame / self.rate
+
+    def frame(self, t):
+        return (t - self.start) * self.rate
+
+    def on(self, other):
+        """`other`'s recording resampled (linearly) onto this card's frames: what it played at
+        the instant each of this card's frames was heard (0 outside its recording)."""
+        at = other.frame(self.time(np.arange(len(self.samples))))
+        return np.interp(at, np.arange(len(other.samples)), other.samples, left=0.0, right=0.0)
+
+
+def skews(a, b, start, end, window=0.1, hop=0.05, max_lag_ms=5.0, min_corr=0.8, min_rms=1e-3):
+    """How much later card `b` plays what card `a` plays (µs), over windows of `a` from
+    `start` to `end` (seconds of CLOCK_MONOTONIC): [(time, skew, correlation)]. Each
+    window of `a` is found in `b` near the frame `b` played at the same instant, to a
+    fraction of a sample (skew.fine_lag), and the two frames are placed in time each on its
+    own card's clock: no resampling, so each card's crystal counts exactly."""
+    da, db = np.diff(a.samples, prepend=0.0), np.diff(b.samples, prepend=0.0)
+    w, m = int(window * a.rate), int(max_lag_ms * b.rate / 1000)
+    out = []
+    for t in np.arange(start, end, hop):
+        i = int(round(a.frame(t)))
+        if i < 0 or i + w > len(a.samples) or np.sqrt(np.mean(a.samples[i:i + w] ** 2)) < min_rms:
+            continue
+        j = int(round(b.frame(a.time(i))))
+        if j - m - 2 < 0 or j + w + m + 2 > len(b.samples):
+            continue
+        lag, corr = skewlib.lag(da[i:i + w], db[j:j + w], m)
+        if corr < min_corr:
+            continue
+        k = int(round(lag))
+        fine = skewlib.fine_lag(da[i:i + w], db[j + k:j + k + w])
+        lag = lag if fine is None else k + fine
+        out.append((a.time(i), (b.time(j + lag) - a.time(i)) * 1e6, float(corr)))
+    return out
+
+
+def first_sound(card, after):
+    """The first instant (CLOCK_MONOTONIC seconds) from `after` on when `card` sounds, or None."""
+    frame = holelib.first_sound(card.samples, RATE, max(0, int(card.frame(after))))
+    return None if frame is None else card.time(frame)
+
+
+def holes(cards, source, fed, spans, settle=1.0):
+    """Holes in every card's recording (bench/lib/holes.py's judge), each on its own frames:
+    `source` is what the coordinator was fed (looped, mono), its frame 0 written at `fed`
+    (CLOCK_MONOTONIC seconds); `spans[i]` = (from, to or None) seconds of card i's measured
+    span, counted from `settle` seconds after its first sound in it. The other cards,
+    resampled onto a card's frames, tell a concealed block from the music's own noise."""
+    begins, lags = [], []
+    for card, (since, _) in zip(cards, spans):
+        sound = holelib.first_sound(card.samples, RATE, max(0, int(card.frame(since))))
+        begins.append(None if sound is None else sound + int(settle * card.rate))
+        if sound is not None:
+            guess = lambda j, c=card: (c.time(j) - fed) * RATE
+            lags.append(holelib.lag_of(card.samples, source, RATE, card.step, guess, begins[-1]))
+    lags = [lag for lag in lags if lag is not None]
+    out = []
+    for i, (card, (_, until)) in enumerate(zip(cards, spans)):
+        if begins[i] is None:
+            out.append({"holes": 0, "seconds": 0.0, "silent": 0, "at": [], "sound_at": None})
+            continue
+        last = len(card.samples) if until is None else min(len(card.samples), int(card.frame(until)))
+        others = [card.on(other) for k, other in enumerate(cards) if k != i]
+        guess = lambda j, c=card: (c.time(j) - fed) * RATE
+        result = holelib.judge(card.samples, source, RATE, card.step, guess, begins[i], last, lags, others)
+        result["at"] = [card.time(f * RATE) for f in result["at"]]  # CLOCK_MONOTONIC seconds
+        out.append(result)
+    return out
 
 
 def source_mono(path):
@@ -93,8 +191,17 @@ def main():
     h.add_argument("--from", dest="start", type=float, default=1)
     h.add_argument("--to", dest="end", type=float, default=1e9)
     h.add_argument("--every", type=float, default=0.25)
+    a = sub.add_parser("apart")
+    a.add_argument("--cards", nargs=2, required=True, metavar="DIR/NAME")
+    a.add_argument("--from", dest="start", type=float, default=0, help="seconds after the later card's first frame")
     opts = ap.parse_args()
-    print(json.dumps(heard(opts.card, opts.source, opts.origin, opts.start, opts.end, opts.every)))
+    if opts.command == "heard":
+        print(json.dumps(heard(opts.card, opts.source, opts.origin, opts.start, opts.end, opts.every)))
+    else:
+        first, second = Card(opts.cards[0]), Card(opts.cards[1])
+        begin = max(first.start, second.start) + opts.start
+        end = min(first.time(len(first.samples)), second.time(len(second.samples)))
+        print(json.dumps({"skews_us": [round(s, 2) for _, s, _ in skews(first, second, begin, end)]}))
 
 
 if __name__ == "__main__":

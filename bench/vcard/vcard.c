@@ -96,10 +96,15 @@ static uint64_t record_until(vcard_t *v, uint64_t frame) {
     return missing;
 }
 
+/* Running: the timer fires at every period boundary. Stopped (prepared, or after an XRUN):
+ * it fires at once and stays readable (poll_revents does not read it), as a device that is
+ * not running has room for a whole buffer and says so to every poll. */
 static void arm_timer(vcard_t *v, int on) {
     struct itimerspec spec;
     memset(&spec, 0, sizeof spec);
-    if (on) {
+    if (!on) {
+        spec.it_value.tv_nsec = 1;
+    } else {
         double period_ns = (double)v->period_size * 1e9 / v->clock.true_rate;
         /* The next period boundary of this run, on CLOCK_MONOTONIC. */
         uint64_t next = v->run_origin + (v->run_played / v->period_size + 1) * v->period_size;
@@ -235,7 +240,7 @@ static int vcard_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned
     vcard_t *v = io->private_data;
     (void)nfds;
     uint64_t expirations;
-    if (pfd[0].revents & POLLIN) {
+    if ((pfd[0].revents & POLLIN) && v->running) {
         ssize_t n = read(v->timer_fd, &expirations, sizeof expirations);
         (void)n;
     }

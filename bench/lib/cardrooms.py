@@ -1,0 +1,66 @@
+"""Rooms on virtual sound cards (bench/vcard), for the benchmarks' `--device vcard`.
+
+Every room plays into a card of its own, whose crystal runs the ppm it is given; the cards
+record what they play with when they played it ($TUTTI_VCARD_DIR), and the rooms are
+judged from those recordings alone (bench/lib/vcard.py): no recorder, no shared sink.
+
+A room reaches its card in one of three ways, side by side in one run:
+- straight to ALSA (`tutti-follower --output alsa:tutti_vcard:NAME,PPM`, `snapclient
+  --player alsa -s tutti_vcard:NAME,PPM`);
+- through the rig's PulseAudio server, which plays each card through a `module-alsa-sink`
+  of its own (so a room's sink runs on its card's crystal, as on a machine with a DAC).
+"""
+import os
+import re
+import subprocess
+
+import vcard
+
+
+def device(card, ppm):
+    """The ALSA device string of card `card` whose crystal runs `ppm` fast."""
+    ppm = int(ppm) if float(ppm).is_integer() else ppm
+    return f"tutti_vcard:{card},{ppm}"
+
+
+class Cards:
+    """The cards of a benchmark run: a folder for their recordings, fresh names for each
+    measurement, and the PulseAudio sinks loaded on them. Set up before the rig (its
+    processes inherit TUTTI_VCARD_DIR)."""
+
+    def __init__(self, work):
+        self.dir = os.path.join(work, "cards")
+        os.makedirs(self.dir, exist_ok=True)
+        os.environ["TUTTI_VCARD_DIR"] = self.dir
+        self.modules = []
+
+    def names(self, label, rooms=("A", "B")):
+        """Card names not used yet in this run, one per room: `label` (letters and digits
+        only: ALSA's argument syntax) with a take number."""
+        slug = re.sub(r"[^A-Za-z0-9]", "", label)
+        take = 1
+        while any(os.path.exists(os.path.join(self.dir, f"{slug}{take}{room}.json")) for room in rooms):
+            take += 1
+        return [f"{slug}{take}{room}" for room in rooms]
+
+    def pulse_sink(self, rig, card, ppm):
+        """A sink of the rig's PulseAudio server that plays card `card` (module-alsa-sink:
+        the server's timer-based scheduling on the card's reports, as on a Pi with a DAC).
+        Returns the sink's name; `close` unloads it (and the card writes its recording)."""
+        sink = f"card{card}"
+        out = subprocess.run(["pactl", "load-module", "module-alsa-sink", f"device={device(card, ppm)}", f"sink_name={sink}",
+                              "rate=48000", "channels=2", "format=s16le"],
+                             env=rig.env, capture_output=True, text=True, timeout=10)
+        if out.returncode != 0:
+            raise RuntimeError(f"PulseAudio cannot play card {card}: {out.stderr.strip()}")
+        self.modules.append((rig, out.stdout.strip()))
+        return sink
+
+    def close(self):
+        """Unloads the sinks `pulse_sink` loaded (each card then closes and writes its JSON)."""
+        for rig, module in self.modules:
+            subprocess.run(["pactl", "unload-module", module], env=rig.env, capture_output=True, timeout=10)
+        self.modules = []
+
+    def load(self, card):
+        return vcard.Card(os.path.join(self.dir, card))
