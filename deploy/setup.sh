@@ -4,6 +4,7 @@
 # and builds it. With --demo, then runs `tutti demo`.
 #   deploy/setup.sh           install and build (release)
 #   deploy/setup.sh --demo    ... then play the demo house until Ctrl-C
+#   deploy/setup.sh --packages   install only (CI installs the tests' packages meanwhile)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . deploy/packages.sh
@@ -16,6 +17,8 @@ install_packages \
   libstdc++-12-dev \
   `# run: a sound server, the house's discovery (mDNS) and the session bus for media keys` \
   pulseaudio pulseaudio-utils avahi-daemon dbus
+
+[ "${1:-}" = "--packages" ] && exit 0
 
 find_swift || { echo "setup: Swift 6 is needed: install it from swift.org (or swiftly) and run again" >&2; exit 1; }
 

@@ -94,11 +94,11 @@ extension IntegrationTests {
                 #expect(abs(e.lastBefore + early - pausedFrame) < 48, "the sound stopped \(e.lastBefore + early - pausedFrame) samples off the paused position")
                 #expect(abs(Double(early - late) - gap) < 48, "resumed \(Double(early - late) - gap) samples off the paused sample")
             }
-            // Both rooms resumed at the same sample: over the half second after the resume they
+            // Both rooms resumed at the same sample: over the second after the resume they
             // are as close as rooms on this rig play (sub-sample lags; the shared null sink's
-            // own reports scatter by tens of µs, so a median over five windows, within 2 samples).
+            // own reports scatter by tens of µs, so a median of the windows found, within 2 samples).
             let resumedTogether = Analysis.skews(left, right, from: max(l.firstAfter, r.firstAfter) + 480,
-                                                 to: max(l.firstAfter, r.firstAfter) + 480 + 6 * 4_800)
+                                                 to: max(l.firstAfter, r.firstAfter) + 480 + 11 * 4_800)
             #expect(resumedTogether.count >= 3 && abs(Analysis.median(resumedTogether)) <= 2e6 / 48_000,
                     "the rooms resumed apart: \(resumedTogether) µs")
 
@@ -147,10 +147,9 @@ extension IntegrationTests {
             Thread.sleep(forTimeInterval: 1.5)
             call.terminate(grace: 1)
             #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "a" }?.report?.interrupted) == false })
-            // Room A plays again (its stream reopened on the shared sink), then settles.
-            #expect(Harness.wait(timeout: 3) {
-                h.log("a").components(separatedBy: "interruption over").last?.contains("state: playing") == true
-            }, "room A did not play again: \(h.log("a"))")
+            // Room A plays again (its stream uncorked, or reopened on the shared sink), then settles.
+            #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "a" }?.report?.state) == .playing },
+                    "room A did not play again: \(h.log("a"))")
             Thread.sleep(forTimeInterval: 2.5)
             recorder.terminate()
             #expect(h.log("a").contains("interrupted"))
