@@ -48,8 +48,14 @@ class Cards:
         the server's timer-based scheduling on the card's reports, as on a Pi with a DAC).
         Returns the sink's name; `close` unloads it (and the card writes its recording)."""
         sink = f"card{card}"
+        # Inside a VM (this machine) PulseAudio turns its timer-based scheduling off and runs
+        # the sink on the card's period interrupts, by default 4 × 25 ms: a sink that holds
+        # 100 ms, which with a room's own buffer leaves live audio no room within a 150 ms
+        # house latency (the room stops and starts again over and over: noted in
+        # docs/timing.md). On a Pi the timer-based sink holds what its clients ask for;
+        # 4 × 10 ms stands in for that here.
         out = subprocess.run(["pactl", "load-module", "module-alsa-sink", f"device={device(card, ppm)}", f"sink_name={sink}",
-                              "rate=48000", "channels=2", "format=s16le"],
+                              "rate=48000", "channels=2", "format=s16le", "fragments=4", "fragment_size=1920"],
                              env=rig.env, capture_output=True, text=True, timeout=10)
         if out.returncode != 0:
             raise RuntimeError(f"PulseAudio cannot play card {card}: {out.stderr.strip()}")

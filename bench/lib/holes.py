@@ -250,6 +250,10 @@ def judge(x, source, rate, step, guess, begin, last, lags, others):
     else:
         near = 0.05
         windows = skewlib.follow_source(x, source, rate, step, lambda j: guess(j) - lag + near * rate, search=2 * near)
+    if last - begin >= rate and not any(found is not None and begin <= j < last for j, found, _, _ in windows):
+        # Not one window of the span plays the source: the whole span is one hole (windows are
+        # placed by those that were found, so `count` would see none).
+        return {"holes": 1, "seconds": (last - begin) / rate, "silent": 0, "at": [begin / rate]}
     return count(x, source, rate, step, windows, others=others, keep=lambda f: begin <= f < last)
 
 
