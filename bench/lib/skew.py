@@ -106,15 +106,27 @@ def skews(left, right, rate, window=0.1, hop=0.1, max_lag_ms=5.0, min_corr=0.8, 
         if np.sqrt(np.mean(left[start : start + w] ** 2)) < min_rms:
             continue
         l, c = lag(seg_a, seg_b, m)
+        k = int(round(l))
+        c = same_sound(left[start:start + w], right[start + k:start + k + w]) if start + k >= 0 else 0.0
         if c >= min_corr:
             # Refined on b's window moved by the whole samples found, so both hold the same music.
             # (When the refined peak lies at the edge of its window, the coarse lag stands: it
             # read as exactly two samples, 41.7 µs, whatever the lag.)
-            k = int(round(l))
             fine = fine_lag(seg_a, b[start + k : start + k + w])
             l = l if fine is None else k + fine
             out.append((start / rate, l / rate * 1e6, c))
     return out
+
+
+def same_sound(x, y):
+    """The normalized correlation of two plain (not whitened) windows of the same length,
+    aligned to the whole sample: whether they hold the same sound. Whitened, two rooms half a
+    sample apart (10 µs) correlate at 0.8 or less at the nearest whole sample, and such
+    windows were dropped as if they held other music."""
+    if len(x) != len(y) or len(x) == 0:
+        return 0.0
+    norm = np.sqrt(np.dot(x, x) * np.dot(y, y))
+    return float(np.dot(x, y) / norm) if norm > 0 else 0.0
 
 
 def looped(signal, start, count, step):

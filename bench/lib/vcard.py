@@ -83,10 +83,11 @@ def skews(a, b, start, end, window=0.1, hop=0.05, max_lag_ms=5.0, min_corr=0.8, 
         j = int(round(b.frame(a.time(i))))
         if j - m - 2 < 0 or j + w + m + 2 > len(b.samples):
             continue
-        lag, corr = skewlib.lag(da[i:i + w], db[j:j + w], m)
+        lag, _ = skewlib.lag(da[i:i + w], db[j:j + w], m)
+        k = int(round(lag))
+        corr = skewlib.same_sound(a.samples[i:i + w], b.samples[j + k:j + k + w])
         if corr < min_corr:
             continue
-        k = int(round(lag))
         fine = skewlib.fine_lag(da[i:i + w], db[j + k:j + k + w])
         lag = lag if fine is None else k + fine
         out.append((a.time(i), (b.time(j + lag) - a.time(i)) * 1e6, float(corr)))
