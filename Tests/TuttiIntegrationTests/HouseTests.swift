@@ -41,6 +41,9 @@ struct HouseTests {
         Thread.sleep(forTimeInterval: 5.0)
         #expect(h.log("a").contains("state: playing"))
         #expect(h.log("b").contains("state: playing"))
+        // Stopped first, so that each file holds all it played (read while a follower writes,
+        // a file held what its writer had flushed: once only 11 windows' worth of B).
+        for name in ["a", "b"] { h.stop(name) }
 
         let a = try followerWAV(h.path("a.wav"))
         let b = try followerWAV(h.path("b.wav"))
