@@ -182,7 +182,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,
                                            untaggedDB: replaygainUntaggedDb ?? 0)
         }
-        let coordinator = try Coordinator(configuration: config)
+        let coordinator = try Coordinator(configuration: config, clock: SystemClock())
         var tracks: [String]?
         var entries: [PlaylistParser.Entry] = []
         if let pcmInput {

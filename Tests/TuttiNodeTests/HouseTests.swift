@@ -28,7 +28,7 @@ struct HouseTests {
             let socket = try UDPSocket()
             try socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
             let messenger = RoomMessenger(socket: socket, clock: SystemClock(), keys: OneKey(HMACAuthenticator.random()))
-            house = try House(store: store, messenger: messenger, version: "test", saving: saving)
+            house = try House(store: store, messenger: messenger, version: "test", saving: saving, clock: SystemClock())
         }
 
         deinit { try? FileManager.default.removeItem(atPath: folder) }
@@ -281,7 +281,7 @@ struct HouseZoneTests {
 
         // Restarted: the zones, their queues and the rooms' zones are as they were.
         let again = try House(store: rig.store, messenger: RoomMessenger(socket: try UDPSocket(), clock: SystemClock(), keys: OneKey(HMACAuthenticator.random())),
-                              version: "test")
+                              version: "test", clock: SystemClock())
         #expect(await again.zones().map(\.name) == ["Default", "Kids Room"])
         #expect(await again.zones().map(\.rooms) == [["Living"], ["Kitchen"]])
         #expect(try await again.queue(zone: "kids-room").items.map(\.path) == [HouseTests.song])

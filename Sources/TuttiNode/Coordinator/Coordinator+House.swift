@@ -44,7 +44,7 @@ extension Coordinator {
         }
         let messenger = RoomMessenger(socket: clockSocket, clock: clock, keys: keyring)
         let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
-                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, keyring: keyring)
+                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, clock: clock, keyring: keyring)
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000

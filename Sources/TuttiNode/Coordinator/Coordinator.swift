@@ -76,7 +76,8 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    let clock = SystemClock()
+    /// This host's monotonic clock, the house's shared clock (given by whoever builds the program).
+    let clock: SystemClock
     /// Stops the clock service's loop.
     let stopFlag = StopFlag()
     /// Shuts the house's services down (`stop()`).
@@ -108,8 +109,9 @@ public final class Coordinator: @unchecked Sendable {
     /// Packets sent to at least one destination.
     public let packetsSent = Atomic<Int>(0)
 
-    public init(configuration: Configuration) throws {
+    public init(configuration: Configuration, clock: SystemClock) throws {
         self.configuration = configuration
+        self.clock = clock
         clockSocket = try UDPSocket()
         // Exclusively: with SO_REUSEADDR another local user could bind the port beside it
         // and receive its datagrams (UDP has no TIME_WAIT: a restart rebinds at once).

@@ -77,7 +77,7 @@ public actor House: ControlService {
     /// else `ReplayGain.standard`). `clock`: the coordinator's.
     init(store: StateStore, messenger: RoomMessenger, version: String, name: String = "tutti", lyricsFolder: String? = nil,
          replayGain: ReplayGain? = nil, saving: DispatchQueue = DispatchQueue(label: "tutti.state"),
-         clock: any MonotonicClock = SystemClock(), keyring: HouseKeyring? = nil) throws {
+         clock: any MonotonicClock, keyring: HouseKeyring? = nil) throws {
         self.clock = clock
         self.keyring = try keyring ?? store.keyring(sealsStream: true, loadedAt: clock.nanosecondsNow())
         lyricsLibrary = LyricsLibrary(folder: lyricsFolder)
