@@ -26,6 +26,9 @@ struct ClockReplayCommand: ParsableCommand {
     @Flag(help: "Print the estimate every second, not only the summary.")
     var verbose = false
 
+    @Option(help: "Write every check (seconds, error ns, bound ns, drift ppm) to this CSV file, to set two followers' errors side by side.")
+    var csv: String?
+
     func run() throws {
         guard let text = try? String(contentsOfFile: trace, encoding: .utf8) else {
             throw ValidationError("cannot read \(trace)")
@@ -37,6 +40,7 @@ struct ClockReplayCommand: ParsableCommand {
         var covered = 0
         var skipped = 0
         var checks = 0
+        var rows = ["seconds,error_ns,bound_ns,drift_ppm"]
         for line in text.split(separator: "\n").dropFirst() {
             let f = line.split(separator: ",", omittingEmptySubsequences: false).map { Int64($0) }
             guard f.count >= 4, let t2 = f[1], let t4 = f[3] else { skipped += 1; continue }
@@ -55,6 +59,7 @@ struct ClockReplayCommand: ParsableCommand {
             let bound = e.uncertainty(at: local)
             let seconds = Double(t4 - start) / 1e9
             checks += 1
+            if csv != nil { rows.append(String(format: "%.3f,%lld,%lld,%.4f", Double(t4) / 1e9, error, bound, e.drift * 1e6)) }
             if verbose, checks % 4 == 1 {
                 print(String(format: "%7.2f s  error %+8.1f µs  bound %7.1f µs  drift %+7.3f ppm ± %.3f", seconds,
                              Double(error) / 1e3, Double(bound) / 1e3, e.drift * 1e6, e.driftUncertainty * 1e6))
@@ -63,6 +68,7 @@ struct ClockReplayCommand: ParsableCommand {
             errors.append(error)
             if abs(error) <= bound { covered += 1 }
         }
+        if let csv { try (rows.joined(separator: "\n") + "\n").write(toFile: csv, atomically: true, encoding: .utf8) }
         guard !errors.isEmpty else { throw ValidationError("no estimate after \(settle) s in \(trace)") }
         let magnitudes = errors.map { abs($0) }.sorted()
         func quantile(_ q: Double) -> Double { Double(magnitudes[min(magnitudes.count - 1, Int(q * Double(magnitudes.count)))]) / 1e3 }

@@ -54,8 +54,16 @@ struct CoordinatorSessionTests {
         // Each turn is at the latest moment allowed: a quarter of the interval late.
         #expect(gaps[0] == 1_250_000)
         #expect(gaps[ExchangeSchedule.burst + 1] == 25 * Self.ms, "15 µs bound: every 20 ms, turned 5 ms late at the latest")
-        #expect(session.turn(now: now, lock: ClockLock(uncertainty: 5_000, suspect: false)) == [.requestTime])
-        #expect(session.nextTurn == now + 250 * Self.ms + 250 * Self.ms / 4, "5 µs bound: every 250 ms")
+        // Under a 10 µs bound: pairs a millisecond apart, a pair every 250 ms.
+        var pairs: [Int64] = []
+        for _ in 0..<4 {
+            #expect(Self.exchange(&session, at: now, lock: ClockLock(uncertainty: 5_000, suspect: false)).first == .requestTime)
+            pairs.append(session.nextTurn - now)
+            now = session.nextTurn
+        }
+        let short = ExchangeSchedule.pairGap + ExchangeSchedule.pairGap / 4, long = 250 * Self.ms - ExchangeSchedule.pairGap
+        #expect(Set(pairs) == [short, long + long / 4] && pairs[0] != pairs[1] && pairs[1] != pairs[2],
+                "5 µs bound: pairs a millisecond apart every 250 ms, each turned a quarter late: \(pairs)")
     }
 
     @Test func theFirstTurnAsksWhateverTheLocalClockReads() {

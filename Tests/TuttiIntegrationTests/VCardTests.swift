@@ -50,6 +50,16 @@ struct VCardTests {
         }
     }
 
+    /// The judge itself: rooms a known delay apart on cards made of a known sound (true
+    /// crystals, 150 ppm either way, 500 ppm apart) are found that far apart, and each where
+    /// the source says, within half a microsecond (placed at the windows' starts, rooms in
+    /// sync on cards 150 ppm either way read 15 µs apart).
+    @Test func theJudgeFindsKnownDelaysOnCrystalsApart() throws {
+        let h = try Harness("vcard-judge")
+        let judged = try h.run("selftest", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "selftest"], timeout: 90)
+        #expect(judged.code == 0 && Self.json(judged.out)["ok"] as? Bool == true, "\(judged.out) \(judged.err)")
+    }
+
     /// Two followers straight to ALSA, each on a card of its own, crystals 150 ppm apart (75
     /// slow, 75 fast): both hear each source frame where the house says, and within 50 µs of
     /// each other (medians), judged by the cards' own recordings; no hole in either.

@@ -14,6 +14,9 @@ other, each on its own crystal) and `holes`.
     vcard.py apart --cards DIR/A DIR/B [--from S]
         How much later card B played what card A played, every 50 ms from S seconds after
         both played on: {"skews_us": [...]}.
+    vcard.py selftest
+        `skews` and `heard` on cards made here of a known sound, on crystals apart and a known
+        delay apart: {"cases": [...], "ok": true|false}.
 """
 import argparse
 import json
@@ -90,7 +93,12 @@ def skews(a, b, start, end, window=0.1, hop=0.05, max_lag_ms=5.0, min_corr=0.8, 
             continue
         fine = skewlib.fine_lag(da[i:i + w], db[j + k:j + k + w])
         lag = lag if fine is None else k + fine
-        out.append((a.time(i), (b.time(j + lag) - a.time(i)) * 1e6, float(corr)))
+        # The lag matches the windows' middles: cards whose crystals differ hold the same
+        # sound in numbers of frames that differ (by 300 ppm, 1.4 frames in 100 ms), so
+        # their starts are matched only by that much less. Placed at their starts, rooms in
+        # sync on cards 150 ppm either way read 15 µs apart.
+        mid = w / 2
+        out.append((a.time(i + mid), (b.time(j + lag + mid) - a.time(i + mid)) * 1e6, float(corr)))
     return out
 
 
@@ -167,8 +175,10 @@ def heard(card, source, origin, start, end, every, window=2400, search=2400):
             a, b, c = corr[best - 1], corr[best], corr[best + 1]
             denominator = a - 2 * b + c
             shift = 0.5 * (a - c) / denominator if denominator != 0 else 0.0
-        at = start_ns + (lo + best + shift) * 1e9 / rate
-        errors.append((at - expected) / 1e3)
+        # Matched at the windows' middles (see `skews`): a card 150 ppm off holds the
+        # source's 50 ms in 0.36 frames more or less.
+        at = start_ns + (lo + best + shift + window / 2) * 1e9 / rate
+        errors.append((at - expected - window / 2 / src_rate * 1e9) / 1e3)
     # Holes: 5 ms of digital silence after the first sound, while the card played.
     loud = np.flatnonzero(np.abs(rec) > 1e-4)
     holes = 0
@@ -180,6 +190,78 @@ def heard(card, source, origin, start, end, every, window=2400, search=2400):
         shortest = int(0.005 * rate)
         holes = int(sum(1 for s, e in zip(edges[::2], edges[1::2]) if e - s >= shortest))
     return {"errors_us": [round(e, 2) for e in errors], "holes": holes, "first_sound_ns": first}
+
+
+class Synthetic(Card):
+    """A card that heard `sound(t)` (a function of CLOCK_MONOTONIC seconds) at each of its
+    frames, from `start` for `seconds`, on a crystal `ppm` off."""
+
+    def __init__(self, sound, start, seconds, ppm):
+        self.path = None
+        self.meta = {"start_ns": int(start * 1e9), "rate": RATE * (1 + ppm * 1e-6)}
+        self.rate = float(self.meta["rate"])
+        self.start = start
+        self.step = RATE / self.rate
+        self.samples = sound(self.time(np.arange(int(seconds * self.rate))))
+
+
+def selftest():
+    """Rooms a known delay apart (0 and 7 µs), on cards with true crystals, 150 ppm either
+    way and 500 ppm apart: `skews` must find the delay within 0.5 µs (median), and `heard`
+    each card's error against the source within 0.5 µs."""
+    import tempfile
+    import wave
+    rng = np.random.default_rng(7)
+    # A sound band-limited well below the cards' Nyquist (240 tones, pink), defined at any
+    # instant by its Fourier series, so each card samples it exactly where its crystal says.
+    length, seconds = 4.0, 2.0
+    freqs = np.sort(rng.uniform(20, 8000, 240))
+    amps = 0.05 / np.sqrt(freqs / 20)
+    phases = rng.uniform(0, 2 * np.pi, len(freqs))
+
+    def sound(t, delay=0.0):
+        t = np.asarray(t, dtype=np.float64) - delay
+        out = np.zeros_like(t)
+        for chunk in range(0, len(freqs), 200):
+            f, a, p = freqs[chunk:chunk + 200], amps[chunk:chunk + 200], phases[chunk:chunk + 200]
+            out += (a[None, :] * np.sin(2 * np.pi * f[None, :] * t[:, None] + p[None, :])).sum(axis=1)
+        return out
+
+    origin = 100.0  # the source's frame 0 is due at 100 s of CLOCK_MONOTONIC
+    source = sound(origin + np.arange(int(length * RATE)) / RATE)
+    cases, ok = [], True
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "source.wav")
+        with wave.open(path, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(RATE)
+            w.writeframes((np.clip(source, -1, 1) * 32767).astype("<i2").tobytes())
+        for ppms in ((0, 0), (-150, 150), (250, -250)):
+            for delay_us in (0.0, 7.0):
+                a = Synthetic(lambda t: sound(t), origin + 0.2, seconds, ppms[0])
+                b = Synthetic(lambda t, d=delay_us: sound(t, d * 1e-6), origin + 0.25, seconds, ppms[1])
+                found = [s for _, s, _ in skews(a, b, origin + 0.4, origin + 0.2 + seconds - 0.2)]
+                errors = []
+                for card, late in ((a, 0.0), (b, delay_us)):
+                    card.path = os.path.join(work, f"card{len(cases)}{'ab'[card is b]}")
+                    write(card)
+                    result = heard(card.path, path, origin * 1e9, 0.5, 1.9, 0.1)
+                    errors.append(float(np.median(result["errors_us"])) - late if result["errors_us"] else float("nan"))
+                case = {"ppm": list(ppms), "delay_us": delay_us, "skew_us": float(np.median(found)) if found else float("nan"),
+                        "windows": len(found), "heard_error_us": errors}
+                good = len(found) >= 20 and abs(case["skew_us"] - delay_us) <= 0.5 and all(abs(e) <= 0.5 for e in errors)
+                ok = ok and good
+                cases.append(case)
+    return {"cases": cases, "ok": bool(ok)}
+
+
+def write(card):
+    """Writes a card's recording and JSON as the plugin does (float32 WAV, one channel)."""
+    data = card.samples.astype("<f4").tobytes()
+    header = b"RIFF" + struct.pack("<I", 36 + len(data)) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 3, 1, RATE, RATE * 4, 4, 32)
+    open(card.path + ".wav", "wb").write(header + b"data" + struct.pack("<I", len(data)) + data)
+    json.dump(card.meta, open(card.path + ".json", "w"))
 
 
 def main():
@@ -195,7 +277,12 @@ def main():
     a = sub.add_parser("apart")
     a.add_argument("--cards", nargs=2, required=True, metavar="DIR/NAME")
     a.add_argument("--from", dest="start", type=float, default=0, help="seconds after the later card's first frame")
+    sub.add_parser("selftest")
     opts = ap.parse_args()
+    if opts.command == "selftest":
+        result = selftest()
+        print(json.dumps(result))
+        return 0 if result["ok"] else 1
     if opts.command == "heard":
         print(json.dumps(heard(opts.card, opts.source, opts.origin, opts.start, opts.end, opts.every)))
     else:
