@@ -53,7 +53,13 @@ struct CoordinatorSessionTests {
         let gaps = zip(sent.dropFirst(), sent).map { $0 - $1 }
         // Each turn is at the latest moment allowed: a quarter of the interval late.
         #expect(gaps[0] == 1_250_000)
-        #expect(gaps[ExchangeSchedule.burst + 1] == 25 * Self.ms, "15 µs bound: every 20 ms, turned 5 ms late at the latest")
+        // A 15 µs bound (a quiet path): a pair every 40 ms (as many exchanges as one every
+        // 20 ms), each turned a quarter of its interval late at the latest.
+        #expect(gaps[ExchangeSchedule.burst] == 1_250_000 && gaps[ExchangeSchedule.burst + 1] == 39 * Self.ms + 39 * Self.ms / 4,
+                "15 µs bound: pairs a millisecond apart every 40 ms: \(gaps.suffix(2))")
+        // A 30 µs bound (a jittery path): single exchanges every 10 ms.
+        #expect(ExchangeSchedule.interval(after: ExchangeSchedule.burst, uncertainty: 30_000) == 10 * Self.ms)
+        #expect(ExchangeSchedule.interval(after: ExchangeSchedule.burst + 1, uncertainty: 30_000) == 10 * Self.ms)
         // Under a 10 µs bound: pairs a millisecond apart, a pair every 250 ms.
         var pairs: [Int64] = []
         for _ in 0..<4 {
@@ -80,12 +86,13 @@ struct CoordinatorSessionTests {
 
     @Test func aRequestRidesAnEarlierWakeWithinAQuarterOfItsInterval() {
         var (session, now) = Self.answered()
-        Self.exchange(&session, at: now)
-        // Due 20 ms later: a wake 16 ms later sends it (within 5 ms early), one 14 ms later does not.
-        #expect(!session.turn(now: now + 14 * Self.ms, lock: Self.locked).contains(.requestTime))
-        #expect(session.turn(now: now + 16 * Self.ms, lock: Self.locked).first == .requestTime)
-        now += 16 * Self.ms
-        #expect(session.nextTurn <= now + 25 * Self.ms)
+        let jittery = ClockLock(uncertainty: 30_000, suspect: false)  // single exchanges, 10 ms apart
+        Self.exchange(&session, at: now, lock: jittery)
+        // Due 10 ms later: a wake 8 ms later sends it (within 2.5 ms early), one 7 ms later does not.
+        #expect(!session.turn(now: now + 7 * Self.ms, lock: jittery).contains(.requestTime))
+        #expect(session.turn(now: now + 8 * Self.ms, lock: jittery).first == .requestTime)
+        now += 8 * Self.ms
+        #expect(session.nextTurn <= now + 12_500_000)
     }
 
     @Test func reportsComeOnceASecondAfterTheFirstAnswerAndSoonAfterNewSettings() {
