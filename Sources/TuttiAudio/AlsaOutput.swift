@@ -51,6 +51,9 @@ public final class AlsaOutput: AudioOutput {
     /// ±300 µs over seconds. A line through 30 s of reports averages that out (a sound
     /// card's crystal is steady over far longer).
     public let timingWindow: Int64? = 30_000_000_000
+    /// A driver reports its position as it is (through ALSA's pulse plugin the reports
+    /// wander, but waiting a quarter second for the rate costs that plugin nothing more).
+    public let reportsTellRate = true
 
     /// - Parameters:
     ///   - device: an ALSA PCM name (`default`, `hw:0`, `plughw:1,0`, `pulse:roomA`).

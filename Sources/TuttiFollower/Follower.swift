@@ -173,7 +173,7 @@ public final class Follower: @unchecked Sendable {
             requests: Playout.Requests(socket: clockSocket, coordinator: configuration.coordinator),
             clock: clock, fill: Self.fill(configuration, committed: output.committedLatency), committedLatency: output.committedLatency,
             outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), timingWindow: output.timingWindow,
-            trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
+            settleOnRate: output.reportsTellRate, trace: TimingTrace(path: System.environment("TUTTI_TRACE")))
         if let remembered, remembered.device == output.name, let ppm = remembered.deviceRatePPM { playout.assumeDeviceRate(ppm: ppm) }
         return playout
     }

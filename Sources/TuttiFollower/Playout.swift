@@ -154,10 +154,11 @@ final class Playout {
 
     init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
          fill: DeviceFill.Configuration, committedLatency: Int64 = 0, outputDelay: Int64, timingWindow: Int64? = nil,
-         trace: TimingTrace?) {
-        if let timingWindow {
+         settleOnRate: Bool = false, trace: TimingTrace?) {
+        if timingWindow != nil || settleOnRate {
             var timeline = DeviceTimeline.Configuration()
-            timeline.window = timingWindow
+            timeline.window = timingWindow ?? timeline.window
+            timeline.settleOnRate = settleOnRate
             device = DeviceTimeline(configuration: timeline)
         }
         self.engine = engine

@@ -219,6 +219,40 @@ struct DeviceTimelineTests {
         #expect(timeline.jumps == 1 && !timeline.isSettled)
     }
 
+    /// A sound card 150 ppm fast, its position reported exactly every 40 ms (an ALSA driver):
+    /// a timeline that settles on the rate (`settleOnRate`) places no first sound until its
+    /// reports span a quarter second (10 reports), and the line it then gives is within a few
+    /// microseconds of the card (on a room's first three points and no slope, a card 150 ppm
+    /// fast was played 47 µs early); with a rate remembered, it settles on three points.
+    @Test func aCardsLineSettlesOnItsRate() {
+        let slope = -150e-6  // 150 ppm fast: each frame takes that much less than nominal
+        func anchor(at frame: Int64) -> Double { 1e9 + Double(AudioFormat.nanoseconds(forFrames: frame)) * slope }
+        func run(_ configure: (inout DeviceTimeline) -> Void) -> (reports: Int, error: Double) {
+            var configuration = DeviceTimeline.Configuration()
+            configuration.settleOnRate = true
+            var timeline = DeviceTimeline(configuration: configuration)
+            configure(&timeline)
+            var reports = 0
+            var frame: Int64 = 0
+            while !timeline.isSettled, reports < 50 {
+                frame = Int64(reports) * 1_920
+                // Each status call takes 2 µs (an exact report, of no duration, settles at once).
+                timeline.report(Self.report(anchor: anchor(at: frame), frame: frame, now: 1_000_000_000 + Int64(reports) * 40_000_000,
+                                            rtt: 2_000))
+                reports += 1
+            }
+            let ahead = frame + 9_600  // a write's first frame, 200 ms on
+            let truth = anchor(at: ahead) + Double(AudioFormat.nanoseconds(forFrames: ahead))
+            return (reports, abs(Double(timeline.heardAt(frame: ahead)?.nanoseconds ?? 0) - truth))
+        }
+        let measured = run { _ in }
+        #expect((9...11).contains(measured.reports), "settled after \(measured.reports) reports")
+        #expect(measured.error < 3_000, "\(measured.error) ns off")
+        let remembered = run { $0.assumeRate(ppm: -150) }
+        #expect(remembered.reports <= 6, "\(remembered)")
+        #expect(remembered.error < 2_000, "\(remembered)")
+    }
+
     /// A jump (the stream moved 30 ms) starts a new line, but not a new rate: the device's
     /// crystal is the same, so the new line takes the rate the old one measured until its
     /// own reports span enough to measure it again.

@@ -28,6 +28,10 @@ public protocol AudioOutput: AnyObject {
     /// How much history its timing reports are fitted over (`DeviceTimeline`), when it
     /// needs more than the usual 5 s: reports that wander slowly around the truth.
     var timingWindow: Int64? { get }
+    /// Whether its timing reports are the device's own position to a few microseconds (a
+    /// sound card's driver), so that a quarter second of them tells its rate: a room then
+    /// places its first sound only once the rate is known (`DeviceTimeline.settleOnRate`).
+    var reportsTellRate: Bool { get }
     /// How long before a frame is heard the device takes it from what was written, at most
     /// (ns): a sound server's sink latency, a sound card's FIFO. The device runs dry that
     /// long before the frame after the last one written would be heard.
@@ -39,5 +43,6 @@ public protocol AudioOutput: AnyObject {
 
 extension AudioOutput {
     public var timingWindow: Int64? { nil }
+    public var reportsTellRate: Bool { false }
     public var committedLatency: Int64 { 0 }
 }

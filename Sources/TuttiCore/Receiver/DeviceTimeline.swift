@@ -42,6 +42,14 @@ public struct DeviceTimeline: Sendable {
         /// PulseAudio the slope through the first, scattered reports moved the line by up
         /// to 32 µs after the first sound; bench/NOTES.md.)
         public var settledPoints = 3
+        /// A room waits also for the device's rate (`hasMeasuredRate`, a quarter second of
+        /// reports, or one remembered) before its first sound: for a device whose reports
+        /// are its own position to a few microseconds (a sound card's driver), whose line
+        /// moves when its slope comes. A joining room on a sound card 150 ppm fast, placed
+        /// on the line before its slope, played 47 µs early and slewed it out over half a
+        /// second (bench/sync --device vcard; on the rig's PulseAudio, whose first reports
+        /// scatter, waiting did not help: see `settledPoints`).
+        public var settleOnRate = false
         /// The line is steady once its reports span this long with none out of line since
         /// (`isSteady`): a player may then ask for reports less often.
         public var steadySpan: Int64 = 2_000_000_000
@@ -94,7 +102,7 @@ public struct DeviceTimeline: Sendable {
             guard outliers >= configuration.jumpCount else { return }
             // The stream moved, not the device's crystal: the new line starts from the rate
             // the old one measured.
-            if let line, hasMeasuredRate { priorSlope = line.slope }
+            if let line, hasMeasuredRate { priorSlope = line.slope; rateAssumed = true }
             reset()
             jumps += 1
         }
@@ -132,8 +140,12 @@ public struct DeviceTimeline: Sendable {
     /// Whether the line is good enough to place a room's first sound on: it holds
     /// `settledPoints` reports, or an exact one (a clocked output's).
     public var isSettled: Bool {
-        points.count >= configuration.settledPoints || points.last?.uncertainty == 0
+        if points.last?.uncertainty == 0 { return true }
+        return points.count >= configuration.settledPoints && (!configuration.settleOnRate || hasMeasuredRate || rateAssumed)
     }
+
+    /// Whether a rate was assumed (`assumeRate(ppm:)`: measured on an earlier run).
+    private var rateAssumed = false
 
     /// Whether the line is steady: its reports span `steadySpan` since it last started
     /// (the stream's start, a jump) and the newest is not out of line. Then it tells the
@@ -161,6 +173,7 @@ public struct DeviceTimeline: Sendable {
     /// device 200 ppm off by 50 µs in its first quarter second.
     public mutating func assumeRate(ppm: Double) {
         priorSlope = min(max(ppm, -1_000), 1_000) * 1_000
+        rateAssumed = true
         if line != nil { refit() }
     }
 
@@ -168,7 +181,7 @@ public struct DeviceTimeline: Sendable {
     /// flushed): the line starts again from the rate the old one measured, which the pause
     /// did not change.
     public mutating func restart() {
-        if let line, hasMeasuredRate { priorSlope = line.slope }
+        if let line, hasMeasuredRate { priorSlope = line.slope; rateAssumed = true }
         reset()
         jumps += 1
     }
