@@ -50,10 +50,10 @@ struct VCardTests {
         }
     }
 
-    /// The judge itself: rooms a known delay apart on cards made of a known sound (true
-    /// crystals, 150 ppm either way, 500 ppm apart) are found that far apart, and each where
-    /// the source says, within half a microsecond (placed at the windows' starts, rooms in
-    /// sync on cards 150 ppm either way read 15 µs apart).
+    /// The judge itself: rooms a known delay apart on cards made of a known sound with a beat
+    /// (true crystals, 150 ppm either way, 500 ppm apart) are found that far apart in every
+    /// window, and each where the source says, within half a microsecond (compared frame for
+    /// frame, rooms in sync on cards 150 ppm either way read up to 16 µs apart by the beat).
     @Test func theJudgeFindsKnownDelaysOnCrystalsApart() throws {
         let h = try Harness("vcard-judge")
         let judged = try h.run("selftest", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "selftest"], timeout: 90)
