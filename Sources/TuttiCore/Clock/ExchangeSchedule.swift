@@ -10,19 +10,19 @@
 /// seconds, or for good on a very jittery path) is 10 kB/s, 100 a second 4.8 kB/s, beside
 /// the stream's 16 kB/s; a locked follower on a quiet network sends 4 pairs a second.
 ///
-/// Once the bound is under 25 µs, exchanges go in pairs a millisecond apart, and the second of
-/// a pair is the quick one. Exchanges even 5 ms apart find both hosts' paths cold (a process woken from
-/// sleep, caches gone): on a quiet wired path (loopback: 2 to 5 µs each way within the burst)
-/// their delays were 8 to 17 µs each way at 5 to 20 ms apart and 12 to 25 µs at a quarter of
-/// a second, by amounts that differ from one exchange to the next and between the ways. The
-/// floors the estimate is made of then rose above the burst's and wandered, the drift's line
-/// pivoted between them, and the offset moved with it: two rooms on the coordinator's host
-/// moved 10 µs apart and back over tens of seconds, and a room that joined ran 2 ppm off
-/// for its first 7 s (bench/sync's clock traces, replayed). The second of a pair found 3 to
-/// 5 µs each way. A pair comes every two of the pace's intervals, so that a path gets as
-/// many exchanges as before, or every quarter of a second once locked. (Paired at every pace,
-/// the simulated jittery paths of ClockEstimatorTests settled no better and some seeds
-/// worse: there a pair is two tickets drawn at one moment of the path's queue.)
+/// Once the bound is under 25 µs, exchanges go in pairs a millisecond apart, and the second
+/// of a pair is the quick one. Exchanges even 5 ms apart find both hosts' paths cold (a
+/// process woken from sleep, caches gone): on a quiet wired path (loopback: 2 to 5 µs each way
+/// within the burst) their delays were 8 to 17 µs each way at 5 to 20 ms apart and 12 to 25 µs
+/// at a quarter of a second, by amounts that differ from one exchange to the next and between
+/// the ways. The floors the estimate is made of then rose above the burst's and wandered, the
+/// drift's line pivoted between them, and the offset moved with it: two rooms on the
+/// coordinator's host moved 10 µs apart and back over tens of seconds, and a room that joined
+/// ran 2 ppm off for its first 7 s (bench/sync's clock traces, replayed). The second of a pair
+/// found 3 to 5 µs each way. A pair comes every two of the pace's intervals, so that a path
+/// gets as many exchanges as before, or every quarter of a second once locked. (Paired at
+/// every pace, the simulated jittery paths of ClockEstimatorTests settled no better and some
+/// seeds worse: there a pair is two tickets drawn at one moment of the path's queue.)
 public enum ExchangeSchedule {
     /// Exchanges in the opening burst (a millisecond apart: 4.8 kB in 100 ms).
     public static let burst = 100

@@ -138,7 +138,8 @@ public struct DeviceTimeline: Sendable {
     public var localPerFrame: Double { 1 / (1 - (line?.slope ?? priorSlope) / 1e9) }
 
     /// Whether the line is good enough to place a room's first sound on: it holds
-    /// `settledPoints` reports, or an exact one (a clocked output's).
+    /// `settledPoints` reports (and, with `settleOnRate`, knows the device's rate), or an
+    /// exact one (a clocked output's).
     public var isSettled: Bool {
         if points.last?.uncertainty == 0 { return true }
         return points.count >= configuration.settledPoints && (!configuration.settleOnRate || hasMeasuredRate || rateAssumed)
