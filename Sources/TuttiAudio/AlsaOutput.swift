@@ -1,5 +1,4 @@
 import CALSA
-import Glibc
 import TuttiNet
 import TuttiCore
 
@@ -163,8 +162,11 @@ public final class AlsaOutput: AudioOutput {
         while try availableFrames(pcm) < frames {
             let left = deadline - clock.nanosecondsNow()
             guard left > 0 else { return }
-            let rc = poll(&descriptors, nfds_t(descriptors.count), Int32(clamping: (left + 999_999) / 1_000_000))
-            if rc < 0, errno != EINTR { throw AudioError.alsa(device: name, operation: "poll", message: String(cString: strerror(errno))) }
+            do {
+                try System.poll(&descriptors, timeoutMilliseconds: Int32(clamping: (left + 999_999) / 1_000_000))
+            } catch {
+                throw AudioError.alsa(device: name, operation: "poll", message: "\(error)")
+            }
             var events: UInt16 = 0
             snd_pcm_poll_descriptors_revents(pcm, &descriptors, UInt32(descriptors.count), &events)
         }
@@ -179,7 +181,7 @@ public final class AlsaOutput: AudioOutput {
         let before = clock.nanosecondsNow()
         guard snd_pcm_status(pcm, status) >= 0 else { return nil }
         let now = clock.nanosecondsNow()
-        let hostNow = Self.monotonic()
+        let hostNow = SystemClock.hostNanoseconds()
         let state = snd_pcm_status_get_state(status)
         guard state == SND_PCM_STATE_RUNNING else { return nil }
         var stamp = snd_htimestamp_t()
@@ -274,12 +276,6 @@ public final class AlsaOutput: AudioOutput {
             for i in start..<start + n { converted16.append(Int16(max(-1, min(1, samples[i])) * 32_767)) }
             return converted16.withUnsafeBufferPointer { snd_pcm_writei(pcm, $0.baseAddress!, snd_pcm_uframes_t(count)) }
         }
-    }
-
-    private static func monotonic() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
     static func text(_ rc: Int32) -> String { String(cString: snd_strerror(rc)) }

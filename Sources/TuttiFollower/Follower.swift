@@ -59,8 +59,9 @@ public final class Follower: @unchecked Sendable {
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     private let clockMemory: ClockMemoryKeeper?
 
-    /// A follower on this host: its house key from its file, Opus, UDP sockets, the system's clock.
-    public convenience init(configuration: Configuration) throws {
+    /// A follower on this host: its house key from its file, Opus, UDP sockets, and the clock
+    /// the program keeps time by (its outputs' too).
+    public convenience init(configuration: Configuration, clock: any MonotonicClock) throws {
         var engineConfig = PlayoutEngine.Configuration()
         // Stored audio comes up to the coordinator's lookahead ahead (at most 5 s: 250
         // packets of 20 ms, 1000 of 5 ms); only what comes takes memory.
@@ -79,7 +80,7 @@ public final class Follower: @unchecked Sendable {
         var membership = ClockClient.Membership(houseKey: houseKey, member: kept?.key, name: configuration.name, keyPath: keyPath)
         membership.trying = kept?.legacy
         self.init(configuration: configuration, membership: membership, engine: engine,
-                      clock: SystemClock(), stream: stream, byUnicast: byUnicast, control: control)
+                      clock: clock, stream: stream, byUnicast: byUnicast, control: control)
     }
 
     /// A follower on the parts it is given: the tests' simulated house runs it over an

@@ -128,23 +128,23 @@ public struct FollowerCommand: ParsableCommand {
 
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, log: Log) throws -> (AudioOutput, OutputPlan) {
+    static func automaticOutput(bufferMs: Int, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
         let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
         do {
-            let pulse = try PulseOutput(sink: nil, clock: SystemClock(), sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
+            let pulse = try PulseOutput(sink: nil, clock: clock, sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
                                         requestMilliseconds: server.requestMilliseconds, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return (pulse, server)
         } catch {
-            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs)
+            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs, clock: clock)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             return (alsa, plan)
         }
     }
 
-    static func alsaOutput(_ device: String, bufferMs: Int) throws -> (AlsaOutput, OutputPlan) {
+    static func alsaOutput(_ device: String, bufferMs: Int, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
         var plan = OutputPlan(bufferMs: bufferMs, soundServer: false)
-        let alsa = try AlsaOutput(device: device, clock: SystemClock(), bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
+        let alsa = try AlsaOutput(device: device, clock: clock, bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
         // The buffer the device granted bounds how far ahead it can be filled.
         plan.fill.ceiling = max(plan.fill.floor, AudioFormat.nanoseconds(forFrames: Int64(alsa.bufferFrames)) - plan.fill.period)
         return (alsa, plan)
@@ -176,30 +176,32 @@ public struct FollowerCommand: ParsableCommand {
         config.sealedStream = !plainRtp
         if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
+        // The one clock of this program, every part's.
+        let clock = SystemClock()
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, log: log)
+            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, clock: clock, log: log)
             (device, config.fill) = (automatic, plan.fill)
         case let .alsa(name):
-            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs)
+            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs, clock: clock)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             (device, config.fill) = (alsa, plan.fill)
         case let .pulse(sink):
             let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
-            device = try PulseOutput(sink: sink, clock: SystemClock(), sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
+            device = try PulseOutput(sink: sink, clock: clock, sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
                                      requestMilliseconds: plan.requestMilliseconds, timingMilliseconds: 25)
             config.fill = plan.fill
         case let .wav(path):
-            clocked = try ClockedOutput(clock: SystemClock(), wavPath: path)
+            clocked = try ClockedOutput(clock: clock, wavPath: path)
             device = clocked!
             config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         case .null:
-            device = try ClockedOutput(clock: SystemClock())
+            device = try ClockedOutput(clock: clock)
             config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         }
-        let follower = try Follower(configuration: config)
+        let follower = try Follower(configuration: config, clock: clock)
         TerminationSignals.onTermination { follower.stop() }
         try follower.run(output: device)
         clocked?.close()

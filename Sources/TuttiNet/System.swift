@@ -96,6 +96,14 @@ public enum System {
         while nanosleep(&asked, &left) != 0, errno == EINTR { asked = left }
     }
 
+    /// Sleeps in `poll` on descriptors another library handed out (a sound device's) for at
+    /// most `timeoutMilliseconds`; a signal ends the wait early, not in an error.
+    public static func poll(_ descriptors: inout [pollfd], timeoutMilliseconds: Int32) throws(SystemError) {
+        if Glibc.poll(&descriptors, nfds_t(descriptors.count), timeoutMilliseconds) < 0, errno != EINTR {
+            throw SystemError(call: "poll", errno: errno)
+        }
+    }
+
     static func checkSize(_ call: @autoclosure () -> String, _ rc: Int) throws(SystemError) -> Int {
         if rc < 0 {
             let code = Glibc.errno
@@ -125,8 +133,8 @@ public struct SystemClock: MonotonicClock {
         return now - Int64((Double(Self.wallNanoseconds() - stamp) * rate).rounded())
     }
 
-    /// The host's CLOCK_MONOTONIC, untransformed.
-    static func hostNanoseconds() -> Int64 {
+    /// The host's CLOCK_MONOTONIC, untransformed (a sound device's stamps are on it).
+    public static func hostNanoseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
