@@ -77,21 +77,32 @@ static void wav_header(FILE *f, unsigned channels, unsigned rate, uint64_t frame
 }
 
 /* Records the crystal's frames up to `frame` (exclusive): the run's own where the
- * application wrote them, zeros elsewhere. Returns how many of the run's were missing. */
+ * application wrote them, zeros elsewhere. Returns how many of the run's were missing.
+ * Whole spans at a time (a DAC's DMA costs its application nothing: the recording is the
+ * rig's, and must not weigh on the player it measures). */
 static uint64_t record_until(vcard_t *v, uint64_t frame) {
+    static const float zeros[2 * 1024];
     uint64_t missing = 0;
-    float zeros[2 * 64] = {0};
     while (v->recorded < frame) {
-        uint64_t k = v->recorded;
+        uint64_t k = v->recorded, span;
         int in_run = v->running && k >= v->run_origin;
         uint64_t index = k - v->run_origin;
         if (in_run && index < v->io.appl_ptr) {
-            if (v->wav) fwrite(v->ring + (index % v->buffer_size) * v->channels, sizeof(float), v->channels, v->wav);
+            /* Written frames, up to what was written, the frame asked for and the ring's end. */
+            uint64_t slot = index % v->buffer_size;
+            span = v->io.appl_ptr - index;
+            if (span > frame - k) span = frame - k;
+            if (span > v->buffer_size - slot) span = v->buffer_size - slot;
+            if (v->wav) fwrite(v->ring + slot * v->channels, sizeof(float) * v->channels, span, v->wav);
         } else {
-            if (in_run) missing++;
-            if (v->wav) fwrite(zeros, sizeof(float), v->channels, v->wav);
+            /* Silence: up to the run's origin (before it), or to the frame asked for. */
+            span = frame - k;
+            if (v->running && k < v->run_origin && v->run_origin - k < span) span = v->run_origin - k;
+            if (span > 2048 / v->channels) span = 2048 / v->channels; /* the zeros at hand */
+            if (in_run) missing += span;
+            if (v->wav) fwrite(zeros, sizeof(float) * v->channels, span, v->wav);
         }
-        v->recorded++;
+        v->recorded += span;
     }
     return missing;
 }
@@ -181,13 +192,16 @@ static snd_pcm_sframes_t vcard_pointer(snd_pcm_ioplug_t *io) {
 static snd_pcm_sframes_t vcard_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas, snd_pcm_uframes_t offset,
                                         snd_pcm_uframes_t size) {
     vcard_t *v = io->private_data;
-    for (snd_pcm_uframes_t f = 0; f < size; f++) {
-        float *slot = v->ring + ((io->appl_ptr + f) % v->buffer_size) * v->channels;
-        for (unsigned c = 0; c < v->channels; c++) {
-            const snd_pcm_channel_area_t *a = &areas[c];
-            const char *at = (const char *)a->addr + (a->first + (offset + f) * a->step) / 8;
-            slot[c] = vcard_sample(at, v->format, 0);
-        }
+    /* Interleaved (the only access it offers): the frames are one run of samples, copied
+     * into the ring in at most two spans (its wrap). */
+    const char *base = (const char *)areas[0].addr + (areas[0].first + offset * areas[0].step) / 8;
+    snd_pcm_uframes_t done = 0;
+    while (done < size) {
+        uint64_t slot = (io->appl_ptr + done) % v->buffer_size;
+        snd_pcm_uframes_t span = size - done;
+        if (span > v->buffer_size - slot) span = v->buffer_size - slot;
+        vcard_samples(v->ring + slot * v->channels, base, v->format, done * v->channels, span * v->channels);
+        done += span;
     }
     return (snd_pcm_sframes_t)size;
 }

@@ -43,4 +43,25 @@ static inline float vcard_sample(const void *base, unsigned format, uint64_t ind
     }
 }
 
+/* `count` samples of `format` from `base` (starting at sample `first`) as floats into `out`:
+ * vcard_sample's conversion, a loop per format. */
+static inline void vcard_samples(float *out, const void *base, unsigned format, uint64_t first, uint64_t count) {
+    switch (format) {
+    case 0: {
+        const int16_t *in = (const int16_t *)base + first;
+        for (uint64_t i = 0; i < count; i++) out[i] = (float)in[i] / 32768.0f;
+        break;
+    }
+    case 1: {
+        const int32_t *in = (const int32_t *)base + first;
+        for (uint64_t i = 0; i < count; i++) out[i] = (float)((double)in[i] / 2147483648.0);
+        break;
+    }
+    default: {
+        const float *in = (const float *)base + first;
+        for (uint64_t i = 0; i < count; i++) out[i] = in[i];
+    }
+    }
+}
+
 #endif

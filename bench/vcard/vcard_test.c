@@ -42,6 +42,14 @@ int main(void) {
     CHECK(vcard_sample(s32, 1, 0) == -1.0f && vcard_sample(s32, 1, 1) == 0.5f, "S32");
     float f[] = {0.25f};
     CHECK(vcard_sample(f, 2, 0) == 0.25f, "float");
+    /* The loops convert as vcard_sample does, from any sample on. */
+    float out[5];
+    vcard_samples(out, s16, 0, 1, 4);
+    CHECK(out[0] == vcard_sample(s16, 0, 1) && out[3] == vcard_sample(s16, 0, 4), "S16 run");
+    vcard_samples(out, s32, 1, 0, 2);
+    CHECK(out[0] == -1.0f && out[1] == 0.5f, "S32 run");
+    vcard_samples(out, f, 2, 0, 1);
+    CHECK(out[0] == 0.25f, "float run");
     if (failures) {
         fprintf(stderr, "vcard_test: %d failed\n", failures);
         return 1;
