@@ -207,6 +207,15 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// Every function of tutti's own code in a section of its own, in release builds (Swift puts
+// a file's non-generic functions in one `.text` section otherwise): then the code order above
+// places each of them, not whole files, and a follower's running code lies together instead
+// of spread over the files it comes from (bench/NOTES.md, "The follower's code, page by page").
+let cTargets: Set = ["CALSALoader", "COpusShim"]
+for target in package.targets where (target.type == .regular || target.type == .executable) && !cTargets.contains(target.name) {
+    target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
+}
+
 // The fuzz campaign's libFuzzer target (bench/fuzz/run builds it with TUTTI_FUZZ=1 and
 // -sanitize=fuzzer); not part of the product.
 if ProcessInfo.processInfo.environment["TUTTI_FUZZ"] == "1" {

@@ -15,13 +15,25 @@ public enum Configured {
     /// dump is made at start.
     public static func arguments(root: any ParsableCommand.Type, role: String? = nil, table: OptionTable? = nil,
                                  _ commandLine: [String] = Array(CommandLine.arguments.dropFirst())) -> [String] {
-        let settings: Settings
+        checked(settings(root: root, role: role, table: table, commandLine), root: root)
+    }
+
+    /// The settings `root` should parse: the command line completed from the environment and
+    /// the role's file, which, when broken, ends the program here (exit 64, EX_USAGE) with
+    /// its path, line and what is wrong.
+    public static func settings(root: any ParsableCommand.Type, role: String? = nil, table: OptionTable? = nil,
+                                _ commandLine: [String] = Array(CommandLine.arguments.dropFirst())) -> Settings {
         do {
-            settings = try Settings.resolve(root: root, role: role, table: table, arguments: commandLine)
+            return try Settings.resolve(root: root, role: role, table: table, arguments: commandLine)
         } catch {
             OutputFile.standardError.write("Error: \(error)\n")
             exit(64)
         }
+    }
+
+    /// `settings`' arguments, once ArgumentParser has read them: a value it refuses is told
+    /// with where it came from before its own message (and the program ends).
+    public static func checked(_ settings: Settings, root: any ParsableCommand.Type) -> [String] {
         do {
             _ = try root.parseAsRoot(settings.arguments)
         } catch {

@@ -61,6 +61,49 @@ public struct OptionTable: Sendable, Equatable {
         return OptionTable(dump.command)
     }
 
+    /// A leaf's plain command line as (key, value) pairs in order (a flag's value empty):
+    /// `--key value`, `--key=value` and `--flag` only, with `--config` (the settings' own)
+    /// left out. Nil for anything else: a short or unknown name, a positional argument, a
+    /// flag given a value, a value that starts with a dash, a repeating option. A program
+    /// that reads its options without ArgumentParser takes these, and hands anything else to
+    /// ArgumentParser, which reads and explains it.
+    public func plainValues(_ arguments: [String]) -> [(key: String, value: String)]? {
+        var pairs: [(key: String, value: String)] = []
+        var index = 0
+        while index < arguments.count {
+            let token = arguments[index]
+            index += 1
+            guard token.hasPrefix("--"), token.count > 2 else { return nil }
+            let body = token.dropFirst(2)
+            let equals = body.firstIndex(of: "=")
+            let key = String(equals.map { body[..<$0] } ?? body)
+            var value = equals.map { String(body[body.index(after: $0)...]) }
+            if key == "config" {
+                if value == nil {
+                    guard index < arguments.count else { return nil }
+                    index += 1
+                }
+                continue
+            }
+            guard let option = option(key), !option.repeating else { return nil }
+            switch option.kind {
+            case .flag:
+                guard value == nil else { return nil }
+                pairs.append((key, ""))
+            case .option:
+                if value == nil {
+                    guard index < arguments.count, !arguments[index].hasPrefix("-") else { return nil }
+                    value = arguments[index]
+                    index += 1
+                }
+                pairs.append((key, value!))
+            case .positional:
+                return nil
+            }
+        }
+        return pairs
+    }
+
     /// The table `path` leads to (`["ctl", "queue", "add"]`), or nil.
     public func descend(_ path: [String]) -> OptionTable? {
         var table = self

@@ -1,10 +1,5 @@
 import ArgumentParser
-import TuttiAudio
 import TuttiConfig
-import TuttiCore
-import TuttiDiscovery
-import TuttiNet
-import TuttiSecurity
 
 /// `tutti follower` and `tutti-follower`: the follower's command line.
 public struct FollowerCommand: ParsableCommand {
@@ -61,149 +56,16 @@ public struct FollowerCommand: ParsableCommand {
 
     public init() {}
 
+    /// The options as plain values: what runs the follower (`FollowerOptions.run`).
+    public var options: FollowerOptions {
+        FollowerOptions(coordinator: coordinator, name: name, unicast: unicast, port: port, multicast: multicast, sink: sink,
+                        output: output, latencyMs: latencyMs, outputDelayMs: outputDelayMs, bufferMs: bufferMs, verbose: verbose,
+                        statusInterval: statusInterval, key: key, metricsListen: metricsListen, plainRtp: plainRtp)
+    }
+
     public func validate() throws {
-        if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
-        if !(0...2000).contains(outputDelayMs) { throw ValidationError("--output-delay-ms must be between 0 and 2000") }
-        if let statusInterval, !(0.1...3600).contains(statusInterval) {
-            throw ValidationError("--status-interval must be between 0.1 and 3600 seconds")
-        }
-        if !(10...500).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 10 and 500") }
-        if bufferMs >= latencyMs { throw ValidationError("--buffer-ms must be smaller than --latency-ms") }
-        _ = try parseOutput()
-        if let metricsListen {
-            do { _ = try SocketAddress(parsing: metricsListen, defaultPort: 9485) } catch {
-                throw ValidationError("--metrics-listen: \(error)")
-            }
-        }
-        if let name, !RoomReport.isValidName(name) {
-            throw ValidationError("--name must be 1 to 64 characters, not blank, without control characters")
-        }
+        do { try options.validate() } catch { throw ValidationError(error.message) }
     }
 
-    enum OutputSpec { case auto, pulse(String?), alsa(String), wav(String), null }
-
-    func parseOutput() throws -> OutputSpec {
-        if output == "auto" { return sink == nil ? .auto : .pulse(sink) }
-        if output == "pulse" { return .pulse(sink) }
-        if output.hasPrefix("pulse:"), output.count > 6 { return .pulse(String(output.dropFirst(6))) }
-        if output == "alsa" { return .alsa("default") }
-        if output.hasPrefix("alsa:"), output.count > 5 { return .alsa(String(output.dropFirst(5))) }
-        if output.hasPrefix("wav:"), output.count > 4 { return .wav(String(output.dropFirst(4))) }
-        if output == "null" { return .null }
-        throw ValidationError("unknown --output '\(output)': use auto, pulse, pulse:SINK, alsa, alsa:DEVICE, wav:PATH or null")
-    }
-
-    /// How `--buffer-ms` is spent, and how the output is set up for it: a write of half of
-    /// it (40 ms at most: the playout wakes once a write), on a sound server a quarter of it
-    /// for the server's sink, and the rest kept in hand against this machine's lateness
-    /// (`DeviceFill`'s floor, which grows when a write comes close to the device running
-    /// dry). 80 ms: 40 ms writes, 20 ms for PulseAudio's sink, 20 ms in hand (40 straight to
-    /// ALSA, where the device takes only its FIFO ahead).
-    struct OutputPlan: Equatable {
-        var fill = DeviceFill.Configuration()
-        /// The sound server's latency for the stream (ms).
-        var sinkLatencyMilliseconds = 0
-        /// How much the sound server asks for at a time (ms): four writes. The player writes on
-        /// its own schedule, but a request that reaches its socket while it waits there for a
-        /// timing answer wakes it once more; at a write's worth they came with most writes.
-        var requestMilliseconds: Int { max(1, Int(fill.period / 1_000_000) * 4) }
-        /// An ALSA device's buffer and period (frames).
-        var alsaBufferFrames = 0, alsaPeriodFrames = 0
-
-        init(bufferMs: Int, soundServer: Bool) {
-            let buffer = Int64(bufferMs) * 1_000_000
-            fill.period = min(40_000_000, buffer / 2)
-            if soundServer {
-                sinkLatencyMilliseconds = max(1, bufferMs / 4)
-                fill.floor = buffer - fill.period - Int64(sinkLatencyMilliseconds) * 1_000_000
-            } else {
-                fill.floor = buffer - fill.period
-                // Room to grow the floor into: the device's buffer is twice the setting.
-                alsaBufferFrames = 2 * bufferMs * 48 + Int(fill.period / 1_000_000) * 48
-                alsaPeriodFrames = max(48, Int(fill.period / 1_000_000) * 24)
-                fill.ceiling = Int64(alsaBufferFrames) * 1_000_000 / 48 - fill.period
-            }
-        }
-    }
-
-    /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
-    /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
-        let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
-        do {
-            let pulse = try PulseOutput(sink: nil, clock: clock, sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
-                                        requestMilliseconds: server.requestMilliseconds, timingMilliseconds: 25, onlyIfRunning: true)
-            log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
-            return (pulse, server)
-        } catch {
-            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs, clock: clock)
-            log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
-            return (alsa, plan)
-        }
-    }
-
-    static func alsaOutput(_ device: String, bufferMs: Int, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
-        var plan = OutputPlan(bufferMs: bufferMs, soundServer: false)
-        let alsa = try AlsaOutput(device: device, clock: clock, bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
-        // The buffer the device granted bounds how far ahead it can be filled.
-        plan.fill.ceiling = max(plan.fill.floor, AudioFormat.nanoseconds(forFrames: Int64(alsa.bufferFrames)) - plan.fill.period)
-        return (alsa, plan)
-    }
-
-    public func run() throws {
-        var config = Follower.Configuration()
-        let log = Log("follower")
-        if let coordinator {
-            config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
-        } else {
-            let keyPath = key ?? config.houseKeyPath
-            // Only a coordinator that proves it holds this house's key (docs/security.md, "Discovery").
-            let key = try? StateFolder.readHouseKey(path: keyPath)
-            let proof = key.map { DiscoveryProof(houseKey: $0) }
-            let found = try Discovery.awaitCoordinator(houseKey: key?.fingerprint,
-                                                       proven: proof.map { proof in { $0.proves("proof", with: proof.verifies) } }) { log.warning($0) }
-            log.info("found the coordinator on the network: \(found)")
-            config.coordinator = try SocketAddress(parsing: found.clockAddress, defaultPort: 5005)
-        }
-        config.unicast = unicast
-        config.listenPort = port
-        config.multicastGroup = try SocketAddress(parsing: multicast, defaultPort: 5004)
-        config.latencyMilliseconds = latencyMs
-        config.outputDelayMilliseconds = outputDelayMs
-        config.statusInterval = statusInterval ?? 5
-        config.verbose = verbose || statusInterval != nil
-        if let key { config.houseKeyPath = key }
-        config.sealedStream = !plainRtp
-        if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
-        if let name { config.name = name }
-        // The one clock of this program, every part's.
-        let clock = SystemClock()
-        let device: AudioOutput
-        var clocked: ClockedOutput?
-        switch try parseOutput() {
-        case .auto:
-            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, clock: clock, log: log)
-            (device, config.fill) = (automatic, plan.fill)
-        case let .alsa(name):
-            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs, clock: clock)
-            log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
-            (device, config.fill) = (alsa, plan.fill)
-        case let .pulse(sink):
-            let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
-            device = try PulseOutput(sink: sink, clock: clock, sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
-                                     requestMilliseconds: plan.requestMilliseconds, timingMilliseconds: 25)
-            config.fill = plan.fill
-        case let .wav(path):
-            clocked = try ClockedOutput(clock: clock, wavPath: path)
-            device = clocked!
-            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
-        case .null:
-            device = try ClockedOutput(clock: clock)
-            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
-        }
-        let follower = try Follower(configuration: config, clock: clock)
-        TerminationSignals.onTermination { follower.stop() }
-        try follower.run(output: device)
-        clocked?.close()
-    }
+    public func run() throws { try options.run() }
 }

@@ -15,4 +15,13 @@ struct TuttiFollowerMain: ParsableCommand {
 }
 
 // The options' table made beforehand: a help dump at every start kept about 1 MB of code resident.
-TuttiFollowerMain.main(Configured.arguments(root: TuttiFollowerMain.self, role: "follower", table: FollowerCommand.optionTable))
+// And a plain command line is read without ArgumentParser (FollowerOptions): its parse kept
+// another half megabyte resident. Anything else (help, a mistake) is ArgumentParser's to read
+// and explain, as `tutti follower` does.
+let table = FollowerCommand.optionTable
+let settings = Configured.settings(root: TuttiFollowerMain.self, role: "follower", table: table)
+if let options = FollowerOptions(arguments: settings.arguments, table: table), (try? options.validate()) != nil {
+    do { try options.run() } catch { TuttiFollowerMain.exit(withError: error) }
+} else {
+    TuttiFollowerMain.main(Configured.checked(settings, root: TuttiFollowerMain.self))
+}

@@ -203,6 +203,44 @@ struct House: ParsableCommand {
         #expect(source.contains(#".init(key: "unicast", kind: .flag, abstract: "#) && source.contains(#"defaultValue: "239.255.77.77:5004""#))
     }
 
+    /// tutti-follower reads a plain command line itself (FollowerOptions), as ArgumentParser
+    /// reads it for `tutti follower`; anything else it leaves to ArgumentParser.
+    @Test func theLeanFollowerReadsItsCommandLineAsArgumentParserDoes() throws {
+        let table = FollowerCommand.optionTable
+        func both(_ arguments: [String]) throws -> (lean: FollowerOptions?, parsed: FollowerOptions) {
+            (FollowerOptions(arguments: arguments, table: table), try FollowerCommand.parse(arguments).options)
+        }
+        // Every option of the table, each given a value of its type: none is left to ArgumentParser.
+        let samples = ["coordinator": "10.0.0.2:5005", "name": "Kitchen", "port": "6001", "multicast": "239.1.2.3:5004",
+                       "sink": "roomA", "output": "alsa:hw:1", "latency-ms": "400", "output-delay-ms": "12.5", "buffer-ms": "60",
+                       "status-interval": "2.5", "key": "/etc/tutti/house.key", "metrics-listen": "0.0.0.0:9485"]
+        var every: [String] = []
+        for option in table.options {
+            if option.kind == .flag {
+                every.append("--\(option.key)")
+            } else {
+                let value = try #require(samples[option.key], "no sample value for --\(option.key): add one here, and read it in FollowerOptions")
+                every += ["--\(option.key)", value]
+            }
+        }
+        for arguments in [every, [], ["--coordinator=127.0.0.1:17015", "--unicast", "--output", "null", "--config", "none"],
+                          ["--latency-ms", "200", "--latency-ms", "300", "--config=/tmp/f.toml"], ["--name", "Living room", "--verbose"]] {
+            let (lean, parsed) = try both(arguments)
+            #expect(lean == parsed, "\(arguments)")
+        }
+        #expect(FollowerOptions(arguments: every, table: table)?.plainRtp == true)
+        // What it leaves to ArgumentParser: help, unknown names, short names, wrong types, a
+        // flag given a value, a missing value, a value that looks like an option.
+        for arguments in [["--help"], ["-h"], ["--bogus", "1"], ["--port", "70000"], ["--latency-ms", "soon"], ["--unicast=yes"],
+                          ["--name"], ["--name", "--unicast"], ["Kitchen"], ["--output-delay-ms", "nan"], ["--"]] {
+            #expect(FollowerOptions(arguments: arguments, table: table) == nil, "\(arguments)")
+        }
+        // Values the table reads but validation refuses are refused alike.
+        let refused = try #require(FollowerOptions(arguments: ["--buffer-ms", "150"], table: table))
+        #expect(throws: FollowerOptions.Invalid("--buffer-ms must be smaller than --latency-ms")) { try refused.validate() }
+        #expect(throws: (any Error).self) { try FollowerCommand.parse(["--buffer-ms", "150"]) }
+    }
+
     @Test func theMisspeltKeysNearestOptionIsHinted() {
         #expect(Settings.distance("latency", "latency-ms") == 3)
         #expect(Settings.distance("", "abc") == 3)

@@ -12,9 +12,31 @@ A room reaches its card in one of three ways, side by side in one run:
 """
 import os
 import re
+import shutil
 import subprocess
 
 import vcard
+
+
+def pi_alsa_config(work):
+    """An ALSA configuration as a Raspberry Pi OS Lite machine with a DAC has: alsa-lib's own,
+    and in its conf.d only the card's (here the vcard's). This machine's conf.d also holds
+    libasound2-plugins' files, the rig's PulseAudio plugin among them, whose hook loads
+    libpulse and what it needs (some 2 MB resident) into every program that opens an ALSA
+    device, tutti's followers and snapclient alike: on a Pi no such hook runs. Returns the
+    path for ALSA_CONFIG_PATH."""
+    folder = os.path.join(work, "alsa")
+    confd = os.path.join(folder, "conf.d")
+    os.makedirs(confd, exist_ok=True)
+    shutil.copy("/etc/alsa/conf.d/60-tutti-vcard.conf", confd)
+    with open("/usr/share/alsa/alsa.conf") as f:
+        text = f.read()
+    if '"/etc/alsa/conf.d"' not in text:
+        raise RuntimeError("alsa-lib's alsa.conf no longer loads /etc/alsa/conf.d: bench/lib/cardrooms.py must change")
+    path = os.path.join(folder, "alsa.conf")
+    with open(path, "w") as f:
+        f.write(text.replace('"/etc/alsa/conf.d"', f'"{confd}"'))
+    return path
 
 
 def device(card, ppm):
@@ -32,6 +54,7 @@ class Cards:
         self.dir = os.path.join(work, "cards")
         os.makedirs(self.dir, exist_ok=True)
         os.environ["TUTTI_VCARD_DIR"] = self.dir
+        os.environ["ALSA_CONFIG_PATH"] = pi_alsa_config(work)
         self.modules = []
 
     def names(self, label, rooms=("A", "B")):
