@@ -207,12 +207,25 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-// Every function of tutti's own code in a section of its own, in release builds (Swift puts
-// a file's non-generic functions in one `.text` section otherwise): then the code order above
-// places each of them, not whole files, and a follower's running code lies together instead
-// of spread over the files it comes from (bench/NOTES.md, "The follower's code, page by page").
+// Every function of the follower's modules in a section of its own, in release builds (Swift
+// puts a file's non-generic functions in one `.text` section otherwise): then the code order
+// above places each of them, not whole files, and a follower's running code lies together
+// instead of spread over the files it comes from (bench/NOTES.md, "A follower on a card").
+// The follower's modules only: the whole `tutti`'s link is not made longer for it.
+@MainActor func localModules(of name: String) -> Set<String> {
+    guard let target = package.targets.first(where: { $0.name == name }) else { return [] }
+    var found: Set<String> = [name]
+    for dependency in target.dependencies {
+        switch dependency {
+        case let .targetItem(name, _), let .byNameItem(name, _): found.formUnion(localModules(of: name))
+        default: break
+        }
+    }
+    return found
+}
 let cTargets: Set = ["CALSALoader", "COpusShim"]
-for target in package.targets where (target.type == .regular || target.type == .executable) && !cTargets.contains(target.name) {
+for target in package.targets where localModules(of: "tutti-follower").contains(target.name) && target.type != .system
+    && !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]
 }
 
