@@ -57,7 +57,7 @@ public struct FollowerOptions: Equatable, Sendable {
         for (option, value) in values {
             switch option {
             case "coordinator": coordinator = value
-            case "name": self.name = value
+            case "name": name = value
             case "unicast": unicast = true
             case "port": guard let port = UInt16(value) else { return nil }; self.port = port
             case "multicast": multicast = value
@@ -68,7 +68,7 @@ public struct FollowerOptions: Equatable, Sendable {
             case "buffer-ms": guard let ms = Int(value) else { return nil }; bufferMs = ms
             case "verbose": verbose = true
             case "status-interval": guard let seconds = Double(value), seconds.isFinite else { return nil }; statusInterval = seconds
-            case "key": self.key = value
+            case "key": key = value
             case "metrics-listen": metricsListen = value
             case "plain-rtp": plainRtp = true
             default: return nil  // an option this reader does not know yet: ArgumentParser's
