@@ -80,7 +80,7 @@ public struct OptionTable: Sendable, Equatable {
             var value = equals.map { String(body[body.index(after: $0)...]) }
             if key == "config" {
                 if value == nil {
-                    guard index < arguments.count else { return nil }
+                    guard index < arguments.count, !arguments[index].hasPrefix("-") else { return nil }
                     index += 1
                 }
                 continue

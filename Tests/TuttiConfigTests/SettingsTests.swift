@@ -232,7 +232,7 @@ struct House: ParsableCommand {
         // What it leaves to ArgumentParser: help, unknown names, short names, wrong types, a
         // flag given a value, a missing value, a value that looks like an option.
         for arguments in [["--help"], ["-h"], ["--bogus", "1"], ["--port", "70000"], ["--latency-ms", "soon"], ["--unicast=yes"],
-                          ["--name"], ["--name", "--unicast"], ["Kitchen"], ["--output-delay-ms", "nan"], ["--"]] {
+                          ["--name"], ["--name", "--unicast"], ["Kitchen"], ["--output-delay-ms", "nan"], ["--"], ["--config", "--unicast"]] {
             #expect(FollowerOptions(arguments: arguments, table: table) == nil, "\(arguments)")
         }
         // Values the table reads but validation refuses are refused alike.
