@@ -1,8 +1,5 @@
 import ArgumentParser
 import TuttiNet
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The programs' entry: their command lines completed from the environment and the
 /// role's file (`Settings`), and an error in either told with where it came from.
@@ -27,7 +24,7 @@ public enum Configured {
             return try Settings.resolve(root: root, role: role, table: table, arguments: commandLine)
         } catch {
             OutputFile.standardError.write("Error: \(error)\n")
-            exit(64)
+            System.exit(64)
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import TuttiConfig
+import TuttiNet
 
 /// `tutti follower` and `tutti-follower`: the follower's command line.
 public struct FollowerCommand: ParsableCommand {
@@ -67,5 +68,5 @@ public struct FollowerCommand: ParsableCommand {
         do { try options.validate() } catch { throw ValidationError(error.message) }
     }
 
-    public func run() throws { try options.run() }
+    public func run() throws { try options.run(clock: SystemClock()) }
 }

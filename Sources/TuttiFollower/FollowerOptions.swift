@@ -172,7 +172,8 @@ public struct FollowerOptions: Equatable, Sendable {
         return (alsa, plan)
     }
 
-    public func run() throws {
+    /// Runs the follower on `clock`, the one clock of the program (its parts' and its outputs').
+    public func run(clock: SystemClock) throws {
         var config = Follower.Configuration()
         let log = Log("follower")
         if let coordinator {
@@ -198,8 +199,6 @@ public struct FollowerOptions: Equatable, Sendable {
         config.sealedStream = !plainRtp
         if let metricsListen { config.metricsListen = try SocketAddress(parsing: metricsListen, defaultPort: 9485) }
         if let name { config.name = name }
-        // The one clock of this program, every part's.
-        let clock = SystemClock()
         let device: AudioOutput
         var clocked: ClockedOutput?
         switch try parseOutput() {

@@ -44,6 +44,9 @@ public enum System {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// Ends the process with `code` (after stdio's buffers are flushed).
+    public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
+
     /// Whether this process runs as root.
     public static var isRoot: Bool { getuid() == 0 }
 

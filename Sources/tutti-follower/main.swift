@@ -1,6 +1,7 @@
 import ArgumentParser
 import TuttiConfig
 import TuttiFollower
+import TuttiNet
 
 /// `tutti-follower`: the same as `tutti follower`, in a binary that links only what a
 /// follower needs (a fraction of the memory of the whole `tutti`).
@@ -21,7 +22,7 @@ struct TuttiFollowerMain: ParsableCommand {
 let table = FollowerCommand.optionTable
 let settings = Configured.settings(root: TuttiFollowerMain.self, role: "follower", table: table)
 if let options = FollowerOptions(arguments: settings.arguments, table: table), (try? options.validate()) != nil {
-    do { try options.run() } catch { TuttiFollowerMain.exit(withError: error) }
+    do { try options.run(clock: SystemClock()) } catch { TuttiFollowerMain.exit(withError: error) }
 } else {
     TuttiFollowerMain.main(Configured.checked(settings, root: TuttiFollowerMain.self))
 }
