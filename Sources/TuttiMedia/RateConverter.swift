@@ -5,6 +5,8 @@ import TuttiCore
 /// libswresample's SoX resampler at very high quality (its own resampler, finer than its
 /// default, where libsoxr is missing). The state runs on from call to call: tracks of the
 /// same rate that follow each other go through one converter and come out as one signal.
+/// A stretchable converter (a live input's, whose writer's clock is not the house's) uses
+/// libswresample's own resampler, which alone can be stretched as it runs (`stretch`).
 public final class RateConverter {
     public let inputRate: Int
     public let outputRate: Int
@@ -13,12 +15,19 @@ public final class RateConverter {
     private var context: OpaquePointer?
     private var output: [Float] = []
 
-    public init(from inputRate: Int, to outputRate: Int = AudioFormat.sampleRate) throws(MediaError) {
+    /// - Parameter stretchable: it may be stretched (`stretch(ppm:)`), even from a rate to
+    ///   the same.
+    public init(from inputRate: Int, to outputRate: Int = AudioFormat.sampleRate, stretchable: Bool = false) throws(MediaError) {
         guard inputRate >= 1_000, inputRate <= 768_000, outputRate >= 1_000, outputRate <= 768_000 else {
             throw .resampler(reason: "a rate of \(inputRate) Hz is out of range")
         }
         self.inputRate = inputRate
         self.outputRate = outputRate
+        if stretchable {
+            try make(soxr: false)
+            engine = "swr"
+            return
+        }
         do {
             try make(soxr: true)
         } catch {
@@ -52,6 +61,21 @@ public final class RateConverter {
         let initialized = swr_init(context)
         guard initialized >= 0 else { throw .resampler(reason: MediaError.words(initialized)) }
     }
+
+    /// Stretches the output by `ppm` from now on, against the rate's own ratio: positive
+    /// gives more frames, negative fewer. Only a stretchable converter can.
+    public func stretch(ppm: Double) throws(MediaError) {
+        // The stretch as frames over a distance of 2^30 output frames (6 hours at 48 kHz),
+        // finer than a ppm; set again after half of it (`run`).
+        let delta = Int32((ppm * 1e-6 * Double(Self.stretchDistance)).rounded())
+        let rc = swr_set_compensation(context, delta, Self.stretchDistance)
+        guard rc >= 0 else { throw .resampler(reason: "cannot stretch: " + MediaError.words(rc)) }
+        stretched = (ppm, 0)
+    }
+
+    private static let stretchDistance: Int32 = 1 << 30
+    /// The stretch in force, and the frames made since it was set.
+    private var stretched: (ppm: Double, frames: Int)?
 
     /// Frames the converter holds, in output frames (what `flush` would give).
     public var delay: Int { Int(swr_get_delay(context, Int64(outputRate))) }
@@ -91,6 +115,10 @@ public final class RateConverter {
         }
         guard made >= 0 else { throw .resampler(reason: MediaError.words(made)) }
         out.append(contentsOf: output[0..<Int(made) * 2])
+        if let (ppm, frames) = stretched {
+            stretched = (ppm, frames + Int(made))
+            if frames + Int(made) > Int(Self.stretchDistance / 2) { try stretch(ppm: ppm) }
+        }
         return Int(made)
     }
 }

@@ -50,38 +50,124 @@ struct LiveInputTests {
     let timeline = LiveTimeline(latency: 150 * Self.ms)
 
     @Test func theFirstFrameAnchorsTheEpochLatencyAfterItArrived() {
-        // 5 ms of input buffered: its first frame arrived 5 ms ago.
-        let d = timeline.decide(planned: nil, start: Self.t(60), now: Self.t(0), bufferedFrames: Self.frames(5))
+        // 5 ms of input buffered: its first frame arrived 5 ms before the last read.
+        var t = timeline
+        let d = t.decide(planned: nil, start: Self.t(60), now: Self.t(3), arrived: Self.t(0), bufferedFrames: Self.frames(5))
         #expect(d == .anchor(at: Self.t(145)))
+        #expect(t.writer == .unknown)
     }
 
     @Test func framesOnTheTimelineGoOutAndSmallWobbleIsTolerated() {
         let now = Self.t(1000)
         for wobble: Int64 in [-19, -5, 0, 5, 19] {
-            let d = timeline.decide(planned: Self.t(1150 + wobble), start: Self.t(0), now: now, bufferedFrames: 0)
+            var t = timeline
+            let d = t.decide(planned: Self.t(1150 + wobble), start: Self.t(0), now: now, arrived: now, bufferedFrames: 0)
             #expect(d == .send, "\(wobble) ms off")
+            #expect(t.writer == .paced)
         }
     }
 
-    @Test func aWriterThatPausedOrRunsFastRealignsTheTimeline() {
+    @Test func aWriterThatPausedRealignsTheTimeline() {
         // The writer paused for a second: its new frames arrive long after the timeline's.
-        let late = timeline.decide(planned: Self.t(1150), start: Self.t(0), now: Self.t(2000), bufferedFrames: 0)
+        var t = timeline
+        let late = t.decide(planned: Self.t(1150), start: Self.t(0), now: Self.t(2000), arrived: Self.t(2000), bufferedFrames: 0)
         #expect(late == .realign(at: Self.t(2150)))
-        // Its clock runs fast: frames arrive 25 ms before the timeline expects them.
-        let early = timeline.decide(planned: Self.t(1175), start: Self.t(0), now: Self.t(1000), bufferedFrames: 0)
-        #expect(early == .realign(at: Self.t(1150)))
+        // The sender itself stalled: frames that came in time would reach the rooms too late.
+        let stalled = t.decide(planned: Self.t(1150), start: Self.t(0), now: Self.t(1120), arrived: Self.t(1000),
+                               bufferedFrames: 0)
+        #expect(stalled == .realign(at: Self.t(1270)))
+    }
+
+    /// A writer that runs ahead (its frames come 170 ms before the timeline needs them) is
+    /// read at the stream's rate: its frames go when the timeline says, with no new epoch.
+    /// Once known, it starts its next epoch a latency from now with nothing dropped: what
+    /// it gave waited for the input to be read.
+    @Test func aWriterThatRunsAheadWaitsForTheTimeline() {
+        var t = timeline
+        let early = t.decide(planned: Self.t(1320), start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: 0)
+        #expect(early == .send)
+        #expect(t.writer == .ahead)
+        // 300 ms buffered would be stale for a paced writer; not for this one.
+        let next = t.decide(planned: nil, start: Self.t(1100), now: Self.t(2000), arrived: Self.t(2000),
+                            bufferedFrames: Self.frames(300))
+        #expect(next == .anchor(at: Self.t(2150)))
+        t.restart()
+        #expect(t.writer == .unknown)
+    }
+
+    /// A writer that gives 80 ms blocks: the first frame of each arrives with 70 ms to go,
+    /// less than the half latency the rooms need and a packet's wait for its last frame;
+    /// its timeline is placed 25 ms later, for good, and its next blocks keep to it.
+    @Test func aWriterOfLargeBlocksIsPlacedLaterForGood() {
+        var t = timeline
+        let first = t.decide(planned: nil, start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: Self.frames(80))
+        #expect(first == .anchor(at: Self.t(1095)))
+        // The next block, 80 ms later, placed where the timeline has it.
+        let next = t.decide(planned: Self.t(1175), start: Self.t(0), now: Self.t(1080), arrived: Self.t(1080), bufferedFrames: Self.frames(80))
+        #expect(next == .send)
+        #expect(t.writer == .paced)
     }
 
     @Test func inputThatSatInThePipeIsDropped() {
+        var t = timeline
         // 300 ms buffered (written while nobody read): heard 150 ms ago: too late.
-        let stale = timeline.decide(planned: nil, start: Self.t(0), now: Self.t(1000), bufferedFrames: Self.frames(300))
+        let stale = t.decide(planned: nil, start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: Self.frames(300))
         #expect(stale == .skip)
-        // Less than half the latency left before it is heard: too late for the rooms too.
-        let tight = timeline.decide(planned: Self.t(1070), start: Self.t(0), now: Self.t(1000), bufferedFrames: Self.frames(80))
-        #expect(tight == .skip)
         // Heard before the epoch starts (the rooms need longer than the latency to switch).
-        let early = timeline.decide(planned: nil, start: Self.t(400), now: Self.t(0), bufferedFrames: 0)
+        let early = t.decide(planned: nil, start: Self.t(400), now: Self.t(0), arrived: Self.t(0), bufferedFrames: 0)
         #expect(early == .skip)
+    }
+
+    /// More than a latency of input, all of it stale, at once: no writer in real time gives
+    /// that. It ran ahead (or filled the pipe while nobody read it) and waits: what is left
+    /// goes on a latency from now.
+    @Test func aPipeFullOfOldInputIsAWriterThatRanAhead() {
+        var t = timeline
+        var decisions: [LiveTimeline.Decision] = []
+        repeat {
+            decisions.append(t.decide(planned: nil, start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: Self.frames(340)))
+        } while decisions.last == .skip && decisions.count < 20
+        #expect(decisions.count == 8, "skipped \(decisions.count - 1) packets")
+        #expect(decisions.last == .anchor(at: Self.t(1150)))
+        #expect(t.writer == .ahead)
+    }
+
+    /// A paced writer whose clock runs 300 ppm slow or fast, or on the house's, fed to the
+    /// timeline one 20 ms frame at a time for ten minutes, its arrivals 2 ms early or late
+    /// at random: the stretch learns its clock (on average within 5 ppm from the third
+    /// minute, never more than 60 ppm off: a tenth of a cent, inaudible), and its frames never part from the
+    /// timeline by more than 5 ms.
+    @Test(arguments: [-300.0, 0, 300])
+    func aPacedWritersClockIsLearntAndFollowed(ppm: Double) {
+        var t = timeline
+        var random = SeededRandom(seed: 7)
+        var placed = 0.0  // input frames the timeline has taken
+        var worst: Int64 = 0
+        var settled: [Double] = []
+        let start = Self.t(0)
+        for k in 0..<(600 * 50) {
+            let now = start + Int64(k) * 20 * Self.ms
+            // Input frames arrive at the writer's rate (fewer than the house's when its
+            // clock is slow); each 20 ms frame of output takes 960 / (1 + stretch) of them.
+            let arrived = Double(k + 1) * 960 * (1 - ppm * 1e-6)
+            placed += 960 / (1 + t.stretch * 1e-6)
+            // When the input this frame needs arrived, against its planned time.
+            let late = Int64((placed - arrived) / 48 * 1_000_000)
+            let noise = Int64.random(in: -2_000_000...2_000_000, using: &random)
+            let d = t.decide(planned: now + 150 * Self.ms, start: start, now: now + max(0, late + noise),
+                             arrived: now + late + noise, bufferedFrames: 0)
+            #expect(d == .send)
+            if d != .send { break }
+            worst = max(worst, abs(late))
+            if k >= 120 * 50 {
+                settled.append(t.stretch)
+                #expect(abs(t.stretch - ppm) < 60, "stretch \(t.stretch) ppm at \(k / 50) s")
+            }
+        }
+        let mean = settled.reduce(0, +) / Double(max(1, settled.count))
+        #expect(abs(mean - ppm) < 5, "stretch \(mean) ppm on average")
+        #expect(worst < 5 * Self.ms, "parted from the timeline by \(Double(worst) / 1e6) ms")
+        #expect(t.writer == .paced)
     }
 
     // MARK: - The transport

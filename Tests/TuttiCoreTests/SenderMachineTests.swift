@@ -13,6 +13,11 @@ struct SenderMachineTests {
             /// Frames arrive in real time from `startedAt`, none while the writer pauses.
             case live(startedAt: Int64, pause: Range<Int64>)
             case dry(frames: Int64, dryFrom: Int64, dryUntil: Int64)
+            /// A writer that runs ahead: the pipe always holds `pipe` frames.
+            case ahead(pipe: Int64)
+            /// A writer that paces itself by a clock `ppm` slow (negative: fast), in chunks
+            /// of `chunk` frames, from `startedAt`.
+            case paced(startedAt: Int64, ppm: Double, chunk: Int64)
         }
         let kind: Kind
         var read: Int64 = 0
@@ -38,7 +43,31 @@ struct SenderMachineTests {
                 let n = min(1_024, frames - read)
                 read += n
                 return Int(n)
+            case let .ahead(pipe):
+                let n = min(8_192, pipe)
+                read += n
+                return Int(n)
+            case .paced:
+                let n = min(8_192, arrived(by: now) - read)
+                guard n > 0 else { return nil }
+                read += n
+                return Int(n)
             }
+        }
+
+        /// A paced writer's frames written by `now`.
+        func arrived(by now: Int64) -> Int64 {
+            guard case let .paced(startedAt, ppm, chunk) = kind, now >= startedAt else { return 0 }
+            let frames = Double(now - startedAt) * 48_000 / 1e9 * (1 - ppm * 1e-6)
+            return Int64(frames) / chunk * chunk
+        }
+
+        /// When a read that found nothing returns: at a paced writer's next chunk, or after
+        /// the read's wait (20 ms).
+        func nextRead(after now: Int64) -> Int64 {
+            guard case let .paced(startedAt, ppm, chunk) = kind else { return now + 20_000_000 }
+            let next = Double(arrived(by: now) + chunk) / (48_000 * (1 - ppm * 1e-6)) * 1e9
+            return min(now + 20_000_000, max(now + 1, startedAt + Int64(next.rounded(.up))))
         }
     }
 
@@ -49,6 +78,9 @@ struct SenderMachineTests {
         var sources: [Int: () -> FakeSource] = [:]
         var source: FakeSource?
         var buffered: Int64 = 0
+        /// A live input's stretch (ppm), and the fraction of a frame it carries.
+        var stretch = 0.0
+        var stretchCarry = 0.0
         var sent: [(at: Int64, packet: RTPPacket)] = []
         var news: [PlayerNews] = []
         var notes: [String] = []
@@ -101,15 +133,23 @@ struct SenderMachineTests {
                     let s = make()
                     s.read = position
                     source = s
-                    let live = if case .live = s.kind { true } else { false }
+                    let live = switch s.kind {
+                    case .live, .ahead, .paced: true
+                    default: false
+                    }
                     var length: Int64?
                     if case let .stored(frames) = s.kind { length = frames }
                     machine.opened(itemID: id, .init(isLive: live, isStored: !live), length: length)
                 case .read:
                     let n = source?.take(now: now)
-                    buffered += Int64(n ?? 0)
-                    if n == nil { now += 20_000_000 }  // a source with nothing waits that long for more
+                    let out = Double(n ?? 0) * (1 + stretch * 1e-6) + stretchCarry
+                    buffered += Int64(out)
+                    stretchCarry = out - out.rounded(.down)
+                    // A source with nothing waits for more, 20 ms at most.
+                    if n == nil { now = source?.nextRead(after: now) ?? now + 20_000_000 }
                     machine.read(n, buffered: buffered, now: now)
+                case let .stretch(ppm):
+                    stretch = ppm
                 case .finish:
                     if buffered % 960 != 0 { buffered += 960 - buffered % 960 }
                     machine.finished(frames: buffered)
@@ -215,6 +255,70 @@ struct SenderMachineTests {
         #expect(packets.filter { $0.epoch == 1 }.allSatisfy { $0.presentationTime!.nanoseconds < Self.ms(2_200) })
         // It holds what the source gave and it did not send: under a packet's worth and a chunk.
         #expect(shell.machine.buffered < 4_800 + 960)
+    }
+
+    /// The packets of one epoch follow each other without a gap: each presented 20 ms after
+    /// the one before, its sequence number the next.
+    static func continuous(_ packets: [RTPPacket]) -> Bool {
+        zip(packets, packets.dropFirst()).allSatisfy { a, b in
+            b.epoch == a.epoch && b.presentationTime! - a.presentationTime! == 20_000_000
+                && b.sequenceNumber == a.sequenceNumber.advanced(by: 1)
+        }
+    }
+
+    /// A writer that runs ahead (`cat`, `ffmpeg` without `-re`): the pipe is always full.
+    /// It is read at the stream's rate, every packet goes a latency before it is heard, in
+    /// one epoch with no gap, and nothing more is read than what is sent and a read's worth.
+    @Test func aWriterThatRunsAheadIsReadAtTheStreamsRate() {
+        var shell = Shell()
+        let pipe = FakeSource(.ahead(pipe: 16_384))
+        shell.sources[4] = { pipe }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
+        shell.run(until: Self.ms(61_000))
+        let packets = shell.sent.map(\.packet)
+        #expect(Self.continuous(packets))
+        #expect(abs(packets.count - 3_000) <= 10, "\(packets.count) packets in 60 s")
+        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.news)")
+        for (at, p) in shell.sent.dropFirst(10) {
+            #expect(p.presentationTime!.nanoseconds - at == 150_000_000)
+        }
+        #expect(pipe.read - Int64(packets.count) * 960 <= 8_192 + 960 + 8_192, "read \(pipe.read) frames for \(packets.count) packets")
+        #expect(shell.notes.contains { $0.contains("runs ahead") }, "\(shell.notes)")
+
+        // Paused and played again: the new epoch starts a latency from then, and nothing
+        // the writer gave is dropped (it waited).
+        shell.answer = { _ in [] }
+        let resume = CoordinatorTime(nanoseconds: Self.ms(63_150))
+        shell.take([.cut(epoch: 1, at: CoordinatorTime(nanoseconds: Self.ms(61_200)))])
+        shell.run(until: Self.ms(63_000))
+        let before = shell.sent.count, readBefore = pipe.read
+        shell.take([.start(TimelineSegment(epoch: 2, itemID: 4, position: 0, at: resume))])
+        shell.run(until: Self.ms(73_000))
+        let second = shell.sent[before...].map(\.packet)
+        #expect(second.first?.presentationTime == resume - AudioFormat.nanoseconds(forFrames: 312))
+        #expect(Self.continuous(second) && abs(second.count - 500) <= 10)
+        #expect(pipe.read - readBefore <= Int64(second.count) * 960 + 8_192 + 960)
+    }
+
+    /// A writer that paces itself by a clock 300 ppm slow or fast, in chunks of 352 frames
+    /// (shairport-sync) or 4,096 (a player's period), plays ten minutes in one epoch with no
+    /// gap: the input is stretched to the house's clock, and every packet goes between about
+    /// half the latency (the first of a block, placed so) and the latency before it is heard.
+    @Test(arguments: [(300.0, 352 as Int64), (-300, 352), (300, 4_096), (-300, 4_096)])
+    func aPacedWriterOffTheHousesClockPlaysOnInOneEpoch(ppm: Double, chunk: Int64) {
+        var shell = Shell()
+        shell.sources[4] = { FakeSource(.paced(startedAt: Self.ms(1_000), ppm: ppm, chunk: chunk)) }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
+        shell.run(until: Self.ms(601_000))
+        let packets = shell.sent.map(\.packet)
+        #expect(Self.continuous(packets))
+        #expect(abs(packets.count - 30_000) <= 20, "\(packets.count) packets in 600 s: \(shell.notes.prefix(5))")
+        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.notes)")
+        let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
+        #expect(leads.min()! >= 60_000_000 && leads.max()! <= 150_000_000, "sent \(leads.min()! / 1_000) to \(leads.max()! / 1_000) µs ahead")
+        #expect(abs(shell.stretch - ppm) < 40, "stretched \(shell.stretch) ppm")
     }
 
     /// A remote file that runs dry: once its next packet is due the house hears where the

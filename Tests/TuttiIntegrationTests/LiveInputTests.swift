@@ -4,14 +4,16 @@ import Testing
 import TuttiAPI
 import TuttiCore
 import TuttiNet
+import TuttiNode
 
 extension IntegrationTests {
     /// Another player's audio through a named pipe (`pcm:PATH`), with the transport: its
     /// writer pauses and resumes, tutti pauses and stops reading it.
     @Suite("A live PCM input")
     struct LiveInputTests {
-        /// Writes a tone into `fd` in real time, 20 ms at a time, for `seconds`, at `rate`.
-        static func writeTone(_ fd: Int32, hertz: Double, seconds: Double, clock: SystemClock, rate: Int = 48_000) {
+        /// Writes a tone into `fd` in real time, 20 ms at a time, for `seconds`, at `rate`, by
+        /// a clock `ppm` fast (negative: slow).
+        static func writeTone(_ fd: Int32, hertz: Double, seconds: Double, clock: SystemClock, rate: Int = 48_000, ppm: Double = 0) {
             var phase = 0.0
             var due = clock.nanosecondsNow()
             let frames = rate / 50
@@ -25,7 +27,7 @@ extension IntegrationTests {
                 }
                 let written = chunk.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
                 #expect(written == frames * 4, "the pipe refused the tone: \(String(cString: strerror(errno)))")
-                due += 20_000_000
+                due += Int64((20_000_000 / (1 + ppm * 1e-6)).rounded())
                 var at = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
                 _ = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, nil)
             }
@@ -38,6 +40,109 @@ extension IntegrationTests {
             var crossings = 0
             for i in (from + 1)..<(from + count) where (room.samples[i - 1] < 0) != (room.samples[i] < 0) { crossings += 1 }
             return Double(crossings) / 2 / 0.2
+        }
+
+        /// Where the room has no tone between local times `from` and `to`: 10 ms windows
+        /// quieter than a tone of amplitude 0.4 ever is, and the largest step between two
+        /// samples (a tone's own is 0.4 × 2π × f / 48 kHz; a cut or a skipped frame steps
+        /// further).
+        static func gaps(_ room: ControlTests.Room, from: Int64, to: Int64) -> (quiet: [Double], step: Float) {
+            let first = max(1, room.frame(at: from)), last = min(room.samples.count, room.frame(at: to))
+            guard last > first + 480 else { return ([Double(from) / 1e9], 1) }
+            var quiet: [Double] = []
+            for w in stride(from: first, to: last - 480, by: 480) {
+                let power = room.samples[w..<(w + 480)].reduce(0) { $0 + $1 * $1 } / 480
+                if power < 0.2 * 0.2 { quiet.append(Double(w - room.frame(at: from)) / 48_000) }
+            }
+            let window = room.samples[first..<last]
+            let step = zip(window, window.dropFirst()).map { abs($1 - $0) }.max() ?? 1
+            return (quiet, step)
+        }
+
+        /// Every writer as people feed a pipe, one after another into one named pipe: `cat`
+        /// of a raw file and `ffmpeg` without `-re` (both write as fast as the pipe takes),
+        /// a writer in real time, and writers whose clocks run 300 ppm fast and slow. Each
+        /// plays continuously at its own pitch, with nothing of it dropped but what came
+        /// before the room could play, and with no new epoch but where a writer ends and the
+        /// next begins.
+        @Test func everyWriterPlaysContinuouslyWhetherItPacesItselfOrNot() throws {
+            let h = try Harness("writers")
+            let fifo = h.path("player.fifo")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let control = ControlTests()
+            let clock = try control.coordinator(h, ["pcm:" + fifo])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.report?.state) != nil })
+            let monotonic = SystemClock()
+
+            // 4 s of a 440 Hz tone as a raw file, for cat.
+            var tone = [Int16]()
+            for i in 0..<(48_000 * 4) {
+                let v = Int16(sin(2 * .pi * 440 * Double(i) / 48_000) * 0.4 * 32_767)
+                tone += [v, v]
+            }
+            let raw = h.path("tone.raw")
+            try tone.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: raw))
+            /// Runs a writer whose output is the pipe; returns when it started and ended.
+            func unpaced(_ name: String, _ args: [String]) throws -> (Int64, Int64) {
+                let began = monotonic.nanosecondsNow()
+                let writer = try ChildProcess(args, stdoutPath: fifo, stderrPath: h.path(name + ".log"))
+                defer { writer.terminate(grace: 1) }
+                #expect(writer.wait(timeout: 15) == 0, "\(name) did not finish: \(h.log(name))")
+                return (began, monotonic.nanosecondsNow())
+            }
+            var phases: [(name: String, hertz: Double, began: Int64, ended: Int64, seconds: Double)] = []
+            let (catBegan, catEnded) = try unpaced("cat", ["cat", raw])
+            phases.append(("cat", 440, catBegan, catEnded, 4))
+            Thread.sleep(forTimeInterval: 1)
+            let (ffBegan, ffEnded) = try unpaced("ffmpeg", ["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
+                                                            "sine=frequency=550:sample_rate=48000:duration=4", "-af", "volume=3.2",
+                                                            "-ac", "2", "-f", "s16le", "-"])
+            phases.append(("ffmpeg", 550, ffBegan, ffEnded, 4))
+            Thread.sleep(forTimeInterval: 1)
+            let fd = open(fifo, O_WRONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            for (name, hertz, ppm) in [("real time", 660.0, 0.0), ("300 ppm fast", 770, 300), ("300 ppm slow", 880, -300)] {
+                let began = monotonic.nanosecondsNow()
+                Self.writeTone(fd, hertz: hertz, seconds: 3, clock: monotonic, ppm: ppm)
+                phases.append((name, hertz, began, monotonic.nanosecondsNow(), 3))
+                Thread.sleep(forTimeInterval: 1)
+            }
+            h.stop("a")
+
+            let room = try control.wav(h.path("a.wav"))
+            for (index, phase) in phases.enumerated() {
+                // Heard from about the latency after it began (a writer that runs ahead loses
+                // the little of its start that was already too late; a program takes a moment
+                // to start), for as long as it is.
+                let first = try #require(room.firstSound(after: phase.began), "\(phase.name) was never heard")
+                let next = index + 1 < phases.count ? phases[index + 1].began + 100_000_000 : first + Int64((phase.seconds + 1) * 1e9)
+                let last = try #require(room.lastSound(before: next))
+                let unpaced = phase.name == "cat" || phase.name == "ffmpeg"
+                #expect(first - phase.began < (unpaced ? 700_000_000 : 400_000_000),
+                        "\(phase.name) was heard \((first - phase.began) / 1_000_000) ms after it began")
+                let heard = Double(last - first) / 1e9
+                #expect(heard > phase.seconds - 0.25 && heard < phase.seconds + 0.02, "\(phase.name): \(heard) s heard of \(phase.seconds)")
+                // Continuous, and at its pitch (read no faster than it plays); the rooms fade
+                // in and out over a few tens of milliseconds where a writer begins and ends.
+                let (quiet, step) = Self.gaps(room, from: first + 100_000_000, to: last - 100_000_000)
+                #expect(quiet.isEmpty, "\(phase.name): quiet at \(quiet.prefix(8)) s of it")
+                #expect(step < 0.1, "\(phase.name): a step of \(step)")
+                #expect(abs(Self.frequency(room, at: first + 1_000_000_000) - phase.hertz) < 10, "\(phase.name)")
+                if unpaced {
+                    // The writer waited for the room: its last write went about when the
+                    // room was half a second from its end (what the pipe and a read hold).
+                    let wrote = Double(phase.ended - phase.began) / 1e9
+                    #expect(wrote > phase.seconds - 1, "\(phase.name) wrote its \(phase.seconds) s in \(wrote) s")
+                }
+            }
+            let log = h.log("coordinator")
+            #expect(log.contains("runs ahead of real time"), "\(log)")
+            // A new epoch where each writer began (after the first), and nowhere else.
+            let realigned = log.components(separatedBy: "realigning").count - 1
+            #expect(realigned <= phases.count - 1, "\(realigned) realignments: \(log)")
         }
 
         @Test func aPipedInputFallsQuietWithItsWriterAndComesBackAndIsNotReadWhilePaused() throws {

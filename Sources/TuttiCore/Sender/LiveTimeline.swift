@@ -1,52 +1,172 @@
-/// Where a live input's frames go on the timeline. A live input (a pipe another player
-/// writes into) makes audio in real time by itself, so its frames are not paced: each is
-/// heard `latency` after it arrived. The sender asks before it encodes each frame, taking
-/// the frames still buffered to have arrived in order, the newest just now.
+/// Where a live input's frames go on the timeline, and how fast the input is read. A live
+/// input (a pipe another program writes into) is fed in one of two ways, and the timeline
+/// tells them apart by what arrives:
 ///
-/// Pure: every time comes in as an argument.
+/// - **A writer that paces itself** (MPD's fifo output, shairport-sync, a sound card's
+///   capture) gives its frames in real time by its own clock. Each is heard `latency` after
+///   it arrived. Its clock is not the house's: the input is stretched (`stretch`, a few
+///   hundred ppm at most) so that its frames keep arriving on the timeline, and the rooms
+///   hear it continuously however long it plays.
+/// - **A writer that runs ahead** (`cat`, `ffmpeg` without `-re`, librespot's pipe backend)
+///   writes as fast as the pipe takes. Its frames come long before the timeline needs them,
+///   so they are sent when the timeline says (latency before they are heard): the input is
+///   read at the stream's rate, the pipe fills and the writer waits.
+///
+/// A frame that comes too late for the timeline (its writer paused, or stalled for longer
+/// than the tolerance) starts a new epoch: the rooms fade out where the audio stopped and in
+/// again where it resumes.
+///
+/// The sender asks before it encodes each frame, taking the frames it holds to have arrived
+/// in order, the newest at the last read that gave frames. Pure: every time comes in as an
+/// argument.
 public struct LiveTimeline: Sendable, Equatable {
     public enum Decision: Equatable, Sendable {
-        /// Encode the frame and send it now: it is heard when the timeline says.
+        /// Encode the frame: it is heard when the timeline says, and goes `latency` before
+        /// (at once, if that time has come).
         case send
         /// Drop the frame: it waited too long in the pipe to be heard in time, or it would
         /// be heard before the epoch starts.
         case skip
         /// The epoch's first frame: the timeline starts with it, heard at `at`.
         case anchor(at: CoordinatorTime)
-        /// The input's arrivals parted from the timeline by more than the tolerance (its
-        /// writer paused, or its clock runs apart from ours): a new epoch starts with this
+        /// The frame came later than the timeline by more than the tolerance (its writer
+        /// paused or stalled), or too late to reach the rooms: a new epoch starts with this
         /// frame, heard at `at`.
         case realign(at: CoordinatorTime)
     }
 
-    /// From a frame's arrival to when it is heard (nanoseconds).
-    public var latency: Int64
-    /// How far the timeline may part from the arrivals before it is realigned (nanoseconds).
-    public var tolerance: Int64
-
-    public init(latency: Int64, tolerance: Int64 = 20_000_000) {
-        self.latency = latency
-        self.tolerance = tolerance
+    /// How the input's writer gives its frames, as last seen.
+    public enum Writer: Sendable, Equatable {
+        /// Not yet known (no frame placed since the input opened).
+        case unknown
+        /// In real time, by its own clock: its arrivals keep to the timeline.
+        case paced
+        /// Faster than real time: its frames wait for the timeline.
+        case ahead
     }
 
-    /// When a frame that arrived `bufferedFrames` frames before now is heard, if it keeps
-    /// its place in the input's own time.
-    public func heard(now: CoordinatorTime, bufferedFrames: Int64) -> CoordinatorTime {
-        now - AudioFormat.nanoseconds(forFrames: bufferedFrames) + latency
+    /// From a frame's arrival to when it is heard (nanoseconds).
+    public let latency: Int64
+    /// How much later than the timeline a frame may come before a new epoch starts
+    /// (nanoseconds), and how much earlier it may come while its writer still counts as
+    /// paced.
+    public let tolerance: Int64
+    /// The most the input is stretched (ppm): a writer's clock further off than this is
+    /// realigned now and then rather than heard at a wrong pitch.
+    public let maxStretch: Double
+    /// Frames the sender asks about at a time (a packet's).
+    public let frameSize: Int64
+
+    public private(set) var writer = Writer.unknown
+    /// How much the input is stretched to the house's clock (ppm): positive, frames are
+    /// added (its writer's clock is slow); negative, taken away (it is fast).
+    public private(set) var stretch = 0.0
+    /// The stretch's integral part: the writer's clock against the house's, as learnt.
+    private var drift = 0.0
+    /// Frames dropped since the last anchor, waiting for one.
+    private var skipped: Int64 = 0
+    /// How much earlier than the timeline the frames come by their arrival, as placed
+    /// (ns, at most 0): a writer that gives large blocks is placed later than their time.
+    private var offset: Int64 = 0
+    /// The frames' lateness over the running second (ns), and since when it is counted.
+    private var window = Window()
+    private struct Window: Sendable, Equatable {
+        var sum = 0.0, count = 0, from: Int64?
+    }
+
+    /// How hard the stretch follows the lateness: 0.1 ppm per microsecond late, which takes
+    /// a millisecond off in about ten seconds; and the drift learnt from it, critically
+    /// damped (a clock 300 ppm off leaves at most about 2 ms of lateness while it is learnt).
+    static let proportional = 0.1
+    static let integral = 0.0025
+
+    public init(latency: Int64, tolerance: Int64 = 20_000_000, maxStretch: Double = 1_000, frameSize: Int = 960) {
+        self.latency = latency
+        self.tolerance = tolerance
+        self.maxStretch = maxStretch
+        self.frameSize = Int64(frameSize)
+    }
+
+    /// When the oldest of `bufferedFrames` frames is heard if it keeps its place in the
+    /// input's own time: the newest of them arrived at `arrived`.
+    public func heard(arrived: CoordinatorTime, bufferedFrames: Int64) -> CoordinatorTime {
+        arrived - AudioFormat.nanoseconds(forFrames: bufferedFrames) + latency
     }
 
     /// What to do with the next frame. `planned` is when the current timeline has it heard
     /// (nil before the epoch's first frame); `start` is the epoch's start (nothing of it is
     /// heard earlier); `bufferedFrames` counts the frames read but not yet sent, this one
-    /// included.
-    public func decide(planned: CoordinatorTime?, start: CoordinatorTime, now: CoordinatorTime,
-                       bufferedFrames: Int64) -> Decision {
-        let heard = heard(now: now, bufferedFrames: bufferedFrames)
-        // Input that sat in the pipe (written while nobody read it) is too late for its own
-        // time: half the latency is the least a room needs to get the packet and decode it.
-        if heard < now + latency / 2 || heard < start { return .skip }
-        guard let planned else { return .anchor(at: heard) }
-        if abs(planned - heard) > tolerance { return .realign(at: heard) }
+    /// included, the newest of which arrived at `arrived`.
+    public mutating func decide(planned: CoordinatorTime?, start: CoordinatorTime, now: CoordinatorTime,
+                                arrived: CoordinatorTime, bufferedFrames: Int64) -> Decision {
+        let heard = heard(arrived: arrived, bufferedFrames: bufferedFrames)
+        guard let planned else { return place(heard: heard, start: start, now: now) }
+        // How much later than the timeline the frame came, over what its placing allowed.
+        let lateness = heard - planned - offset
+        if lateness > tolerance { return .realign(at: heard) }
+        // The sender fell behind (the machine stalled): the rooms would get it too late.
+        if planned < now + latency / 4 { return .realign(at: max(heard, now + latency)) }
+        if lateness < -tolerance {
+            writer = .ahead
+            return .send
+        }
+        writer = .paced
+        follow(lateness, now: now.nanoseconds)
         return .send
+    }
+
+    /// The epoch's first frame, heard at `heard` by its arrival: where the timeline starts.
+    private mutating func place(heard: CoordinatorTime, start: CoordinatorTime, now: CoordinatorTime) -> Decision {
+        window = Window()
+        // A writer that runs ahead waited for the input to be read: nothing it gave is late,
+        // and its first frame is heard a latency from now.
+        if writer == .ahead { return anchor(at: max(start, now + latency)) }
+        // Half the latency is the least a room needs to get a packet and decode it. A
+        // writer that gives its frames in large blocks (`arecord`'s are 125 ms) has the
+        // first of each block arrive late by its own time: its timeline is placed that much
+        // later, for good. Input older than that sat in the pipe (written while nobody read
+        // it): it is dropped, as is input heard well before the epoch starts (a frame at most
+        // the tolerance early waits for the start).
+        // (A packet's first frame may wait a packet longer than the block's for its last.)
+        let needed = now + latency / 2 + AudioFormat.nanoseconds(forFrames: frameSize) - heard
+        if needed > latency / 2 + AudioFormat.nanoseconds(forFrames: frameSize) || heard < start - tolerance {
+            // More than a latency of input at once cannot have come in real time: its
+            // writer ran ahead and waited (or filled the pipe while nobody read it, and
+            // waits now). What is left goes on from a latency from now.
+            skipped += frameSize
+            guard AudioFormat.nanoseconds(forFrames: skipped) > latency else { return .skip }
+            writer = .ahead
+            return anchor(at: max(start, now + latency))
+        }
+        let time = max(heard + max(0, needed), start)
+        return anchor(at: time, offset: heard - time)
+    }
+
+    /// The timeline starts at `time`; a paced writer's frames come `offset` earlier than it
+    /// by their arrival (one that runs ahead has them come whenever they are read).
+    private mutating func anchor(at time: CoordinatorTime, offset: Int64 = 0) -> Decision {
+        skipped = 0
+        self.offset = offset
+        return .anchor(at: time)
+    }
+
+    /// A new input: nothing learnt of the last one's writer holds.
+    public mutating func restart() {
+        self = LiveTimeline(latency: latency, tolerance: tolerance, maxStretch: maxStretch, frameSize: Int(frameSize))
+    }
+
+    /// Learns the writer's clock from a paced frame's lateness (ns); once a second (when
+    /// most of the second's frames came paced), sets the stretch that brings the lateness
+    /// back to nothing.
+    private mutating func follow(_ lateness: Int64, now: Int64) {
+        let from = window.from ?? now
+        window = Window(sum: window.sum + Double(lateness), count: window.count + 1, from: from)
+        let span = Double(now - from) / 1e9
+        guard span >= 1 else { return }
+        defer { window = Window() }
+        guard Double(window.count) >= span * 25 else { return }
+        let error = window.sum / Double(window.count) / 1_000  // µs
+        drift = min(maxStretch, max(-maxStretch, drift + Self.integral * error * span))
+        stretch = min(maxStretch, max(-maxStretch, drift + Self.proportional * error))
     }
 }

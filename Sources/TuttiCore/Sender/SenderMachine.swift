@@ -65,6 +65,9 @@ public struct SenderMachine: Sendable {
         case skipFrame
         /// Encode the buffer's first packet of frames (dropping them) and report `encoded`.
         case encode
+        /// Stretch the live input by `ppm` from now on (positive: more frames come out than
+        /// go in), so that its writer's clock keeps to the house's (`LiveTimeline`).
+        case stretch(ppm: Double)
         /// Let the source go.
         case close
         case send(RTPPacket)
@@ -82,7 +85,7 @@ public struct SenderMachine: Sendable {
     public let configuration: Configuration
     public private(set) var packetizer: StreamPacketizer
     public private(set) var schedule: SendSchedule
-    private let live: LiveTimeline
+    private var live: LiveTimeline
     private var dry: DryWatch
     private var outbox: [Step] = []
     /// The item being sent, and what its source is like (nil: no source open).
@@ -90,6 +93,11 @@ public struct SenderMachine: Sendable {
     public private(set) var source: SourceFacts?
     /// Frames the shell's buffer holds (48 kHz, not yet encoded).
     public private(set) var buffered: Int64 = 0
+    /// When the last read that gave frames returned (coordinator ns): a live input's newest
+    /// frame arrived then.
+    private var arrivedAt: Int64 = 0
+    /// The stretch the shell was last told (ppm).
+    private var stretching = 0.0
     /// When the epoch's first frame is heard, its media position, and how many frames the
     /// source has given in it.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
@@ -117,7 +125,7 @@ public struct SenderMachine: Sendable {
         packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: initialSequence, initialTimestamp: initialTimestamp,
                                       origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(configuration.codecDelay))
         schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
-        live = LiveTimeline(latency: configuration.latency)
+        live = LiveTimeline(latency: configuration.latency, frameSize: configuration.frameSize)
         dry = DryWatch(latency: configuration.latency)
     }
 
@@ -168,6 +176,10 @@ public struct SenderMachine: Sendable {
     /// The shell opened `itemID`'s source; it is `length` frames long if the source says.
     public mutating func opened(itemID id: Int, _ facts: SourceFacts, length: Int64?) {
         if id == itemID { source = facts }
+        if facts.isLive {
+            live.restart()
+            stretching = 0
+        }
         outbox.append(.news(.opened(itemID: id, length: length)))
     }
 
@@ -194,6 +206,7 @@ public struct SenderMachine: Sendable {
             return
         }
         epochFrames += Int64(frames)
+        if frames > 0 { arrivedAt = now }
         if frames == 0 { ended(id, facts) }
     }
 
@@ -293,11 +306,21 @@ public struct SenderMachine: Sendable {
         let at = CoordinatorTime(nanoseconds: now)
         if let facts = source, facts.isLive {
             let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
-            if schedule.isPastCut(live.heard(now: at, bufferedFrames: buffered)) {
+            let arrived = CoordinatorTime(nanoseconds: arrivedAt)
+            if schedule.isPastCut(planned ?? live.heard(arrived: arrived, bufferedFrames: buffered)) {
                 schedule.rest()  // the epoch ends before this frame (a pause): stop reading
                 return nil
             }
-            switch live.decide(planned: planned, start: epochStart, now: at, bufferedFrames: buffered) {
+            let writer = live.writer
+            let decision = live.decide(planned: planned, start: epochStart, now: at, arrived: arrived, bufferedFrames: buffered)
+            if abs(live.stretch - stretching) >= 1 || (live.stretch == 0) != (stretching == 0) {
+                stretching = live.stretch
+                outbox.append(.stretch(ppm: stretching))
+            }
+            if live.writer != writer, live.writer == .ahead {
+                outbox.append(.note("its writer runs ahead of real time: it is read at the stream's rate, and waits"))
+            }
+            switch decision {
             case .send:
                 break
             case .skip:
@@ -307,10 +330,10 @@ public struct SenderMachine: Sendable {
                 packetizer.restart(at: heard - codecDelay, epoch: packetizer.epoch)
                 anchored = true
             case let .realign(heard):
-                let drift = (planned! - heard) / 1_000_000
+                let late = (heard - planned!) / 1_000_000
                 asking = .live
                 outbox.append(.ask(.realigned(itemID: id, at: heard, position: nil), until: now + 100_000_000))
-                return .note("the live input \(drift > 0 ? "ran ahead of" : "fell behind") the timeline by \(abs(drift)) ms; realigning")
+                return .note("the live input parted from the timeline by \(late) ms (its writer paused, or the sender stalled); realigning")
             }
         }
         if dry.stalled, dry.resumed(now: at, next: packetizer.nextPresentationTime) {

@@ -5,11 +5,15 @@ import TuttiMedia
 /// The stages between a source and the encoder: the track's loudness (ReplayGain, with its
 /// clipping guard), then the house's 48 kHz. One chain runs through the tracks of an epoch:
 /// tracks that follow each other at the same rate go through one converter and come out as
-/// one continuous signal, with no edge between them.
+/// one continuous signal, with no edge between them. A live input always goes through a
+/// converter that can stretch it (`stretch(ppm:)`): its writer's clock is not the house's.
 final class SourceChain {
     /// The house's ReplayGain setting, which the house may change at any time.
     let replayGain: Mutex<ReplayGain>
     private var converter: RateConverter?
+    /// How much a live input is stretched (ppm), and the converter that does it.
+    private var stretching = 0.0
+    private var stretcher: RateConverter?
     private var native: [Float] = []
     /// Glides to a new gain (a track of another loudness, a setting changed) in at most 10 ms.
     private var gain = GainStage(rampFrames: 480)
@@ -38,6 +42,8 @@ final class SourceChain {
             current = source
             nativeFrames = 0
             mediaFrames = 0
+            stretcher = nil
+            stretching = 0
         }
         native.removeAll(keepingCapacity: true)
         guard let n = try source.read(into: &native) else { return nil }
@@ -62,7 +68,13 @@ final class SourceChain {
             // The frames counted so far stay counted at the old rate.
             nativeFrames = AudioFormat.frames(mediaFrames, at: AudioFormat.sampleRate, to: sourceRate)
         }
-        if rate == AudioFormat.sampleRate {
+        if source.isLive {
+            if stretcher?.inputRate != rate {
+                stretcher = try RateConverter(from: rate, stretchable: true)
+                try stretcher!.stretch(ppm: stretching)
+            }
+            try stretcher!.process(native[...], into: &pcm)
+        } else if rate == AudioFormat.sampleRate {
             pcm.append(contentsOf: native)
         } else {
             if converter == nil { converter = try RateConverter(from: rate) }
@@ -82,9 +94,17 @@ final class SourceChain {
         self.converter = nil
     }
 
+    /// Stretches a live input by `ppm` from now on (positive: more frames out than in).
+    func stretch(ppm: Double) throws {
+        stretching = ppm
+        try stretcher?.stretch(ppm: ppm)
+    }
+
     /// A new epoch (a start, a seek, a skip): nothing of the last carries over.
     func reset() {
         converter = nil
+        stretcher = nil
+        stretching = 0
         current = nil
         rate = AudioFormat.sampleRate
         gainSettled = false

@@ -189,6 +189,12 @@ final class Player: @unchecked Sendable {
                 offset = min(pcm.count, offset + encoder.frameSize * 2)
             case .encode:
                 encode()
+            case let .stretch(ppm):
+                do {
+                    try chain.stretch(ppm: ppm)
+                } catch {
+                    log.error("cannot stretch \(source?.name ?? "the live input"): \(error)")
+                }
             case .close:
                 if let s = source, s.closesWhenIdle, !machine.schedule.streaming { log.info("stopped listening to \(s.name)") }
                 source = nil
