@@ -7,12 +7,20 @@
 #   tutti-follower   a room: /usr/bin/tutti-follower and its user service
 # Usage: deploy/make-deb.sh [OUTDIR]   (default: .build/deb)
 #   TUTTI_DEB_PREBUILT=1   use .build/release as it is (else it is built first)
+#   TUTTI_DEB_COMPRESSION  xz (the default: the smallest), zstd, gzip or none: the tests,
+#                          which install the packages and throw them away, use zstd
+#                          (a minute of xz on a slow core, a few seconds of zstd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . deploy/packages.sh
 out=$(realpath -m "${1:-.build/deb}")
 arch=$(dpkg --print-architecture)
 version="0.4.$(git rev-list --count HEAD 2>/dev/null || echo 0)"
+compression=${TUTTI_DEB_COMPRESSION:-xz}
+case "$compression" in
+  xz|zstd|gzip|none) ;;
+  *) echo "make-deb: TUTTI_DEB_COMPRESSION is xz, zstd, gzip or none, not '$compression'" >&2; exit 1 ;;
+esac
 if [ "${TUTTI_DEB_PREBUILT:-0}" != 1 ]; then
   find_swift || { echo "make-deb: Swift 6 is needed to build (deploy/setup.sh)" >&2; exit 1; }
   for product in tutti tutti-follower; do swift build -c release --static-swift-stdlib --product "$product" >/dev/null; done
@@ -125,7 +133,7 @@ chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 control "$root" tutti "$(depends .build/release/tutti), libasound2, adduser" "avahi-daemon, pulseaudio | pipewire-pulse" \
   "synchronized multi-room music: coordinator, control, lyric screens" \
   "Every room of a house plays the same song at the same instant. This package holds every role of tutti: the coordinator (a system service under a user of its own), the follower, lyric screens, tutti ctl, and the MPRIS bridge for a desktop's media keys. A room needs only tutti-follower."
-dpkg-deb --root-owner-group -Zxz --build "$root" "$out/tutti_${version}_${arch}.deb" >/dev/null
+dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$out/tutti_${version}_${arch}.deb" >/dev/null
 
 # --- tutti-follower ---
 root="$work/tutti-follower"
@@ -138,5 +146,5 @@ manpage tutti-follower .build/release/tutti-follower > "$root/usr/share/man/man1
 control "$root" tutti-follower "$(depends .build/release/tutti-follower), libasound2" "avahi-daemon" \
   "synchronized multi-room music: a room's player" \
   "The follower of tutti alone, for the machine beside a speaker (a Raspberry Pi): it finds the coordinator on the network, locks its clock to the coordinator's and plays every sample at the instant the house plays it, through PulseAudio (or PipeWire's pulse server) where one runs, else straight to ALSA. A user service starts it with the sound server; a system service (tutti-follower-alsa) plays to ALSA on a machine with none. No sound server is installed with it."
-dpkg-deb --root-owner-group -Zxz --build "$root" "$out/tutti-follower_${version}_${arch}.deb" >/dev/null
+dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$out/tutti-follower_${version}_${arch}.deb" >/dev/null
 ls -1 "$out"/*_"${version}"_"${arch}".deb

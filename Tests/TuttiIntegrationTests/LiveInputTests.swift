@@ -84,23 +84,24 @@ extension IntegrationTests {
             }
             let raw = h.path("tone.raw")
             try tone.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: raw))
-            /// Runs a writer whose output is the pipe; returns when it started and ended.
-            func unpaced(_ name: String, _ args: [String]) throws -> (Int64, Int64) {
+            /// Runs a writer whose output is the pipe; returns when it started and ended, once
+            /// the room has played what it wrote (it is sent up to 2 s ahead) and a second more.
+            func unpaced(_ name: String, _ args: [String], seconds: Double) throws -> (Int64, Int64) {
                 let began = monotonic.nanosecondsNow()
                 let writer = try ChildProcess(args, stdoutPath: fifo, stderrPath: h.path(name + ".log"))
                 defer { writer.terminate(grace: 1) }
                 #expect(writer.wait(timeout: 15) == 0, "\(name) did not finish: \(h.log(name))")
-                return (began, monotonic.nanosecondsNow())
+                let ended = monotonic.nanosecondsNow()
+                Thread.sleep(forTimeInterval: max(0, Double(began - ended) / 1e9 + seconds + 1))
+                return (began, ended)
             }
             var phases: [(name: String, hertz: Double, began: Int64, ended: Int64, seconds: Double)] = []
-            let (catBegan, catEnded) = try unpaced("cat", ["cat", raw])
+            let (catBegan, catEnded) = try unpaced("cat", ["cat", raw], seconds: 4)
             phases.append(("cat", 440, catBegan, catEnded, 4))
-            Thread.sleep(forTimeInterval: 1)
             let (ffBegan, ffEnded) = try unpaced("ffmpeg", ["ffmpeg", "-nostdin", "-loglevel", "error", "-f", "lavfi", "-i",
                                                             "sine=frequency=550:sample_rate=48000:duration=4", "-af", "volume=3.2",
-                                                            "-ac", "2", "-f", "s16le", "-"])
+                                                            "-ac", "2", "-f", "s16le", "-"], seconds: 4)
             phases.append(("ffmpeg", 550, ffBegan, ffEnded, 4))
-            Thread.sleep(forTimeInterval: 1)
             let fd = open(fifo, O_WRONLY | O_CLOEXEC)
             try #require(fd >= 0)
             defer { close(fd) }
@@ -133,9 +134,10 @@ extension IntegrationTests {
                 #expect(abs(Self.frequency(room, at: first + 1_000_000_000) - phase.hertz) < 10, "\(phase.name)")
                 if unpaced {
                     // The writer waited for the room: its last write went about when the
-                    // room was half a second from its end (what the pipe and a read hold).
+                    // room was 2.5 s from its end (the lookahead it is sent, what the pipe
+                    // and a read hold), not at once.
                     let wrote = Double(phase.ended - phase.began) / 1e9
-                    #expect(wrote > phase.seconds - 1, "\(phase.name) wrote its \(phase.seconds) s in \(wrote) s")
+                    #expect(wrote > phase.seconds - 3, "\(phase.name) wrote its \(phase.seconds) s in \(wrote) s")
                 }
             }
             let log = h.log("coordinator")

@@ -20,7 +20,7 @@ struct PackageTests {
             return
         }
         let h = try Harness("deb")
-        let built = try h.run("make-deb", ["env", "TUTTI_DEB_PREBUILT=1", Harness.packageRoot + "/deploy/make-deb.sh", h.path("debs")], timeout: 120)
+        let built = try h.run("make-deb", ["env", "TUTTI_DEB_PREBUILT=1", "TUTTI_DEB_COMPRESSION=zstd", Harness.packageRoot + "/deploy/make-deb.sh", h.path("debs")], timeout: 120)
         #expect(built.code == 0, "\(built.err)")
         let debs = built.out.split(separator: "\n").map(String.init)
         let tutti = try #require(debs.first { $0.contains("/tutti_") }), follower = try #require(debs.first { $0.contains("/tutti-follower_") })

@@ -28,6 +28,11 @@ public struct SenderMachine: Sendable {
         /// command's lead leaves them 15 ms to spare. The start is then placed again (ns).
         public var startSlack: Int64 = 10_000_000
         public init() {}
+
+        /// Frames of a live input the shell keeps after it encoded them (48 kHz): what went
+        /// out past an epoch's cut (a pause, a realignment) is sent again in the next epoch,
+        /// up to the lookahead ahead (a writer that runs ahead is sent that far, `SendSchedule`).
+        public var keptFrames: Int { Int(lookahead / 1_000_000 * Int64(AudioFormat.sampleRate) / 1_000) + frameSize * 2 }
     }
 
     /// What the source the shell opened is like.
@@ -50,6 +55,9 @@ public struct SenderMachine: Sendable {
         /// A new epoch: reset the encoder; unless `keepBuffer`, empty the sample buffer and
         /// the chain (a live input, or a paced source that ran dry, goes on where it is).
         case restart(keepBuffer: Bool)
+        /// Put back the last `frames` frames encoded, ahead of the buffer (a live input's, sent
+        /// past the last epoch's cut and never heard): they go first in the new epoch.
+        case rewind(frames: Int)
         /// The packetizer of a new epoch (the SDP file describes it).
         case epoch(StreamPacketizer)
         /// Open queue item `itemID` at media `position` and report `opened` or `openFailed`.
@@ -105,6 +113,8 @@ public struct SenderMachine: Sendable {
     private var epochFrames: Int64 = 0
     /// A live source's first frame of the epoch placed the timeline.
     private var anchored = false
+    /// Frames encoded in this epoch (a live input's may be put back, `rewind`).
+    private var encodedInEpoch: Int64 = 0
     /// The chain had nothing more to flush (until something changes).
     private var drained = false
     /// Waiting for the house's answer to a realignment, and what it was about.
@@ -232,6 +242,7 @@ public struct SenderMachine: Sendable {
     /// The shell encoded the buffer's first frames (nil: the encoder failed; they are gone).
     public mutating func encoded(_ payload: [UInt8]?) {
         buffered = max(0, buffered - frameSize)
+        encodedInEpoch += frameSize
         guard let payload else { return }
         pending = packetizer.packetize(payload, frames: configuration.frameSize)
     }
@@ -262,7 +273,9 @@ public struct SenderMachine: Sendable {
                 pending = nil
                 continue
             }
-            if let source { stored = source.isStored }
+            // A live input whose writer runs ahead is sent as far ahead as stored audio: it
+            // waits for the stream, and a room rides out a network that holds its packets.
+            if let source { stored = source.isStored || (source.isLive && live.writer == .ahead) }
             switch schedule.decide(presentation: presentation, now: now, stored: stored) {
             case .over:
                 pending = nil
@@ -356,6 +369,20 @@ public struct SenderMachine: Sendable {
         let goesOn = segment.itemID == itemID && (source?.isLive == true || resumingInPlace)
         if !goesOn { buffered = 0 }
         outbox.append(.restart(keepBuffer: goesOn))
+        if goesOn, source?.isLive == true, anchored, live.writer == .ahead {
+            // What the last epoch sent past its cut was never heard: it goes again, in whole
+            // packets (the rooms fade out at the cut and in at the start). (A paced writer's
+            // timeline is placed by arrival: its new epoch goes on with what arrives.)
+            let next = packetizer.nextPresentationTime + codecDelay
+            let past = schedule.cut.map { AudioFormat.frames(forNanoseconds: max(0, next - $0)) } ?? 0
+            let packets = (past + frameSize - 1) / frameSize * frameSize
+            let frames = min(packets, encodedInEpoch, Int64(configuration.keptFrames) / frameSize * frameSize)
+            if frames > 0 {
+                buffered += frames
+                outbox.append(.rewind(frames: Int(frames)))
+            }
+        }
+        encodedInEpoch = 0
         epochStart = segment.at
         epochPosition = segment.position
         epochFrames = goesOn && source?.isLive == false ? buffered : 0

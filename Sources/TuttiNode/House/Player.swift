@@ -177,6 +177,8 @@ final class Player: @unchecked Sendable {
                     offset = 0
                     chain.reset()
                 }
+            case let .rewind(frames):
+                offset = max(0, offset - frames * 2)
             case let .epoch(packetizer):
                 onEpoch(packetizer)
             case let .open(id, position, reuse):
@@ -258,10 +260,13 @@ final class Player: @unchecked Sendable {
 
     private var bufferedFrames: Int64 { Int64((pcm.count - offset) / 2) }
 
+    /// Drops the samples already encoded, but a live input's last `keptFrames` (the machine
+    /// may put them back: `rewind`); those go once twice as many are held, not at every read.
     private func compact() {
-        if offset > 0 {
-            pcm.removeFirst(offset)
-            offset = 0
+        let kept = source?.isLive == true ? machine.configuration.keptFrames * 2 : 0
+        if offset > 2 * kept {
+            pcm.removeFirst(offset - kept)
+            offset = kept
         }
     }
 
