@@ -100,6 +100,36 @@ public enum Files {
         }
     }
 
+    /// Makes a new folder only this user can enter, under `$TMPDIR` (else /tmp), named
+    /// `prefix` and six random characters; returns its path.
+    public static func makePrivateFolder(prefix: String) throws(SystemError) -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base + "/" + prefix + "XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw SystemError(call: "make a folder in \(base)", errno: errno)
+        }
+        return String(cString: made)
+    }
+
+    /// Makes a named pipe at `path` that only this user can open.
+    public static func makePipe(_ path: String) throws(SystemError) {
+        guard mkfifo(path, 0o600) == 0 else { throw SystemError(call: "make the pipe \(path)", errno: errno) }
+    }
+
+    /// Removes a folder and what is in it (not following links); errors are ignored.
+    public static func removeFolder(_ path: String) {
+        guard let folder = opendir(path) else { return }
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name == "." || name == ".." { continue }
+            let child = path + "/" + name
+            var info = stat()
+            if lstat(child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR { removeFolder(child) } else { unlink(child) }
+        }
+        closedir(folder)
+        rmdir(path)
+    }
+
     /// The folder `path` is in ("." for a bare name).
     public static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }

@@ -22,6 +22,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The sample rate of --pcm: 48000 or 44100 (converted to 48 kHz).")
     var pcmRate: Int = 48_000
 
+    @Option(help: "Be a receiver that another protocol's senders play to: librespot[:NAME] makes the house a Spotify Connect speaker named NAME (with librespot, which must be installed). The queue becomes this one live source (as the queue entry librespot:NAME).")
+    var source: String?
+
     @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
     var loop = false
 
@@ -117,7 +120,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try Self.listenAddress(controlListen)
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
-        if !inputs.isEmpty && pcmPath != nil { throw ValidationError("use either files or --pcm, not both") }
+        if [!inputs.isEmpty, pcmPath != nil, source != nil].filter({ $0 }).count > 1 {
+            throw ValidationError("use one of files, --pcm and --source")
+        }
+        if let source {
+            guard ReceiverEntry.isReceiver(source) else { throw ValidationError("--source takes librespot[:NAME], not '\(source)'") }
+            do { _ = try ReceiverEntry(parsing: source) } catch { throw ValidationError("--source: \(error)") }
+        }
         for folder in libraryFolders where InputFile.kind(of: folder) != .folder {
             throw ValidationError("--library \(folder): not a folder")
         }
@@ -187,6 +196,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         var entries: [PlaylistParser.Entry] = []
         if let pcmInput {
             tracks = [pcmInput]
+        } else if let source {
+            tracks = [try ReceiverEntry(parsing: source).entry]
         } else if !inputs.isEmpty {
             entries = try await TrackSource.expand(inputs)
             tracks = entries.map(\.location)

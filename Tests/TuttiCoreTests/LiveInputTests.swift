@@ -45,6 +45,48 @@ struct LiveInputTests {
         #expect(QueueItem(id: 1, path: "pcm:-").isLive && !QueueItem(id: 2, path: "/a.mp3").isLive)
     }
 
+    // MARK: - Receivers
+
+    @Test func receiversAreNamedAndLive() throws {
+        #expect(try ReceiverEntry(parsing: "librespot:Stofa") == ReceiverEntry(kind: .librespot, name: "Stofa"))
+        #expect(try ReceiverEntry(parsing: "librespot") == ReceiverEntry(kind: .librespot, name: "tutti"))
+        #expect(try ReceiverEntry(parsing: "librespot:") == ReceiverEntry(kind: .librespot, name: "tutti"))
+        #expect(try ReceiverEntry(parsing: "librespot:Stofa").title == "Spotify Connect: Stofa")
+        #expect(LiveInput.isLive("librespot:Stofa") && QueueItem(id: 1, path: "librespot:x").isLive)
+        #expect(!ReceiverEntry.isReceiver("librespotty") && !ReceiverEntry.isReceiver("/music/librespot:a.mp3"))
+        #expect(throws: LiveInputError.badReceiverName(String(repeating: "x", count: 64))) {
+            try ReceiverEntry(parsing: "librespot:" + String(repeating: "x", count: 64))
+        }
+        #expect(throws: LiveInputError.badReceiverName("  ")) { try ReceiverEntry(parsing: "librespot:  ") }
+        #expect(throws: LiveInputError.notLive("librespot:x")) { try LiveInput(parsing: "librespot:x") }
+    }
+
+    /// librespot's events as its hook writes them (fields ended by NULs, an event by one
+    /// more), in pieces of any size: the track it names, whether it plays; a malformed or
+    /// oversized event is dropped and the next is read.
+    @Test func aReceiversEventsSayWhatPlays() {
+        func event(_ fields: [String]) -> [UInt8] { fields.flatMap { Array($0.utf8) + [0] } + [0] }
+        let stream = event(["PLAYER_EVENT=session_connected", "NAME="])
+            + event(["PLAYER_EVENT=track_changed", "NAME=Hljómalind", "ARTISTS=Sigur Rós\nJónsi", "ALBUM=Með suð"])
+            + event(["PLAYER_EVENT=playing", "POSITION_MS=0"])
+            + event(["no equals sign"])
+            + Array(repeating: UInt8(ascii: "x"), count: ReceiverEvents.maximumEvent + 10) + [0, 0]
+            + event(["PLAYER_EVENT=paused"])
+        for piece in [1, 7, 4_096, stream.count] {
+            var events = ReceiverEvents()
+            var at = 0
+            while at < stream.count {
+                events.take(stream[at..<min(stream.count, at + piece)])
+                at += piece
+            }
+            #expect(events.track.title == "Hljómalind" && events.track.artist == "Sigur Rós, Jónsi" && events.track.album == "Með suð")
+            #expect(events.playing == false && events.read == 4 && events.dropped == 2, "\(events.read) read, \(events.dropped) dropped")
+        }
+        var gone = ReceiverEvents()
+        gone.take(event(["PLAYER_EVENT=track_changed", "NAME=A"]) + event(["PLAYER_EVENT=session_disconnected"]))
+        #expect(gone.track.title == nil && gone.playing == false)
+    }
+
     // MARK: - The timeline
 
     let timeline = LiveTimeline(latency: 150 * Self.ms)

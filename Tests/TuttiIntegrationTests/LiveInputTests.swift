@@ -147,6 +147,51 @@ extension IntegrationTests {
             #expect(realigned <= phases.count - 1, "\(realigned) realignments: \(log)")
         }
 
+        /// The house as a Spotify Connect speaker (`--source librespot:NAME`), with a stand-in
+        /// for librespot that behaves as it does (bench/lib/librespot_standin.py): it writes a
+        /// 44.1 kHz tone as fast as the pipe takes and names the track through its event
+        /// hook. Now playing shows what the sender named; the room hears the tone whole, at
+        /// its pitch; the receiver ends with the coordinator.
+        @Test func aSpotifyConnectReceiverPlaysWhatItsSenderNames() throws {
+            let h = try Harness("librespot")
+            let bin = h.path("bin")
+            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+            let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/librespot_standin.py \"$@\"\n"
+            FileManager.default.createFile(atPath: bin + "/librespot", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
+            h.environment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            h.environment["STANDIN_PIDFILE"] = h.path("librespot.pid")
+            h.environment["STANDIN_SECONDS"] = "5"
+            let control = ControlTests()
+            let clock = try control.coordinator(h, [], ["--source", "librespot:Stofa"])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            let api = try ControlAPI(h)
+            let monotonic = SystemClock()
+            let began = monotonic.nanosecondsNow()
+            #expect(Harness.wait(timeout: 8) { (try? api.nowPlaying.title) == "Hljómalind" }, "\((try? api.nowPlaying).map { "\($0)" } ?? "")")
+            let card = try api.nowPlaying
+            #expect(card.artist == "Sigur Rós, Jónsi" && card.album == "Með suð í eyrum við spilum endalaust" && card.duration == nil, "\(card)")
+            #expect(card.path == "librespot:Stofa")
+            // A receiver cannot seek.
+            let seek = try api.call("POST", "/transport/seek", json: #"{"position": 2}"#)
+            #expect(seek.status == 409, "\(seek)")
+            Thread.sleep(forTimeInterval: max(0, 7 - Double(monotonic.nanosecondsNow() - began) / 1e9))
+            h.stop("a")
+
+            let room = try control.wav(h.path("a.wav"))
+            let first = try #require(room.firstSound(after: began), "the tone was never heard")
+            let last = try #require(room.lastSound(before: first + 7_000_000_000))
+            let heard = Double(last - first) / 1e9
+            #expect(heard > 4.75 && heard < 5.02, "\(heard) s of the 5 s tone heard")
+            let (quiet, step) = Self.gaps(room, from: first + 100_000_000, to: last - 100_000_000)
+            #expect(quiet.isEmpty && step < 0.1, "quiet at \(quiet.prefix(8)) s, a step of \(step)")
+            #expect(abs(Self.frequency(room, at: first + 2_000_000_000) - 660) < 10)
+
+            // The receiver ends with the coordinator.
+            let pid = try #require(Int32(String(decoding: Files.read(h.path("librespot.pid")) ?? [], as: UTF8.self)))
+            h.stop("coordinator")
+            #expect(Harness.wait(timeout: 5) { kill(pid, 0) != 0 }, "librespot (pid \(pid)) outlived the coordinator")
+        }
+
         @Test func aPipedInputFallsQuietWithItsWriterAndComesBackAndIsNotReadWhilePaused() throws {
             let h = try Harness("live")
             let fifo = h.path("player.fifo")

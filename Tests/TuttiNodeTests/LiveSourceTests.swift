@@ -14,6 +14,21 @@ struct LiveSourceTests {
 
     static func s16(_ values: [Int16]) -> [UInt8] { values.flatMap { [UInt8(truncatingIfNeeded: $0), UInt8(truncatingIfNeeded: $0 >> 8)] } }
 
+    /// A receiver whose program is not installed fails with what to do, and leaves no
+    /// folder of its own behind; a bad name is refused before anything runs.
+    @Test func aReceiverWithoutItsProgramSaysWhatIsMissing() throws {
+        let before = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        do {
+            _ = try ReceiverSource(ReceiverEntry(kind: .librespot, name: "Stofa"), program: "tutti-no-such-librespot")
+            Issue.record("a receiver started without its program")
+        } catch {
+            #expect("\(error)".contains("needs tutti-no-such-librespot, which is not installed here"), "\(error)")
+        }
+        let after = Set((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? [])
+        #expect(after.subtracting(before).filter { $0.hasPrefix("tutti-librespot-") }.isEmpty)
+        #expect(throws: LiveInputError.badReceiverName("a\nb")) { try ReceiverEntry(parsing: "librespot:a\nb") }
+    }
+
     @Test func aNamedPipeIsLiveAndOutlivesItsWriter() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

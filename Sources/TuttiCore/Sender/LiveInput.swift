@@ -24,12 +24,13 @@ public struct LiveInput: Equatable, Sendable {
         self.rate = rate
     }
 
-    /// True when a queue entry names a live input rather than a file.
-    public static func isLive(_ entry: String) -> Bool { entry.hasPrefix(scheme) }
+    /// True when a queue entry names a live input rather than a file: raw PCM (`pcm:`) or a
+    /// receiver (`ReceiverEntry`).
+    public static func isLive(_ entry: String) -> Bool { entry.hasPrefix(scheme) || ReceiverEntry.isReceiver(entry) }
 
     /// Reads `pcm:PATH[?format=F&rate=R]`.
     public init(parsing entry: String) throws(LiveInputError) {
-        guard Self.isLive(entry) else { throw .notLive(entry) }
+        guard entry.hasPrefix(Self.scheme) else { throw .notLive(entry) }
         let rest = entry.dropFirst(Self.scheme.count)
         let parts = rest.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)
         guard let path = parts.first, !path.isEmpty else { throw .noPath(entry) }
@@ -73,6 +74,7 @@ public enum LiveInputError: Error, Equatable, Sendable, CustomStringConvertible 
     case badFormat(String)
     case badRate(String)
     case unknownSetting(String)
+    case badReceiverName(String)
 
     public var description: String {
         switch self {
@@ -82,6 +84,54 @@ public enum LiveInputError: Error, Equatable, Sendable, CustomStringConvertible 
             "unknown PCM format '\(f)': use \(LiveInput.SampleFormat.allCases.map(\.rawValue).joined(separator: " or "))"
         case let .badRate(r): "PCM rate '\(r)' is not supported: use rate=48000 or rate=44100"
         case let .unknownSetting(s): "unknown PCM input setting '\(s)': use format= and rate="
+        case let .badReceiverName(n): "'\(n)' cannot name a receiver: use 1 to 63 bytes on one line"
         }
     }
+}
+
+/// A receiver that senders of another protocol play to, run by the coordinator as a child
+/// process that writes into a pipe of its own: `librespot:NAME` makes the house a Spotify
+/// Connect speaker named NAME (with librespot, which Debian does not package). Live, as a
+/// `pcm:` input is: no length, no seeking.
+public struct ReceiverEntry: Equatable, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case librespot
+
+        /// What now playing calls its audio.
+        public var service: String { "Spotify Connect" }
+    }
+
+    public var kind: Kind
+    /// The name senders see.
+    public var name: String
+
+    public static let defaultName = "tutti"
+
+    public init(kind: Kind, name: String = ReceiverEntry.defaultName) {
+        self.kind = kind
+        self.name = name
+    }
+
+    /// True when a queue entry names a receiver (`librespot:` or `librespot:NAME`).
+    public static func isReceiver(_ entry: String) -> Bool {
+        Kind.allCases.contains { entry == $0.rawValue || entry.hasPrefix($0.rawValue + ":") }
+    }
+
+    /// Reads `librespot[:NAME]`; a name is 1 to 63 bytes with no control characters.
+    public init(parsing entry: String) throws(LiveInputError) {
+        guard let kind = Kind.allCases.first(where: { entry == $0.rawValue || entry.hasPrefix($0.rawValue + ":") }) else {
+            throw .notLive(entry)
+        }
+        let rest = entry.dropFirst(kind.rawValue.count).drop { $0 == ":" }
+        let name = rest.isEmpty ? Self.defaultName : String(rest)
+        guard name.utf8.count <= 63, !name.contains(where: { $0.isNewline || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }),
+              !name.trimmingSpaces().isEmpty else { throw .badReceiverName(String(rest)) }
+        self.init(kind: kind, name: name)
+    }
+
+    /// The entry as the queue keeps it.
+    public var entry: String { kind.rawValue + ":" + name }
+
+    /// What now playing calls it until its sender says what plays.
+    public var title: String { "\(kind.service): \(name)" }
 }

@@ -49,6 +49,7 @@ extension FrameSource {
 /// `pcmFiles`: the `pcm:` entries that may read a regular file (those the coordinator was
 /// started with); any other plays a named pipe or standard input only.
 func openFrameSource(_ entry: String, pcmFiles: Set<String> = []) throws -> any FrameSource {
+    if ReceiverEntry.isReceiver(entry) { return try ReceiverSource(ReceiverEntry(parsing: entry)) }
     if LiveInput.isLive(entry) { return try PCMReader(LiveInput(parsing: entry), allowingFile: pcmFiles.contains(entry)) }
     if RemoteLocation.isRemote(entry) { return try RemoteSource(url: entry) }
     return try FileSource(path: entry)

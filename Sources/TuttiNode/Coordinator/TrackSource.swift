@@ -77,6 +77,14 @@ public enum TrackSource {
     private static func expand(_ input: String, title: String?, within playlists: [String], fetcher: RemoteFetcher,
                                pcmFiles: Bool = true, budget: inout Budget, into entries: inout [PlaylistParser.Entry]) async throws {
         let top = playlists.isEmpty
+        if ReceiverEntry.isReceiver(input) {
+            do {
+                entries.append(.init(location: try ReceiverEntry(parsing: input).entry, title: title))
+            } catch {
+                if top { throw SourceError.badLiveInput(error) }
+            }
+            return
+        }
         if LiveInput.isLive(input) {
             let live: LiveInput
             do {
@@ -191,6 +199,8 @@ public enum SourceError: Error, CustomStringConvertible {
     case tooMany(String, String)
     /// `pcm:` on a regular file, not given on the coordinator's command line.
     case pcmFile(String)
+    /// A receiver (`librespot:`) that cannot run, and why.
+    case receiver(String)
     public var description: String {
         switch self {
         case let .missing(p): "no such file or folder: \(p)"
@@ -204,6 +214,7 @@ public enum SourceError: Error, CustomStringConvertible {
         case let .tooDeep(p): "\(p) lies more than \(TrackSource.maximumDepth) playlists deep: refused"
         case let .tooMany(p, bound):
             "more than \(bound) at \(p.count > 120 ? String(p.prefix(120)) + "…" : p): tutti takes at most that much from one request; nothing was queued"
+        case let .receiver(why): why
         case let .pcmFile(p): "\(p) is a regular file: pcm: plays a named pipe or standard input (a file only when the coordinator is started with it)"
         }
     }

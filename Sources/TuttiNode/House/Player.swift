@@ -122,8 +122,10 @@ final class Player: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Runs until the stop flag is set.
+    /// Runs until the stop flag is set; then lets its source go (a receiver's process ends
+    /// with it).
     func run() {
+        defer { source = nil }
         while !stopFlag.isSet {
             let until = turn()
             condition.lock()

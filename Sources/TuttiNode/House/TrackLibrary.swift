@@ -89,7 +89,7 @@ public final class TrackLibrary: Sendable {
         if LiveInput.isLive(path) {
             // A live input has no tags: it is called by what it is. Never opened here.
             var tags = TrackTags()
-            tags.title = (try? LiveInput(parsing: path))?.title ?? path
+            tags.title = (try? LiveInput(parsing: path))?.title ?? (try? ReceiverEntry(parsing: path))?.title ?? path
             return Info(tags: tags, length: nil, hasArtwork: false)
         }
         if RemoteLocation.isRemote(path) {

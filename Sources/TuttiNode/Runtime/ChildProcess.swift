@@ -89,6 +89,19 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Where `program` is found in PATH (or the path itself, when it names one), if it is
+    /// an executable file.
+    public static func find(_ program: String) -> String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in path.split(separator: ":") where !folder.isEmpty {
+            let candidate = folder + "/" + program
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
     /// Runs a command to completion (at most `timeout` seconds); returns its standard
     /// output when it exits 0.
     public static func output(_ arguments: [String], timeout: Double = 5) -> String? {
