@@ -64,7 +64,7 @@ manpage() { # NAME COMMAND...
 # Copies a binary without its debugging sections (the symbols Swift needs stay).
 binary() { install -D -m 0755 "$1" "$2"; objcopy --strip-debug "$2"; }
 
-control() { # DIR PACKAGE DEPENDS RECOMMENDS DESCRIPTION LONG
+control() { # DIR PACKAGE DEPENDS RECOMMENDS DESCRIPTION LONG [SUGGESTS]
   mkdir -p "$1/DEBIAN"
   cat > "$1/DEBIAN/control" <<CONTROL
 Package: $2
@@ -75,7 +75,8 @@ Section: sound
 Priority: optional
 Depends: $3
 Recommends: $4
-Installed-Size: $(du -ks "$1" | cut -f1)
+${7:+Suggests: $7
+}Installed-Size: $(du -ks "$1" | cut -f1)
 Homepage: https://github.com/tutti
 Description: $5
 $(echo "$6" | fold -s -w 78 | sed 's/^/ /')
@@ -132,7 +133,8 @@ SCRIPT
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
 control "$root" tutti "$(depends .build/release/tutti), libasound2, adduser" "avahi-daemon, pulseaudio | pipewire-pulse" \
   "synchronized multi-room music: coordinator, control, lyric screens" \
-  "Every room of a house plays the same song at the same instant. This package holds every role of tutti: the coordinator (a system service under a user of its own), the follower, lyric screens, tutti ctl, and the MPRIS bridge for a desktop's media keys. A room needs only tutti-follower."
+  "Every room of a house plays the same song at the same instant. This package holds every role of tutti: the coordinator (a system service under a user of its own), the follower, lyric screens, tutti ctl, and the MPRIS bridge for a desktop's media keys. A room needs only tutti-follower. The coordinator can be an AirPlay receiver with shairport-sync." \
+  "shairport-sync"
 dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$out/tutti_${version}_${arch}.deb" >/dev/null
 
 # --- tutti-follower ---

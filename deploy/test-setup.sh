@@ -19,12 +19,17 @@ install_packages \
   `# media keys (MPRIS) driven by playerctl; packages built, checked and installed into a clean root` \
   playerctl dpkg-dev debootstrap systemd \
   `# the virtual sound card (bench/vcard): built here with gcc, played to by aplay in its test` \
-  alsa-utils gcc libc6-dev
-# snapserver's package starts a system service; tutti's benchmark runs its own.
-if systemctl is-enabled snapserver >/dev/null 2>&1; then
-  sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
-  $sudo_ systemctl disable --now snapserver >/dev/null 2>&1 || true
-fi
+  alsa-utils gcc libc6-dev \
+  `# AirPlay as a source: the receiver the coordinator runs, and a real sender (RAOP) for its test` \
+  shairport-sync pulseaudio-module-raop
+# snapserver's and shairport-sync's packages start system services; tutti's benchmark runs
+# its own snapserver, and the coordinator its own shairport-sync.
+for service in snapserver shairport-sync; do
+  if systemctl is-enabled "$service" >/dev/null 2>&1; then
+    sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+    $sudo_ systemctl disable --now "$service" >/dev/null 2>&1 || true
+  fi
+done
 
 # The virtual sound card (bench/vcard): an ALSA plugin whose rooms have crystals of their
 # own, built and installed with its configuration (tutti_vcard:NAME,PPM).

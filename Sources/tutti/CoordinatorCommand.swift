@@ -22,7 +22,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "The sample rate of --pcm: 48000 or 44100 (converted to 48 kHz).")
     var pcmRate: Int = 48_000
 
-    @Option(help: "Be a receiver that another protocol's senders play to: librespot[:NAME] makes the house a Spotify Connect speaker named NAME (with librespot, which must be installed). The queue becomes this one live source (as the queue entry librespot:NAME).")
+    @Option(help: "Be a receiver that another protocol's senders play to: airplay[:NAME] makes the house an AirPlay receiver named NAME (with shairport-sync and avahi-daemon), librespot[:NAME] a Spotify Connect speaker (with librespot, which must be installed). The queue becomes this one live source (as the queue entry airplay:NAME or librespot:NAME).")
     var source: String?
 
     @Flag(help: "Start again from the first track after the last one (loop mode 'all').")
@@ -124,7 +124,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             throw ValidationError("use one of files, --pcm and --source")
         }
         if let source {
-            guard ReceiverEntry.isReceiver(source) else { throw ValidationError("--source takes librespot[:NAME], not '\(source)'") }
+            guard ReceiverEntry.isReceiver(source) else { throw ValidationError("--source takes airplay[:NAME] or librespot[:NAME], not '\(source)'") }
             do { _ = try ReceiverEntry(parsing: source) } catch { throw ValidationError("--source: \(error)") }
         }
         for folder in libraryFolders where InputFile.kind(of: folder) != .folder {

@@ -87,6 +87,91 @@ struct LiveInputTests {
         #expect(gone.track.title == nil && gone.playing == false)
     }
 
+    /// shairport-sync's metadata pipe, as it wrote it while PulseAudio's RAOP sink played to
+    /// it (recorded in AirPlayTests' rig): a session that began, paused, went on and ended.
+    static let recordedAirPlay = #"""
+<item><type>73736e63</type><code>736e7561</code><length>26</length>
+<data encoding="base64">
+aVR1bmVzLzExLjAuNCAoV2luZG93czsgTik=</data></item>
+<item><type>73736e63</type><code>636c6970</code><length>9</length>
+<data encoding="base64">
+MTAuNzkuMC4y</data></item>
+<item><type>73736e63</type><code>73766970</code><length>9</length>
+<data encoding="base64">
+MTAuNzkuMC4x</data></item>
+<item><type>73736e63</type><code>61626567</code><length>0</length></item>
+<item><type>73736e63</type><code>70626567</code><length>0</length></item>
+<item><type>73736e63</type><code>70666c73</code><length>10</length>
+<data encoding="base64">
+MzI2NzYyMjI4NQ==</data></item>
+<item><type>73736e63</type><code>70766f6c</code><length>21</length>
+<data encoding="base64">
+MC4wMCwwLjAwLC05Ni4zMCwwLjAw</data></item>
+<item><type>73736e63</type><code>70766f6c</code><length>21</length>
+<data encoding="base64">
+MC4wMCwwLjAwLC05Ni4zMCwwLjAw</data></item>
+<item><type>73736e63</type><code>70666672</code><length>0</length></item>
+<item><type>73736e63</type><code>7072736d</code><length>0</length></item>
+<item><type>73736e63</type><code>70666c73</code><length>10</length>
+<data encoding="base64">
+MzI2Nzg4Njk4OQ==</data></item>
+<item><type>73736e63</type><code>70656e64</code><length>0</length></item>
+"""#
+
+    /// What an iTunes-like sender adds (written in the pipe's format: a track's fields
+    /// between mdst and mden, then its cover art), and two items it cannot read.
+    static let senderAirPlay = #"""
+<item><type>73736e63</type><code>6d647374</code><length>0</length></item>
+<item><type>636f7265</type><code>6d696e6d</code><length>11</length>
+<data encoding="base64">
+SG9wcMOtcG9sbGE=</data></item>
+<item><type>636f7265</type><code>61736172</code><length>10</length>
+<data encoding="base64">
+U2lndXIgUsOzcw==</data></item>
+<item><type>636f7265</type><code>6173616c</code><length>7</length>
+<data encoding="base64">
+VGFray4uLg==</data></item>
+<item><type>73736e63</type><code>6d64656e</code><length>0</length></item>
+<item><type>73736e63</type><code>50494354</code><length>11</length>
+<data encoding="base64">
+iVBORw0KGgoBAgM=</data></item>
+<item><type>73736e63</type><code>7072736d</code><length>0</length></item>
+<item><type>636f7265</type><code>6d696e6d</code><length>5</length>
+<data encoding="base64">
+!!!!</data></item>
+<item><type>636f7265</type><code>6d696e6d</code><length>9</length>
+<data encoding="base64">
+SGk=</data></item>
+"""#
+
+    /// The metadata pipe read in pieces of any size: the session's state from the recorded
+    /// bytes, then the track, its cover art and that it plays again; a malformed item is
+    /// dropped and the next read.
+    @Test func airPlayMetadataSaysWhatPlays() {
+        let recorded = Array(Self.recordedAirPlay.utf8), sender = Array(Self.senderAirPlay.utf8)
+        for piece in [1, 13, 4_096, recorded.count + sender.count] {
+            var metadata = AirPlayMetadata()
+            let all = recorded + sender
+            var at = 0
+            while at < all.count {
+                metadata.take(all[at..<min(all.count, at + piece)])
+                at += piece
+            }
+            #expect(metadata.read == 12 + 7 && metadata.dropped == 2, "\(metadata.read) read, \(metadata.dropped) dropped")
+            #expect(metadata.track.title == "Hoppípolla" && metadata.track.artist == "Sigur Rós" && metadata.track.album == "Takk...")
+            #expect(metadata.track.pictures.first?.mimeType == "image/png" && metadata.track.pictures.first?.data.count == 11)
+            #expect(metadata.playing == true)
+        }
+        var session = AirPlayMetadata()
+        session.take(Array(Self.recordedAirPlay.utf8))
+        #expect(session.read == 12 && session.playing == false && session.track.title == nil)
+        // An item that never ends does not grow the reader past its bound.
+        var endless = AirPlayMetadata()
+        endless.take(Array("<item><type>".utf8) + [UInt8](repeating: 0x41, count: AirPlayMetadata.maximumItem + 100))
+        endless.take(Array(Self.senderAirPlay.utf8))
+        #expect(endless.track.title == "Hoppípolla")
+    }
+
     // MARK: - The timeline
 
     let timeline = LiveTimeline(latency: 150 * Self.ms)

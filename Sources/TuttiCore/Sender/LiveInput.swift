@@ -91,14 +91,28 @@ public enum LiveInputError: Error, Equatable, Sendable, CustomStringConvertible 
 
 /// A receiver that senders of another protocol play to, run by the coordinator as a child
 /// process that writes into a pipe of its own: `librespot:NAME` makes the house a Spotify
-/// Connect speaker named NAME (with librespot, which Debian does not package). Live, as a
-/// `pcm:` input is: no length, no seeking.
+/// Connect speaker named NAME (with librespot, which Debian does not package), `airplay:NAME`
+/// an AirPlay receiver (with shairport-sync). Live, as a `pcm:` input is: no length, no
+/// seeking.
 public struct ReceiverEntry: Equatable, Sendable {
     public enum Kind: String, Sendable, CaseIterable {
-        case librespot
+        case librespot, airplay
 
         /// What now playing calls its audio.
-        public var service: String { "Spotify Connect" }
+        public var service: String {
+            switch self {
+            case .librespot: "Spotify Connect"
+            case .airplay: "AirPlay"
+            }
+        }
+
+        /// The program that receives.
+        public var program: String {
+            switch self {
+            case .librespot: "librespot"
+            case .airplay: "shairport-sync"
+            }
+        }
     }
 
     public var kind: Kind
@@ -112,12 +126,13 @@ public struct ReceiverEntry: Equatable, Sendable {
         self.name = name
     }
 
-    /// True when a queue entry names a receiver (`librespot:` or `librespot:NAME`).
+    /// True when a queue entry names a receiver (`librespot:`, `airplay:NAME`...).
     public static func isReceiver(_ entry: String) -> Bool {
         Kind.allCases.contains { entry == $0.rawValue || entry.hasPrefix($0.rawValue + ":") }
     }
 
-    /// Reads `librespot[:NAME]`; a name is 1 to 63 bytes with no control characters.
+    /// Reads `librespot[:NAME]` or `airplay[:NAME]`; a name is 1 to 63 bytes with no control
+    /// characters.
     public init(parsing entry: String) throws(LiveInputError) {
         guard let kind = Kind.allCases.first(where: { entry == $0.rawValue || entry.hasPrefix($0.rawValue + ":") }) else {
             throw .notLive(entry)

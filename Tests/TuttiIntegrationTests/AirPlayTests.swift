@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+import TuttiCore
+import TuttiNet
+import TuttiNode
+
+extension IntegrationTests {
+/// The house as an AirPlay receiver (`--source airplay:NAME`: shairport-sync, run by the
+/// coordinator), played to by a real AirPlay sender: PulseAudio's RAOP sink on a second host
+/// of a network of two (network namespaces, each with its system bus and avahi-daemon, as
+/// the discovery tests make them; shairport-sync announces itself through avahi).
+@Suite("AirPlay as a source", .serialized, .timeLimit(.minutes(2)))
+struct AirPlayTests {
+    @Test func anAirPlaySenderPlaysThroughTheHouse() throws {
+        let h = try Harness("airplay")
+        for tool in ["shairport-sync", "pulseaudio", "pacat"] where ChildProcess.find(tool) == nil {
+            print("AirPlayTests skipped: \(tool) is not installed (deploy/test-setup.sh installs it)")
+            return
+        }
+        guard let net = try DiscoveryTests.Network(h) else { return }
+        defer { withExtendedLifetime(net) {} }
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", "--source", "airplay:Stofa", "--multicast", "off",
+                                                     "--clock-listen", clock, "--control-listen", "127.0.0.1:0"])
+        try net.start("a", on: net.house, [Harness.binary, "follower", "--coordinator", clock, "--unicast", "--output",
+                                           "wav:" + h.path("a.wav"), "--name", "a", "--status-interval", "1"])
+        #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("room 'a' joined") }, "\(h.log("coordinator"))")
+        #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("airplay:Stofa: ready") }, "\(h.log("coordinator"))")
+
+        // The sender: a PulseAudio server on the other host whose RAOP sink streams to the
+        // house (the receiver's RTSP port, 5000); 6 s of a tone into it.
+        let runtime = h.path("pulse")
+        try FileManager.default.createDirectory(atPath: runtime, withIntermediateDirectories: true)
+        let pulse = ["XDG_RUNTIME_DIR": runtime, "HOME": runtime, "PULSE_SERVER": "unix:\(runtime)/native"]
+        try net.start("pulseaudio", on: net.room, [
+            "pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disallow-exit",
+            "-L", "module-native-protocol-unix socket=\(runtime)/native auth-anonymous=1",
+            "-L", "module-raop-sink server=[10.79.0.1]:5000 sink_name=airplay protocol=UDP encryption=RSA codec=ALAC",
+        ], environment: pulse)
+        #expect(Harness.wait(timeout: 10) { FileManager.default.fileExists(atPath: "\(runtime)/native") }, "\(h.log("pulseaudio"))")
+        // 550 Hz for 2 s, then 660 Hz for 4 s (phase continuous).
+        var tone = [Int16]()
+        var phase = 0.0
+        for i in 0..<(44_100 * 6) {
+            phase += 2 * .pi * (i < 44_100 * 2 ? 550 : 660) / 44_100
+            let v = Int16(sin(phase) * 0.4 * 32_767)
+            tone += [v, v]
+        }
+        try tone.withUnsafeBytes { Data($0) }.write(to: URL(fileURLWithPath: h.path("tone.raw")))
+        let monotonic = SystemClock()
+        let began = monotonic.nanosecondsNow()
+        let sent = try net.run("pacat", on: net.room, ["pacat", "--playback", "-d", "airplay", "--rate=44100", "--channels=2",
+                                                        "--format=s16le", h.path("tone.raw")], environment: pulse)
+        #expect(sent.code == 0, "\(sent)")
+        // AirPlay's own latency (2 s) and the house's: heard until about 9 s from the start.
+        Thread.sleep(forTimeInterval: max(0, 10 - Double(monotonic.nanosecondsNow() - began) / 1e9))
+        h.stop("a")
+
+        let control = ControlTests()
+        let room = try control.wav(h.path("a.wav"))
+        let first = try #require(room.firstSound(after: began), "the sender was never heard: \(h.log("coordinator")) \(h.log("pulseaudio"))")
+        let last = try #require(room.lastSound(before: first + 8_000_000_000))
+        let heard = Double(last - first) / 1e9
+        // The sender's session takes a moment to start (PulseAudio's RAOP sink and
+        // shairport-sync drop about the first second); from there on, all of it, to its end.
+        #expect(heard > 4 && heard < 6.05, "\(heard) s of the 6 s heard")
+        #expect(abs(IntegrationTests.LiveInputTests.frequency(room, at: last - 500_000_000) - 660) < 10)
+        let (quiet, step) = IntegrationTests.LiveInputTests.gaps(room, from: first + 200_000_000, to: last - 200_000_000)
+        #expect(quiet.isEmpty && step < 0.1, "quiet at \(quiet.prefix(8)) s, a step of \(step)")
+        h.stop("pulseaudio")
+        h.stop("coordinator")
+        #expect(ChildProcess.output(["pgrep", "-f", "shairport-sync --name=Stofa"]) == nil, "shairport-sync outlived the coordinator")
+    }
+}
+}
