@@ -29,6 +29,32 @@ struct LiveSourceTests {
         #expect(throws: LiveInputError.badReceiverName("a\nb")) { try ReceiverEntry(parsing: "librespot:a\nb") }
     }
 
+    /// What a receiver's sender shows: its tags, and its cover, which is served, and whose
+    /// change is counted (so that a page asks for the new one); a file's tags set from its
+    /// stream never claim a cover.
+    @Test func aReceiversCoverIsKeptAndItsChangesCounted() {
+        let library = TrackLibrary()
+        var tags = TrackTags()
+        tags.title = "Hoppípolla"
+        tags.pictures = [TrackTags.Picture(mimeType: "image/png", kind: 3, description: "", data: [0x89, 0x50, 0x4E, 0x47, 1])]
+        library.setTags(tags, of: "airplay:Stofa")
+        var info = library.info("airplay:Stofa")
+        #expect(info.tags.title == "Hoppípolla" && info.tags.pictures.isEmpty && info.hasArtwork && info.artworkVersion == 1)
+        #expect(library.artwork("airplay:Stofa")?.data == [0x89, 0x50, 0x4E, 0x47, 1])
+        library.setTags(tags, of: "airplay:Stofa")
+        #expect(library.info("airplay:Stofa").artworkVersion == 1, "the same cover again")
+        tags.title = "Glósóli"
+        tags.pictures[0].data = [0x89, 0x50, 0x4E, 0x47, 2]
+        library.setTags(tags, of: "airplay:Stofa")
+        info = library.info("airplay:Stofa")
+        #expect(info.tags.title == "Glósóli" && info.artworkVersion == 2 && library.artwork("airplay:Stofa")?.data.last == 2)
+        tags.pictures = []
+        library.setTags(tags, of: "airplay:Stofa")
+        #expect(!library.info("airplay:Stofa").hasArtwork && library.artwork("airplay:Stofa") == nil)
+        library.setTags(tags, of: "https://example.com/a.mp3")
+        #expect(!library.info("https://example.com/a.mp3").hasArtwork)
+    }
+
     @Test func aNamedPipeIsLiveAndOutlivesItsWriter() throws {
         let dir = try scratch()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -219,8 +219,8 @@ public actor House: ControlService {
             np.genre = info.tags.genre
             np.year = info.tags.year
             np.duration = (transport.duration(itemID: item.id) ?? info.length).map { Double($0) / Double(AudioFormat.sampleRate) }
-            np.artworkURL = !info.hasArtwork ? nil : zone == ZoneInfo.defaultID ? "/api/v1/artwork/\(item.id)"
-                : "/api/v1/zones/\(zone)/artwork/\(item.id)"
+            np.artworkURL = !info.hasArtwork ? nil : (zone == ZoneInfo.defaultID ? "/api/v1/artwork/\(item.id)"
+                : "/api/v1/zones/\(zone)/artwork/\(item.id)") + (info.artworkVersion > 0 ? "?v=\(info.artworkVersion)" : "")
             np.queueIndex = transport.queue.items.firstIndex { $0.id == item.id }
             np.rating = feedbackLog.rating(path: item.path)
             if let lyrics = lyricsLibrary.known(item.path), lyrics.isSynced {

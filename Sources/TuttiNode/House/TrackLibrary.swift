@@ -16,6 +16,8 @@ public final class TrackLibrary: Sendable {
         /// Frames, when known.
         public var length: Int64?
         public var hasArtwork: Bool
+        /// Counts the artwork's changes (a receiver's sender shows each track's cover).
+        public var artworkVersion = 0
     }
 
     /// The tracks kept: a queue's worth and a margin.
@@ -59,11 +61,29 @@ public final class TrackLibrary: Sendable {
     /// Records a remote file's own tags, read as it plays (a playlist's title stays only
     /// when the file has none).
     public func setTags(_ tags: TrackTags, of path: String) {
+        // A receiver's tags come with the cover its sender shows (a file's never do: they
+        // are read again when asked).
+        let receiver = ReceiverEntry.isReceiver(path)
+        var changedCover = false
+        if receiver {
+            pictures.withLock { kept in
+                let old = kept.first { $0.path == path }?.picture
+                changedCover = old != tags.artwork
+                kept.removeAll { $0.path == path }
+                if let art = tags.artwork { kept.insert((path, art), at: 0) }
+                if kept.count > 8 { kept.removeLast() }
+            }
+        }
         cache.withLock { cache in
             var merged = tags
+            merged.pictures = []
             if merged.title == nil { merged.title = cache[path]?.tags.title }
             var info = cache[path] ?? Info(tags: TrackTags(), length: nil, hasArtwork: false)
             info.tags = merged
+            if receiver {
+                info.hasArtwork = tags.artwork != nil
+                if changedCover { info.artworkVersion += 1 }
+            }
             cache[path] = info
         }
     }
@@ -75,6 +95,7 @@ public final class TrackLibrary: Sendable {
 
     /// The track's artwork (its front cover, else its first picture).
     public func artwork(_ path: String) -> TrackTags.Picture? {
+        if ReceiverEntry.isReceiver(path) { return pictures.withLock { $0.first { $0.path == path }?.picture } }
         if LiveInput.isLive(path) || RemoteLocation.isRemote(path) { return nil }
         if let kept = pictures.withLock({ $0.first { $0.path == path }?.picture }) { return kept }
         guard let picture = tags(path).artwork ?? Self.folderCover(of: path) else { return nil }
