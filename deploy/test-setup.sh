@@ -21,10 +21,13 @@ install_packages \
   `# the virtual sound card (bench/vcard): built here with gcc, played to by aplay in its test` \
   alsa-utils gcc libc6-dev \
   `# AirPlay as a source: the receiver the coordinator runs, and a real sender (RAOP) for its test` \
-  shairport-sync pulseaudio-module-raop
-# snapserver's and shairport-sync's packages start system services; tutti's benchmark runs
-# its own snapserver, and the coordinator its own shairport-sync.
-for service in snapserver shairport-sync; do
+  shairport-sync pulseaudio-module-raop \
+  `# the README's MPD recipe, tested with MPD itself` \
+  mpd mpc
+# snapserver's, shairport-sync's and MPD's packages start system services; tutti's
+# benchmark runs its own snapserver, the coordinator its own shairport-sync, the test its
+# own MPD.
+for service in snapserver shairport-sync mpd mpd.socket; do
   if systemctl is-enabled "$service" >/dev/null 2>&1; then
     sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
     $sudo_ systemctl disable --now "$service" >/dev/null 2>&1 || true

@@ -16,8 +16,8 @@ struct SenderMachineTests {
             /// A writer that runs ahead: the pipe always holds `pipe` frames.
             case ahead(pipe: Int64)
             /// A writer that paces itself by a clock `ppm` slow (negative: fast), in chunks
-            /// of `chunk` frames, from `startedAt`.
-            case paced(startedAt: Int64, ppm: Double, chunk: Int64)
+            /// of `chunk` frames, from `startedAt`, after `burst` frames at once.
+            case paced(startedAt: Int64, ppm: Double, chunk: Int64, burst: Int64 = 0)
         }
         let kind: Kind
         var read: Int64 = 0
@@ -57,16 +57,16 @@ struct SenderMachineTests {
 
         /// A paced writer's frames written by `now`.
         func arrived(by now: Int64) -> Int64 {
-            guard case let .paced(startedAt, ppm, chunk) = kind, now >= startedAt else { return 0 }
+            guard case let .paced(startedAt, ppm, chunk, burst) = kind, now >= startedAt else { return 0 }
             let frames = Double(now - startedAt) * 48_000 / 1e9 * (1 - ppm * 1e-6)
-            return Int64(frames) / chunk * chunk
+            return burst + Int64(frames) / chunk * chunk
         }
 
         /// When a read that found nothing returns: at a paced writer's next chunk, or after
         /// the read's wait (20 ms).
         func nextRead(after now: Int64) -> Int64 {
-            guard case let .paced(startedAt, ppm, chunk) = kind else { return now + 20_000_000 }
-            let next = Double(arrived(by: now) + chunk) / (48_000 * (1 - ppm * 1e-6)) * 1e9
+            guard case let .paced(startedAt, ppm, chunk, burst) = kind else { return now + 20_000_000 }
+            let next = Double(arrived(by: now) - burst + chunk) / (48_000 * (1 - ppm * 1e-6)) * 1e9
             return min(now + 20_000_000, max(now + 1, startedAt + Int64(next.rounded(.up))))
         }
     }
@@ -336,6 +336,24 @@ struct SenderMachineTests {
         let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
         #expect(leads.min()! >= 60_000_000 && leads.max()! <= 150_000_000, "sent \(leads.min()! / 1_000) to \(leads.max()! / 1_000) µs ahead")
         #expect(abs(shell.stretch - ppm) < 40, "stretched \(shell.stretch) ppm")
+    }
+
+    /// A writer that paces itself but gives what it holds at once when it starts (shairport-
+    /// sync's 1.5 s, at a session's start): it is not taken for one that runs ahead. Its
+    /// burst goes at the stream's rate, never further ahead than the latency, and then it is
+    /// followed as the writer in real time it is.
+    @Test func aPacedWriterThatStartsWithABurstIsNotSentAhead() {
+        var shell = Shell()
+        shell.sources[4] = { FakeSource(.paced(startedAt: Self.ms(1_000), ppm: 0, chunk: 352, burst: 72_000)) }
+        shell.now = Self.ms(1_000)
+        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
+        shell.run(until: Self.ms(61_000))
+        let packets = shell.sent.map(\.packet)
+        #expect(Self.continuous(packets))
+        let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
+        #expect(leads.max()! <= 150_000_000, "sent \(leads.max()! / 1_000_000) ms ahead")
+        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.notes)")
+        #expect(shell.machine.liveWriter == .paced)
     }
 
     /// A remote file that runs dry: once its next packet is due the house hears where the

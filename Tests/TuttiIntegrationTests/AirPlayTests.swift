@@ -38,6 +38,10 @@ struct AirPlayTests {
             "-L", "module-raop-sink server=[10.79.0.1]:5000 sink_name=airplay protocol=UDP encryption=RSA codec=ALAC",
         ], environment: pulse)
         #expect(Harness.wait(timeout: 10) { FileManager.default.fileExists(atPath: "\(runtime)/native") }, "\(h.log("pulseaudio"))")
+        // The RAOP sink appears once it has connected to the receiver.
+        #expect(Harness.wait(timeout: 10) {
+            ((try? net.run("sinks", on: net.room, ["pactl", "list", "short", "sinks"], environment: pulse))?.out ?? "").contains("airplay")
+        }, "\(h.log("pulseaudio"))")
         // 550 Hz for 2 s, then 660 Hz for 4 s (phase continuous).
         var tone = [Int16]()
         var phase = 0.0
@@ -58,8 +62,10 @@ struct AirPlayTests {
 
         let control = ControlTests()
         let room = try control.wav(h.path("a.wav"))
-        let first = try #require(room.firstSound(after: began), "the sender was never heard: \(h.log("coordinator")) \(h.log("pulseaudio"))")
-        let last = try #require(room.lastSound(before: first + 8_000_000_000))
+        let heardFirst = room.firstSound(after: began)
+        let first = try #require(heardFirst, "the sender was never heard: \(h.log("coordinator")) \(h.log("pulseaudio"))")
+        let heardLast = room.lastSound(before: first + 8_000_000_000)
+        let last = try #require(heardLast)
         let heard = Double(last - first) / 1e9
         // The sender's session takes a moment to start (PulseAudio's RAOP sink and
         // shairport-sync drop about the first second); from there on, all of it, to its end.

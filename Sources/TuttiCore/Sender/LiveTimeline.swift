@@ -57,7 +57,16 @@ public struct LiveTimeline: Sendable, Equatable {
     /// Frames the sender asks about at a time (a packet's).
     public let frameSize: Int64
 
-    public private(set) var writer = Writer.unknown
+    public private(set) var writer = Writer.unknown {
+        didSet { if writer != .ahead { aheadSince = nil } else if oldValue != .ahead { aheadSince = sinceNow } }
+    }
+    /// Since when (coordinator ns) the writer has run ahead, without a paced frame since.
+    public private(set) var aheadSince: Int64?
+    private var sinceNow: Int64 = 0
+    /// How long a writer must have run ahead before its input is sent as far ahead as
+    /// stored audio (ns): a writer that paces itself may give a burst at first (shairport-
+    /// sync gives what it holds when a session starts); one that runs ahead always does.
+    public static let aheadFor: Int64 = 5_000_000_000
     /// How much the input is stretched to the house's clock (ppm): positive, frames are
     /// added (its writer's clock is slow); negative, taken away (it is fast).
     public private(set) var stretch = 0.0
@@ -100,6 +109,7 @@ public struct LiveTimeline: Sendable, Equatable {
     public mutating func decide(planned: CoordinatorTime?, start: CoordinatorTime, now: CoordinatorTime,
                                 arrived: CoordinatorTime, bufferedFrames: Int64) -> Decision {
         let heard = heard(arrived: arrived, bufferedFrames: bufferedFrames)
+        sinceNow = now.nanoseconds
         guard let planned else { return place(heard: heard, start: start, now: now) }
         // How much later than the timeline the frame came, over what its placing allowed.
         let lateness = heard - planned - offset
@@ -148,6 +158,12 @@ public struct LiveTimeline: Sendable, Equatable {
         skipped = 0
         self.offset = offset
         return .anchor(at: time)
+    }
+
+    /// Whether the writer has run ahead for `aheadFor` at `now`: its input may be sent as far
+    /// ahead as stored audio, and a room rides out a network that holds its packets.
+    public func sendsAhead(now: Int64) -> Bool {
+        aheadSince.map { now - $0 >= Self.aheadFor } ?? false
     }
 
     /// A new input: nothing learnt of the last one's writer holds.

@@ -94,6 +94,8 @@ public struct SenderMachine: Sendable {
     public private(set) var packetizer: StreamPacketizer
     public private(set) var schedule: SendSchedule
     private var live: LiveTimeline
+    /// How a live input's writer gives its frames, as last seen.
+    public var liveWriter: LiveTimeline.Writer { live.writer }
     private var dry: DryWatch
     private var outbox: [Step] = []
     /// The item being sent, and what its source is like (nil: no source open).
@@ -104,8 +106,10 @@ public struct SenderMachine: Sendable {
     /// When the last read that gave frames returned (coordinator ns): a live input's newest
     /// frame arrived then.
     private var arrivedAt: Int64 = 0
-    /// The stretch the shell was last told (ppm).
+    /// The stretch the shell was last told (ppm), and whether the log was told the input's
+    /// writer runs ahead.
     private var stretching = 0.0
+    private var toldAhead = false
     /// When the epoch's first frame is heard, its media position, and how many frames the
     /// source has given in it.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
@@ -189,6 +193,7 @@ public struct SenderMachine: Sendable {
         if facts.isLive {
             live.restart()
             stretching = 0
+            toldAhead = false
         }
         outbox.append(.news(.opened(itemID: id, length: length)))
     }
@@ -273,9 +278,10 @@ public struct SenderMachine: Sendable {
                 pending = nil
                 continue
             }
-            // A live input whose writer runs ahead is sent as far ahead as stored audio: it
-            // waits for the stream, and a room rides out a network that holds its packets.
-            if let source { stored = source.isStored || (source.isLive && live.writer == .ahead) }
+            // A live input whose writer has run ahead for a while is sent as far ahead as
+            // stored audio: it waits for the stream, and a room rides out a network that holds
+            // its packets.
+            if let source { stored = source.isStored || (source.isLive && live.sendsAhead(now: now)) }
             switch schedule.decide(presentation: presentation, now: now, stored: stored) {
             case .over:
                 pending = nil
@@ -324,14 +330,14 @@ public struct SenderMachine: Sendable {
                 schedule.rest()  // the epoch ends before this frame (a pause): stop reading
                 return nil
             }
-            let writer = live.writer
             let decision = live.decide(planned: planned, start: epochStart, now: at, arrived: arrived, bufferedFrames: buffered)
             if abs(live.stretch - stretching) >= 1 || (live.stretch == 0) != (stretching == 0) {
                 stretching = live.stretch
                 outbox.append(.stretch(ppm: stretching))
             }
-            if live.writer != writer, live.writer == .ahead {
-                outbox.append(.note("its writer runs ahead of real time: it is read at the stream's rate, and waits"))
+            if !toldAhead, live.sendsAhead(now: now) {
+                toldAhead = true
+                outbox.append(.note("its writer runs ahead of real time: it is read at the stream's rate and sent as far ahead as a file"))
             }
             switch decision {
             case .send:
