@@ -338,22 +338,33 @@ struct SenderMachineTests {
         #expect(abs(shell.stretch - ppm) < 40, "stretched \(shell.stretch) ppm")
     }
 
-    /// A writer that paces itself but gives what it holds at once when it starts (shairport-
-    /// sync's 1.5 s, at a session's start): it is not taken for one that runs ahead. Its
-    /// burst goes at the stream's rate, never further ahead than the latency, and then it is
-    /// followed as the writer in real time it is.
-    @Test func aPacedWriterThatStartsWithABurstIsNotSentAhead() {
+    /// A writer that paces itself but gives what it holds at once when it starts. A short
+    /// burst (100 ms, a player's prefill; what would be heard before the epoch starts is
+    /// dropped) is taken into the placing: the writer is followed as the writer in real time
+    /// it is, never sent further ahead than the latency. A long
+    /// one (1.5 s, written while nobody read) is more than a writer in real time gives: all
+    /// of it but the first latency's worth plays, in one epoch, as a writer that runs ahead
+    /// (it holds that much more than the timeline needs, for good).
+    @Test(arguments: [(4_800 as Int64, true), (72_000, false)])
+    func aPacedWriterThatStartsWithABurst(burst: Int64, paced: Bool) {
         var shell = Shell()
-        shell.sources[4] = { FakeSource(.paced(startedAt: Self.ms(1_000), ppm: 0, chunk: 352, burst: 72_000)) }
+        let pipe = FakeSource(.paced(startedAt: Self.ms(1_000), ppm: 0, chunk: 352, burst: burst))
+        shell.sources[4] = { pipe }
         shell.now = Self.ms(1_000)
         shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
         shell.run(until: Self.ms(61_000))
         let packets = shell.sent.map(\.packet)
         #expect(Self.continuous(packets))
-        let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
-        #expect(leads.max()! <= 150_000_000, "sent \(leads.max()! / 1_000_000) ms ahead")
         #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.notes)")
-        #expect(shell.machine.liveWriter == .paced)
+        let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
+        if paced {
+            #expect(leads.max()! <= 150_000_000, "sent \(leads.max()! / 1_000_000) ms ahead")
+            #expect(shell.machine.liveWriter == .paced && shell.skipped <= burst, "\(shell.skipped) frames dropped")
+        } else {
+            #expect(shell.machine.liveWriter == .ahead && shell.skipped <= 8 * 960, "\(shell.skipped) frames dropped")
+            // All it gave but what was dropped at first is sent, or held.
+            #expect(Int64(packets.count) * 960 + shell.buffered + shell.skipped == pipe.read)
+        }
     }
 
     /// A remote file that runs dry: once its next packet is due the house hears where the

@@ -64,8 +64,8 @@ public struct LiveTimeline: Sendable, Equatable {
     public private(set) var aheadSince: Int64?
     private var sinceNow: Int64 = 0
     /// How long a writer must have run ahead before its input is sent as far ahead as
-    /// stored audio (ns): a writer that paces itself may give a burst at first (shairport-
-    /// sync gives what it holds when a session starts); one that runs ahead always does.
+    /// stored audio (ns): a writer may give more than real time for a moment (a burst after
+    /// a hiccup of its own); one that runs ahead does so for good.
     public static let aheadFor: Int64 = 5_000_000_000
     /// How much the input is stretched to the house's clock (ppm): positive, frames are
     /// added (its writer's clock is slow); negative, taken away (it is fast).
