@@ -113,7 +113,12 @@ public struct LiveTimeline: Sendable, Equatable {
         guard let planned else { return place(heard: heard, start: start, now: now) }
         // How much later than the timeline the frame came, over what its placing allowed.
         let lateness = heard - planned - offset
-        if lateness > tolerance { return .realign(at: heard) }
+        if lateness > tolerance {
+            // Its writer paused (or another took its place): that it runs ahead is seen
+            // anew before its input goes ahead again.
+            if writer == .ahead { aheadSince = sinceNow }
+            return .realign(at: heard)
+        }
         // The sender fell behind (the machine stalled): the rooms would get it too late.
         if planned < now + latency / 4 { return .realign(at: max(heard, now + latency)) }
         if lateness < -tolerance {
