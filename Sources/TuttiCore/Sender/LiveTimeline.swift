@@ -114,9 +114,10 @@ public struct LiveTimeline: Sendable, Equatable {
         // How much later than the timeline the frame came, over what its placing allowed.
         let lateness = heard - planned - offset
         if lateness > tolerance {
-            // Its writer paused (or another took its place): that it runs ahead is seen
-            // anew before its input goes ahead again.
-            if writer == .ahead { aheadSince = sinceNow }
+            // Its writer paused, or another took its place (a player that starts writes a
+            // little at first): what it is is seen anew. (A writer that ran ahead and waited
+            // through the house's pause keeps what it was: that is a start, not this.)
+            writer = .unknown
             return .realign(at: heard)
         }
         // The sender fell behind (the machine stalled): the rooms would get it too late.
