@@ -111,6 +111,19 @@ public enum Files {
         return String(cString: made)
     }
 
+    /// Where `program` is found in PATH (or the path itself, when it names one), if it is
+    /// an executable file.
+    public static func executable(_ program: String) -> String? {
+        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
+        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
+        for folder in path.split(separator: ":") where !folder.isEmpty {
+            let candidate = folder + "/" + program
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+
     /// Makes a named pipe at `path` that only this user can open.
     public static func makePipe(_ path: String) throws(SystemError) {
         guard mkfifo(path, 0o600) == 0 else { throw SystemError(call: "make the pipe \(path)", errno: errno) }

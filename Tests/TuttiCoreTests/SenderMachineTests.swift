@@ -104,6 +104,17 @@ struct SenderMachineTests {
 
         mutating func take(_ actions: [TransportAction]) { machine.take(actions, now: now) }
 
+        /// Live input 4 from `source`, started at 1 s (heard from 1.15 s), run until `end`.
+        mutating func playLive(_ source: FakeSource, until end: Int64) {
+            sources[4] = { source }
+            now = 1_000_000_000
+            take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: 1_150_000_000)))])
+            run(until: end)
+        }
+
+        /// Whether the house was asked to realign (a new epoch).
+        var realigned: Bool { news.contains { if case .realigned = $0 { true } else { false } } }
+
         /// Runs the machine until `end`, jumping to each time it waits for.
         mutating func run(until end: Int64) {
             var steps = 0
@@ -282,15 +293,12 @@ struct SenderMachineTests {
     @Test func aWriterThatRunsAheadIsReadAtTheStreamsRateAndSentAhead() {
         var shell = Shell()
         let pipe = FakeSource(.ahead(pipe: 16_384))
-        shell.sources[4] = { pipe }
-        shell.now = Self.ms(1_000)
-        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
-        shell.run(until: Self.ms(61_000))
+        shell.playLive(pipe, until: Self.ms(61_000))
         let packets = shell.sent.map(\.packet)
         #expect(Self.continuous(packets))
         // 60 s of audio, and the lookahead's 2 s beyond.
         #expect(abs(packets.count - 3_100) <= 10, "\(packets.count) packets in 60 s")
-        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.news)")
+        #expect(!shell.realigned, "\(shell.news)")
         let leads = shell.sent.suffix(2_000).map { $0.packet.presentationTime!.nanoseconds - $0.at }
         #expect(leads.allSatisfy { $0 == 2_000_000_000 }, "sent \(leads.min()!) to \(leads.max()!) ns ahead")
         #expect(pipe.read - Int64(packets.count) * 960 - shell.skipped <= 8_192 + 960, "read \(pipe.read) frames for \(packets.count) packets")
@@ -325,14 +333,11 @@ struct SenderMachineTests {
     @Test(arguments: [(300.0, 352 as Int64), (-300, 352), (300, 4_096), (-300, 4_096)])
     func aPacedWriterOffTheHousesClockPlaysOnInOneEpoch(ppm: Double, chunk: Int64) {
         var shell = Shell()
-        shell.sources[4] = { FakeSource(.paced(startedAt: Self.ms(1_000), ppm: ppm, chunk: chunk)) }
-        shell.now = Self.ms(1_000)
-        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
-        shell.run(until: Self.ms(601_000))
+        shell.playLive(FakeSource(.paced(startedAt: Self.ms(1_000), ppm: ppm, chunk: chunk)), until: Self.ms(601_000))
         let packets = shell.sent.map(\.packet)
         #expect(Self.continuous(packets))
         #expect(abs(packets.count - 30_000) <= 20, "\(packets.count) packets in 600 s: \(shell.notes.prefix(5))")
-        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.notes)")
+        #expect(!shell.realigned, "\(shell.notes)")
         let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
         #expect(leads.min()! >= 60_000_000 && leads.max()! <= 150_000_000, "sent \(leads.min()! / 1_000) to \(leads.max()! / 1_000) µs ahead")
         #expect(abs(shell.stretch - ppm) < 40, "stretched \(shell.stretch) ppm")
@@ -349,13 +354,10 @@ struct SenderMachineTests {
     func aPacedWriterThatStartsWithABurst(burst: Int64, paced: Bool) {
         var shell = Shell()
         let pipe = FakeSource(.paced(startedAt: Self.ms(1_000), ppm: 0, chunk: 352, burst: burst))
-        shell.sources[4] = { pipe }
-        shell.now = Self.ms(1_000)
-        shell.take([.start(TimelineSegment(epoch: 1, itemID: 4, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_150))))])
-        shell.run(until: Self.ms(61_000))
+        shell.playLive(pipe, until: Self.ms(61_000))
         let packets = shell.sent.map(\.packet)
         #expect(Self.continuous(packets))
-        #expect(shell.news.allSatisfy { if case .realigned = $0 { false } else { true } }, "\(shell.notes)")
+        #expect(!shell.realigned, "\(shell.notes)")
         let leads = shell.sent.map { $0.packet.presentationTime!.nanoseconds - $0.at }
         if paced {
             #expect(leads.max()! <= 150_000_000, "sent \(leads.max()! / 1_000_000) ms ahead")
@@ -428,7 +430,7 @@ struct SenderMachineTests {
         quick.now = Self.ms(1_000)
         quick.take([.start(TimelineSegment(epoch: 1, itemID: 1, position: 0, at: CoordinatorTime(nanoseconds: Self.ms(1_085))))])
         quick.run(until: Self.ms(1_500))
-        #expect(quick.news.allSatisfy { if case .realigned = $0 { false } else { true } })
+        #expect(!quick.realigned)
         #expect(quick.sent.first?.packet.presentationTime == CoordinatorTime(nanoseconds: Self.ms(1_085)) - AudioFormat.nanoseconds(forFrames: 312))
     }
 

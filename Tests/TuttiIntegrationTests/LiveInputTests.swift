@@ -42,6 +42,17 @@ extension IntegrationTests {
             return Double(crossings) / 2 / 0.2
         }
 
+        /// A house that plays a named pipe (`pcm:`, made here) into room `a`, which writes WAV.
+        static func pipeHouse(_ name: String) throws -> (Harness, String, ControlTests, ControlAPI) {
+            let h = try Harness(name)
+            let fifo = h.path("player.fifo")
+            try #require(mkfifo(fifo, 0o600) == 0)
+            let control = ControlTests()
+            let clock = try control.coordinator(h, ["pcm:" + fifo])
+            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+            return (h, fifo, control, try ControlAPI(h))
+        }
+
         /// Where the room has no tone between local times `from` and `to`: 10 ms windows
         /// quieter than a tone of amplitude 0.4 ever is, and the largest step between two
         /// samples (a tone's own is 0.4 × 2π × f / 48 kHz; a cut or a skipped frame steps
@@ -66,13 +77,7 @@ extension IntegrationTests {
         /// before the room could play, and with no new epoch but where a writer ends and the
         /// next begins.
         @Test func everyWriterPlaysContinuouslyWhetherItPacesItselfOrNot() throws {
-            let h = try Harness("writers")
-            let fifo = h.path("player.fifo")
-            try #require(mkfifo(fifo, 0o600) == 0)
-            let control = ControlTests()
-            let clock = try control.coordinator(h, ["pcm:" + fifo])
-            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
-            let api = try ControlAPI(h)
+            let (h, fifo, control, api) = try Self.pipeHouse("writers")
             #expect(Harness.wait(timeout: 8) { (try? api.rooms.first?.report?.state) != nil })
             let monotonic = SystemClock()
 
@@ -259,13 +264,7 @@ extension IntegrationTests {
         }
 
         @Test func aPipedInputFallsQuietWithItsWriterAndComesBackAndIsNotReadWhilePaused() throws {
-            let h = try Harness("live")
-            let fifo = h.path("player.fifo")
-            try #require(mkfifo(fifo, 0o600) == 0)
-            let control = ControlTests()
-            let clock = try control.coordinator(h, ["pcm:" + fifo])
-            try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
-            let api = try ControlAPI(h)
+            let (h, fifo, control, api) = try Self.pipeHouse("live")
             #expect(Harness.wait(timeout: 5) { h.log("coordinator").contains("playing PCM input \(fifo)") })
             let card = try api.nowPlaying
             #expect(card.title == "PCM input \(fifo)" && card.duration == nil && card.path == "pcm:" + fifo, "\(card)")

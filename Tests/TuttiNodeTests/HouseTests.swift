@@ -200,7 +200,7 @@ struct HouseZoneTests {
         let stopped = Mutex<[UInt32]>([])
         func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player) {
             let ssrc = UInt32.random(in: 1...UInt32.max)
-            let player = try Player(configuration: .init(), ssrc: ssrc, stopFlag: StopFlag(), send: { _ in }, sendReport: { _ in })
+            let player = try Player(configuration: .init(), ssrc: ssrc, stopFlag: StopFlag(), clock: SystemClock(), send: { _ in }, sendReport: { _ in })
             started.withLock { $0[zone] = ssrc }
             return (ssrc, player)
         }

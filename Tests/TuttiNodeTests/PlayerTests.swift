@@ -26,7 +26,7 @@ struct PlayerTests {
         }
         let sent = Mutex(0)
         let stop = StopFlag()
-        let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop,
+        let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop, clock: SystemClock(),
                                 send: { _ in sent.withLock { $0 += 1 } }, sendReport: { _ in })
         // The house's part, as it plays the last track of the queue: when it ends, the epoch
         // is cut there (`Transport.trackEnded` with nothing after it).
@@ -75,7 +75,7 @@ struct PlayerTests {
             func seek(toFrame frame: Int64) throws {}
         }
         let stop = StopFlag()
-        let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop, opener: { _ in SilentPipe() },
+        let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop, clock: SystemClock(), opener: { _ in SilentPipe() },
                                 send: { _ in }, sendReport: { _ in })
         let done = Mutex(false)
         let thread = Thread {

@@ -41,7 +41,7 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
         let player: Player
         do {
             player = try Player(
-                configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, opener: opener,
+                configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, clock: coordinator.clock, opener: opener,
                 send: { packet in coordinator.send(packet, through: outlet) },
                 sendReport: { report in coordinator.send(report, through: outlet) },
                 onEpoch: { packetizer in if isDefault { coordinator.writeSDP(packetizer) } })

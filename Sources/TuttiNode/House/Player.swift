@@ -76,7 +76,7 @@ final class Player: @unchecked Sendable {
     ///   - encoder: nil: Opus, as the configuration says.
     ///   - initialSequence, initialTimestamp: the stream's first sequence number and
     ///     timestamp; nil: random, as RTP asks.
-    init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag, clock: any MonotonicClock = SystemClock(),
+    init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag, clock: any MonotonicClock,
          opener: @escaping (String) throws -> any FrameSource = { try openFrameSource($0) }, encoder: (any FrameEncoding)? = nil,
          initialSequence: UInt16? = nil, initialTimestamp: UInt32? = nil,
          send: @escaping @Sendable (RTPPacket) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,

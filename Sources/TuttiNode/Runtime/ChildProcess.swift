@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import TuttiNet
 
 /// A child process started with posix_spawn and reaped with waitpid, so that its exit is
 /// seen without a run loop. Only processes this one started are ever signalled.
@@ -91,16 +92,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Where `program` is found in PATH (or the path itself, when it names one), if it is
     /// an executable file.
-    public static func find(_ program: String) -> String? {
-        if program.contains("/") { return access(program, X_OK) == 0 ? program : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for folder in path.split(separator: ":") where !folder.isEmpty {
-            let candidate = folder + "/" + program
-            var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
+    public static func find(_ program: String) -> String? { Files.executable(program) }
 
     /// Runs a command to completion (at most `timeout` seconds); returns its standard
     /// output when it exits 0.
