@@ -4,9 +4,10 @@ import TuttiCore
 import TuttiNet
 @testable import TuttiAudio
 
+extension IntegrationTests {
 /// The output speaks PulseAudio's native protocol itself; here it meets a real server set
 /// up as a user's is (cookie or same-user credentials, no anonymous access).
-@Suite("PulseAudio output on a real server")
+@Suite("PulseAudio output on a real server", .timeLimit(.minutes(2)))
 struct PulseNativeTests {
     @Test func aServerWithItsUsualAuthenticationTakesTheStreamAndReportsItsTiming() throws {
         let h = try Harness("pulse-native")
@@ -82,4 +83,5 @@ struct PulseNativeTests {
         let listing = (try? String(contentsOfFile: h.path("pactl.out"), encoding: .utf8)) ?? ""
         #expect(listing.contains("application.name = \"tutti\"") && listing.contains("media.role = \"music\""), "\(listing)")
     }
+}
 }
