@@ -194,6 +194,21 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
         out.append((j, found, c, predicted))
         if found is not None:
             lag = g - found
+    # Before the first lag was acquired (a room whose first seconds had holes in every
+    # stretch long enough to acquire on), each window is looked for again where the first
+    # lag found puts it: a room that played the source there is not counted as missing.
+    first = next((i for i, (_, found, _, _) in enumerate(out) if found is not None), None)
+    if first:
+        lag = guess(out[first][0]) - out[first][1]
+        for i in range(first):
+            j = out[i][0]
+            predicted = guess(j) - lag
+            found, c = None, 0.0
+            if np.sqrt(np.mean(x[j:j + w] ** 2)) >= min_rms:
+                lo, n = predicted - near * rate, int(2 * near * rate / step) + w
+                k, c = _best(a[j:j + w], looped(ws, lo, n, step))
+                found = lo + k * step if c >= min_corr else None
+            out[i] = (j, found, c, predicted)
     return out
 
 
