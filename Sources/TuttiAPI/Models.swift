@@ -57,6 +57,9 @@ public struct NowPlaying: Codable, Equatable, Sendable {
     public var replayGain: ReplayGain?
     /// The zone this card is of (its id).
     public var zone: String?
+    /// How long after it arrives a live input is heard in this zone (ms): the latency in
+    /// force, fitted to the rooms' network unless `--latency-ms` fixed it.
+    public var latencyMilliseconds: Double?
 
     public init(state: PlaybackState, elapsed: Double, rate: Double, queueCount: Int, loopMode: LoopMode,
                 volume: Double, muted: Bool, at: Int64, epoch: UInt32) {

@@ -56,6 +56,9 @@ struct PlayoutSnapshot: Sendable {
     var nearMisses: Int
     /// Times the device ran dry while the room played: holes the follower caused.
     var holes: Int
+    /// The least lead a packet of the stream had when it came, over the last seconds (ns;
+    /// negative: it came after its presentation time).
+    var leastLead: Int64?
 
     func report(name: String) -> RoomReport {
         let s = statistics
@@ -70,7 +73,9 @@ struct PlayoutSnapshot: Sendable {
             settingsVersion: room.settingsVersion, epoch: playingEpoch,
             outputDelayMilliseconds: Double(room.outputDelay) / 1e6, packetsMissed: requests.missed,
             packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages, holes: holes,
-            concealments: s.concealments)
+            concealments: s.concealments,
+            // What the packets that came closest to their time had left once written ahead.
+            headroomMilliseconds: leastLead.map { Double($0 - committedAhead) / 1e6 })
     }
 
     /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the
@@ -348,7 +353,10 @@ final class Playout {
             requests: engine.requester.statistics, playingEpoch: engine.playingEpoch, room: room, outputLatency: outputLatency,
             committedAhead: max(outputLatency + fill.configuration.period, bufferLatency + room.outputDelay),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
-            deviceJumps: device.jumps, floor: fill.floor, nearMisses: fill.nearMisses, holes: holes)
+            deviceJumps: device.jumps, floor: fill.floor, nearMisses: fill.nearMisses, holes: holes,
+            leastLead: engine.clockEstimate.flatMap {
+                engine.leads.least(now: $0.coordinatorTime(at: LocalTime(nanoseconds: clock.nanosecondsNow())).nanoseconds)
+            })
     }
 
     /// Takes a snapshot every 10 renders (about 100 ms), and at once after a clock

@@ -52,8 +52,11 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Opus bitrate in kb/s.")
     var bitrateKbps: Int = 128
 
-    @Option(help: "End-to-end latency: how long before its presentation time each packet is sent (ms).")
-    var latencyMs: Int = 150
+    @Option(help: "End-to-end latency: how long before its presentation time each packet is sent (ms, 20 to 5000; 150 when not given). Given, a live input's latency is fixed; without it, each zone's fits its rooms' network: it grows (its input heard 2 % slower meanwhile, without a gap) when their packets come late, up to --max-latency-ms, and comes back down after a calm minute.")
+    var latencyMs: Int?
+
+    @Option(help: "The most a zone's live latency grows to when --latency-ms is not given (ms, 150 to 5000).")
+    var maxLatencyMs: Int = 1_000
 
     @Option(help: "How far ahead of being heard stored audio (files, local or remote) is sent (ms, 0 to 5000), so that rooms ride out a network that holds their packets for a while (Wi-Fi power save, retries, scans); commands still act at once. At or below --latency-ms (0: off), it is sent as live audio is.")
     var lookaheadMs: Int = 2_000
@@ -134,7 +137,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         if pcmPath == nil && (pcmFormat != "s16le" || pcmRate != 48_000) { throw ValidationError("--pcm-format and --pcm-rate go with --pcm") }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
-        if !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        if let latencyMs, !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
+        if !(150...5000).contains(maxLatencyMs) { throw ValidationError("--max-latency-ms must be between 150 and 5000") }
         if !(0...5000).contains(lookaheadMs) { throw ValidationError("--lookahead-ms must be between 0 and 5000") }
         for (name, value) in [("--replaygain-preamp-db", replaygainPreampDb), ("--replaygain-untagged-db", replaygainUntaggedDb)] {
             if let value, !ReplayGain.accepts(value) { throw ValidationError("\(name) must be between -24 and 24 (dB)") }
@@ -160,7 +164,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
         var config = Coordinator.Configuration()
         config.encoder.frameMilliseconds = frameMs
         config.encoder.bitrate = bitrateKbps * 1000
-        config.latencyMilliseconds = latencyMs
+        config.latencyMilliseconds = latencyMs ?? 150
+        config.maxLatencyMilliseconds = latencyMs == nil ? maxLatencyMs : nil
         config.lookaheadMilliseconds = lookaheadMs
         config.multicast = multicast == "off" ? nil : try SocketAddress(parsing: multicast, defaultPort: 5004)
         if let multicastInterface {

@@ -343,6 +343,36 @@ struct SenderMachineTests {
         #expect(abs(shell.stretch - ppm) < 40, "stretched \(shell.stretch) ppm")
     }
 
+    /// The house sets a paced writer's latency from 150 to 350 ms and back: it grows at 2 %
+    /// (the input stretched by as much) and shrinks at 0.5 %, in one epoch, every frame sent
+    /// as far ahead as the latency in force, and the house hears where it stands.
+    @Test func aPacedWritersLatencyGrowsAndShrinksWithoutAGap() {
+        var shell = Shell()
+        shell.playLive(FakeSource(.paced(startedAt: Self.ms(1_000), ppm: 0, chunk: 352)), until: Self.ms(10_000))
+        // How far ahead a packet goes: the latency, less the packet's own 20 ms and a chunk
+        // of the writer's that its last frame waits for.
+        let lead = { (shell: Shell) in shell.sent.suffix(50).map { $0.packet.presentationTime!.nanoseconds - $0.at }.max()! }
+        let before = lead(shell)
+        shell.machine.setLatency(Self.ms(350))
+        shell.run(until: Self.ms(14_000))
+        // Four seconds at 2 %: 80 ms more.
+        #expect(abs(shell.machine.latency - Self.ms(230)) < Self.ms(2), "\(shell.machine.latency)")
+        #expect(abs(shell.stretch - 20_000) < 100, "stretched \(shell.stretch) ppm while growing")
+        shell.run(until: Self.ms(30_000))
+        #expect(shell.machine.latency == Self.ms(350) && abs(shell.stretch) < 100, "\(shell.machine.latency), \(shell.stretch) ppm")
+        #expect(abs(lead(shell) - before - Self.ms(200)) < Self.ms(2), "sent \(lead(shell) / 1_000) µs ahead, \(before / 1_000) µs before")
+        let told = shell.news.compactMap { if case let .latency(l) = $0 { l } else { nil } }
+        #expect(told.count >= 10 && told.last == Self.ms(350) && told == told.sorted(), "\(told)")
+
+        shell.machine.setLatency(Self.ms(150))
+        shell.run(until: Self.ms(80_000))
+        #expect(shell.machine.latency == Self.ms(150), "\(shell.machine.latency)")
+        #expect(abs(lead(shell) - before) < Self.ms(2), "sent \(lead(shell) / 1_000) µs ahead, \(before / 1_000) µs before")
+        #expect(Self.continuous(shell.sent.map(\.packet)))
+        #expect(!shell.realigned && shell.skipped == 0, "\(shell.notes)")
+        #expect(abs(shell.sent.count - 3_950) <= 60, "\(shell.sent.count) packets in 79 s")
+    }
+
     /// A writer that paces itself but gives what it holds at once when it starts. A short
     /// burst (100 ms, a player's prefill; what would be heard before the epoch starts is
     /// dropped) is taken into the placing: the writer is followed as the writer in real time

@@ -94,6 +94,11 @@ public struct RoomReport: Codable, Equatable, Sendable {
     /// holes, counted since the follower started (absent from followers older than them).
     public var holes: Int?
     public var concealments: Int?
+    /// What the stream's packets that came closest to their time had to spare, once the
+    /// room's output latency is taken off (ms, over its last seconds): negative, some came
+    /// too late to be heard. A live zone's latency is made to cover the worst of its rooms'
+    /// (`LatencyTuner`). Absent from older followers, and before a packet came.
+    public var headroomMilliseconds: Double?
 
     public init(name: String, state: RoomState = .waiting, interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
@@ -101,7 +106,9 @@ public struct RoomReport: Codable, Equatable, Sendable {
                 packetsRecovered: Int = 0, framesConcealed: Int = 0, packetsLate: Int = 0,
                 timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
                 outputDelayMilliseconds: Double = 0, packetsMissed: Int? = nil, packetsRetransmitted: Int? = nil,
-                steps: Int? = nil, slews: Int? = nil, outages: Int? = nil, holes: Int? = nil, concealments: Int? = nil) {
+                steps: Int? = nil, slews: Int? = nil, outages: Int? = nil, holes: Int? = nil, concealments: Int? = nil,
+                headroomMilliseconds: Double? = nil) {
+        self.headroomMilliseconds = headroomMilliseconds
         self.holes = holes
         self.concealments = concealments
         self.name = name

@@ -1,5 +1,6 @@
 /// The room report on the clock port: fixed-size big-endian fields, then the name, then the
-/// fields added since (the holes, the concealments; docs/protocol.md has the table). Every
+/// fields added since (the holes, the concealments, then the headroom; docs/protocol.md has
+/// the table). Every
 /// number is an integer of a set width, so whatever a sender puts there converts without a
 /// trap; figures out of a field's range are clamped when encoded, and a report that does not
 /// read whole is refused. A report without the added fields (an older follower's) reads
@@ -10,8 +11,11 @@ extension RoomReport {
     /// Every field but the name and its length: 80 bytes.
     static let fixedSize = 80
     static let longestName = 255
-    /// The fields after the name: holes and concealments, 4 bytes each.
+    /// The fields after the name: holes and concealments, 4 bytes each; then the headroom
+    /// (µs, signed; the least Int32 when there is none), 4 bytes. (Not a flag: an older
+    /// coordinator refuses a report with flags it does not know.)
     static let addedSize = 8
+    static let headroomSize = 4
 
     func encodeBinary(into out: inout [UInt8]) {
         let name = Array(name.utf8.prefix(Self.longestName))
@@ -36,6 +40,8 @@ extension RoomReport {
         out += name
         out.appendBigEndian(Self.clamp(Double(holes ?? 0), UInt32.self))
         out.appendBigEndian(Self.clamp(Double(concealments ?? 0), UInt32.self))
+        let headroom = headroomMilliseconds.map { max(Self.clamp($0 * 1_000, Int32.self), Int32.min + 1) } ?? Int32.min
+        out.appendBigEndian(UInt32(bitPattern: headroom))
     }
 
     static func decodeBinary(_ r: inout ByteReader) throws(PacketError) -> RoomReport {
@@ -65,7 +71,7 @@ extension RoomReport {
         report.slews = Int(try r.u32())
         report.outages = Int(try r.u32())
         let length = Int(try r.u8())
-        guard r.remaining == length || r.remaining >= length + Self.addedSize else {
+        guard r.remaining == length || r.remaining == length + Self.addedSize || r.remaining >= length + Self.addedSize + Self.headroomSize else {
             throw .badPayload("room report's name is not \(length) bytes")
         }
         let bytes = r.bytes[r.offset..<(r.offset + length)]
@@ -73,6 +79,10 @@ extension RoomReport {
         if r.remaining >= Self.addedSize {
             report.holes = Int(try r.u32())
             report.concealments = Int(try r.u32())
+            if r.remaining >= Self.headroomSize {
+                let headroom = Int32(bitPattern: try r.u32())
+                report.headroomMilliseconds = headroom == Int32.min ? nil : Double(headroom) / 1_000
+            }
         }
         guard let name = String(validating: bytes, as: UTF8.self), isValidName(name) else {
             throw .badPayload("room report's name is not UTF-8, or blank, too long or has control characters")

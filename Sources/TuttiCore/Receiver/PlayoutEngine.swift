@@ -88,6 +88,8 @@ public final class PlayoutEngine {
     /// only once its clock is, `Configuration.joinUncertainty`).
     public var deviceSettled = true
     public internal(set) var statistics = PlayoutStatistics()
+    /// How early the stream's packets came (their least lead over the last seconds).
+    public private(set) var leads = LeadWatch()
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
 
@@ -184,6 +186,7 @@ public final class PlayoutEngine {
         }
         let nowCoordinator = clock.estimate?.coordinatorTime(at: now)
         if let nowCoordinator, gate.isPlausible(presentation, now: nowCoordinator) {
+            leads.arrived(presentation: presentation.nanoseconds, now: nowCoordinator.nanoseconds)
             requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, epoch: packet.epoch, presentation: presentation,
                               sent: sent, at: nowCoordinator, retransmitted: retransmitted)
         }

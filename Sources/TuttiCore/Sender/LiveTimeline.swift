@@ -45,8 +45,9 @@ public struct LiveTimeline: Sendable, Equatable {
         case ahead
     }
 
-    /// From a frame's arrival to when it is heard (nanoseconds).
-    public let latency: Int64
+    /// From a frame's arrival to when it is heard (nanoseconds): the latency in force, which
+    /// the sender moves as the zone's network asks (`setLatency`).
+    public private(set) var latency: Int64
     /// How much later than the timeline a frame may come before a new epoch starts
     /// (nanoseconds), and how much earlier it may come while its writer still counts as
     /// paced.
@@ -170,6 +171,13 @@ public struct LiveTimeline: Sendable, Equatable {
     /// ahead as stored audio, and a room rides out a network that holds its packets.
     public func sendsAhead(now: Int64) -> Bool {
         aheadSince.map { now - $0 >= Self.aheadFor } ?? false
+    }
+
+    /// Frames are heard `latency` after they arrive from now on. The sender moves it no
+    /// faster than it stretches the input (a paced writer's frames then keep to the
+    /// timeline), or at once while the timeline is not placed or its writer runs ahead.
+    public mutating func setLatency(_ latency: Int64) {
+        self.latency = latency
     }
 
     /// A new input: nothing learnt of the last one's writer holds.

@@ -19,8 +19,9 @@ public struct SendSchedule: Sendable, Equatable {
         case over
     }
 
-    /// Presentation time minus send time for live audio (ns): the house's end-to-end latency.
-    public let latency: Int64
+    /// Presentation time minus send time for live audio (ns): the house's end-to-end latency
+    /// (a live zone's moves with its network: `setLatency`).
+    public private(set) var latency: Int64
     /// Presentation time minus send time for stored audio, once the burst after a start is
     /// over (ns; never less than `latency`).
     public let lookahead: Int64
@@ -38,6 +39,12 @@ public struct SendSchedule: Sendable, Equatable {
         self.latency = latency
         self.lookahead = max(latency, lookahead ?? latency)
         self.burstSpeed = max(1, burstSpeed)
+    }
+
+    /// Live audio goes `latency` ahead of its presentation time from now on (ns; stored audio
+    /// keeps its lookahead, or goes as far ahead as live audio if that is more).
+    public mutating func setLatency(_ latency: Int64) {
+        self.latency = latency
     }
 
     /// A new epoch starts streaming at `now` (with no end yet).

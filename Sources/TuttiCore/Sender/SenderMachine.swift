@@ -74,7 +74,8 @@ public struct SenderMachine: Sendable {
         /// Encode the buffer's first packet of frames (dropping them) and report `encoded`.
         case encode
         /// Stretch the live input by `ppm` from now on (positive: more frames come out than
-        /// go in), so that its writer's clock keeps to the house's (`LiveTimeline`).
+        /// go in), so that its writer's clock keeps to the house's (`LiveTimeline`), and
+        /// while its latency grows or shrinks (`setLatency`).
         case stretch(ppm: Double)
         /// Let the source go.
         case close
@@ -110,6 +111,20 @@ public struct SenderMachine: Sendable {
     /// writer runs ahead.
     private var stretching = 0.0
     private var toldAhead = false
+    /// A live input is heard `latency` after it arrives (ns): `configuration.latency` until the
+    /// house sets another (`setLatency`), and then on its way there at `latencyRate` (a
+    /// fraction: the input is stretched by as much meanwhile), as of `latencyMovedAt`.
+    public private(set) var latency: Int64
+    private var latencyTarget: Int64
+    private var latencyRate = 0.0
+    private var latencyMovedAt: Int64?
+    /// The latency the house was last told of.
+    private var latencyTold: Int64
+    /// How fast a paced writer's latency grows: its input is heard 2 % slower meanwhile (a
+    /// third of a semitone), which adds 125 ms in about 6 s; and shrinks: 0.5 % faster,
+    /// 100 ms in 20 s.
+    public static let latencyGrowth = 0.02
+    public static let latencyShrink = 0.005
     /// When the epoch's first frame is heard, its media position, and how many frames the
     /// source has given in it.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
@@ -141,6 +156,17 @@ public struct SenderMachine: Sendable {
         schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
         live = LiveTimeline(latency: configuration.latency, frameSize: configuration.frameSize)
         dry = DryWatch(latency: configuration.latency)
+        latency = configuration.latency
+        latencyTarget = configuration.latency
+        latencyTold = configuration.latency
+    }
+
+    /// A live input is to be heard `target` after it arrives (ns; the house fits it to the
+    /// zone's network, `LatencyTuner`). A paced writer's latency moves there without a gap,
+    /// its input stretched meanwhile; an input that runs ahead, or has no timeline yet, takes
+    /// it at once (its frames are there to be sent earlier).
+    public mutating func setLatency(_ target: Int64) {
+        latencyTarget = max(0, target)
     }
 
     private var codecDelay: Int64 { AudioFormat.nanoseconds(forFrames: Int64(configuration.codecDelay)) }
@@ -324,6 +350,7 @@ public struct SenderMachine: Sendable {
         guard let id = itemID else { return .encode }
         let at = CoordinatorTime(nanoseconds: now)
         if let facts = source, facts.isLive {
+            moveLatency(now: now)
             let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
             let arrived = CoordinatorTime(nanoseconds: arrivedAt)
             if schedule.isPastCut(planned ?? live.heard(arrived: arrived, bufferedFrames: buffered)) {
@@ -331,8 +358,9 @@ public struct SenderMachine: Sendable {
                 return nil
             }
             let decision = live.decide(planned: planned, start: epochStart, now: at, arrived: arrived, bufferedFrames: buffered)
-            if abs(live.stretch - stretching) >= 1 || (live.stretch == 0) != (stretching == 0) {
-                stretching = live.stretch
+            let stretch = live.stretch + latencyRate * 1e6
+            if abs(stretch - stretching) >= 1 || (stretch == 0) != (stretching == 0) {
+                stretching = stretch
                 outbox.append(.stretch(ppm: stretching))
             }
             if !toldAhead, live.sendsAhead(now: now) {
@@ -365,6 +393,33 @@ public struct SenderMachine: Sendable {
             return .note("the stream has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
         }
         return .encode
+    }
+
+    /// Moves a live input's latency towards the house's target, at `now`.
+    private mutating func moveLatency(now: Int64) {
+        let elapsed = latencyMovedAt.map { max(0, now - $0) } ?? 0
+        latencyMovedAt = now
+        var moved = latency
+        if anchored, live.writer == .paced {
+            // As far as the stretch took it since the last frame, not past the target.
+            moved += Int64((latencyRate * Double(elapsed)).rounded())
+            moved = latencyRate > 0 ? min(moved, latencyTarget) : latencyRate < 0 ? max(moved, latencyTarget) : moved
+            // Within half a millisecond it is there (the stretch's control takes up the rest).
+            if abs(latencyTarget - moved) <= 500_000 { moved = latencyTarget }
+            latencyRate = latencyTarget > moved ? Self.latencyGrowth : latencyTarget < moved ? -Self.latencyShrink : 0
+        } else {
+            moved = latencyTarget
+            latencyRate = 0
+        }
+        if moved != latency {
+            latency = moved
+            live.setLatency(moved)
+            schedule.setLatency(moved)
+        }
+        if abs(latency - latencyTold) >= 10_000_000 || (latency == latencyTarget && latencyTold != latency) {
+            latencyTold = latency
+            outbox.append(.news(.latency(latency)))
+        }
     }
 
     // MARK: - Epochs and items

@@ -17,4 +17,7 @@ public enum PlayerNews: Sendable, Equatable {
     /// The paced source of `itemID` ran dry: nothing of epoch `epoch` is heard from `at` on
     /// (the rooms are told, and fade out there together instead of waiting for packets).
     case ranDry(itemID: Int, epoch: UInt32, at: CoordinatorTime)
+    /// A live input is heard this long after it arrives now (ns): the latency in force, on
+    /// its way to what the house set (`SenderMachine.setLatency`), or there.
+    case latency(Int64)
 }

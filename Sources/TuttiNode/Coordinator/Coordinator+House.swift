@@ -45,6 +45,8 @@ extension Coordinator {
         let messenger = RoomMessenger(socket: clockSocket, clock: clock, keys: keyring)
         let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
                               lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, clock: clock, keyring: keyring)
+        await house.setLiveLatency(floor: Int64(configuration.latencyMilliseconds) * 1_000_000,
+                                   cap: configuration.maxLatencyMilliseconds.map { Int64($0) * 1_000_000 })
         var playerConfiguration = Player.Configuration()
         playerConfiguration.encoder = configuration.encoder
         playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000

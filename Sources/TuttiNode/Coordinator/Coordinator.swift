@@ -16,6 +16,9 @@ public final class Coordinator: @unchecked Sendable {
         public var encoder = OpusFrameEncoder.Settings()
         /// Presentation time minus send time: the house's end-to-end latency.
         public var latencyMilliseconds = 150
+        /// The most a zone's live latency grows to as its rooms' network asks (`LatencyTuner`),
+        /// from `latencyMilliseconds`; nil: it stays there.
+        public var maxLatencyMilliseconds: Int?
         /// How far ahead of being heard stored audio (files, local or remote) is sent, so that
         /// rooms ride out a network that holds their packets for a while (Wi-Fi); at most
         /// the latency, it is sent as live audio is.
@@ -125,7 +128,7 @@ public final class Coordinator: @unchecked Sendable {
         // The packets kept for retransmission cover the lookahead and a second more; a
         // follower that joins may have the whole lookahead resent at once.
         var resending = Retransmitter<SocketAddress>.Configuration()
-        let ahead = Double(max(configuration.latencyMilliseconds, configuration.lookaheadMilliseconds))
+        let ahead = Double(max(configuration.latencyMilliseconds, configuration.maxLatencyMilliseconds ?? 0, configuration.lookaheadMilliseconds))
         resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
         self.resending = resending

@@ -101,6 +101,7 @@ extension House {
             return
         }
         messenger.remember(address, member: member, for: report.name)
+        if let headroom = report.headroomMilliseconds { fitLatency(zone: room.settings.zoneID, headroom: headroom, room: room, at: time) }
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
             if let view = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(view), at: time, zone: view.zone)) }
@@ -111,6 +112,27 @@ extension House {
             if let view = roomViews().first(where: { $0.key == report.name }) { broadcast(Event(.room(view), at: time, zone: room.settings.zoneID)) }
         }
         deliverSettings(force: false)
+    }
+
+    /// A room of `zone` reported its packets' headroom (ms): when the house fits the latency
+    /// to the network, the zone's player moves its live input to what its rooms need.
+    func fitLatency(zone: String, headroom: Double, room: RoomRegistry.Room, at time: Int64) {
+        guard let cap = liveLatency.cap, plays[zone] != nil, headroom.isFinite else { return }
+        let floor = liveLatency.floor
+        var tuner = plays[zone]!.tuner ?? LatencyTuner(floor: floor, cap: cap)
+        let inForce = plays[zone]!.latency ?? floor
+        let changed = tuner.observe(headroom: Int64(headroom * 1e6), inForce: inForce, now: time)
+        plays[zone]!.tuner = tuner
+        guard changed else { return }
+        let target = tuner.target
+        plays[zone]!.player?.setLatency(target)
+        let which = zoneList.zones.count > 1 ? "zone '\(zoneList.zones.first { $0.id == zone }?.name ?? zone)'" : "the house"
+        if target > inForce {
+            log.info("\(which)'s live latency grows to \(target / 1_000_000) ms: room '\(room.settings.name)'s packets "
+                     + (headroom < 0 ? "came up to \(Int(-headroom)) ms too late" : "had only \(Int(headroom)) ms to spare"))
+        } else {
+            log.info("\(which)'s live latency comes back to \(target / 1_000_000) ms: its network was calm for a minute")
+        }
     }
 
     /// The SSRC of the stream a room is to play: its zone's, once the house has more than

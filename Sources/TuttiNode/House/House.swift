@@ -20,6 +20,11 @@ struct ZonePlay {
     /// Epoch ends to send again (loss happens), and when.
     var resends: [(at: Int64, epoch: UInt32, end: CoordinatorTime)] = []
     var published: NowPlaying?
+    /// The latency its live input should have, from its rooms' reports (made with the first
+    /// report, when the house fits it: `House.liveLatency`), and the one in force, as its
+    /// player last said (nil: the house's).
+    var tuner: LatencyTuner?
+    var latency: Int64?
 }
 
 /// The coordinator's house: its zones (each with its transport and queue, and its sender),
@@ -36,6 +41,9 @@ public actor House: ControlService {
     /// The zones, the default one first, and what each plays.
     var zoneList: ZoneList
     var plays: [String: ZonePlay]
+    /// A live input's latency (ns): the house's (`--latency-ms`), and the most a zone's may
+    /// grow to when it is fitted to the network (nil: it is fixed).
+    var liveLatency: (floor: Int64, cap: Int64?) = (150_000_000, nil)
     /// Starts and ends the zones' senders (the coordinator's).
     var senders: (any ZoneSenders)?
     var registry: RoomRegistry
@@ -103,6 +111,11 @@ public actor House: ControlService {
         let items = plays.values.flatMap(\.transport.queue.items)
         library.suggest(items.map { PlaylistParser.Entry(location: $0.path, title: $0.title) })
         Self.warm(items.map(\.path), library, lyricsLibrary)
+    }
+
+    /// A live input's latency is `floor` (ns), or fitted to the rooms' network up to `cap`.
+    func setLiveLatency(floor: Int64, cap: Int64?) {
+        liveLatency = (floor, cap.map { max(floor, $0) })
     }
 
     /// Starts a sender for every zone, with `senders` (the coordinator's), and for every
@@ -204,6 +217,7 @@ public actor House: ControlService {
                             at: time.nanoseconds, epoch: s.epoch)
         np.replayGain = loudnessSetting
         np.zone = zone
+        np.latencyMilliseconds = Double(play.latency ?? liveLatency.floor) / 1e6
         if let item = s.item {
             let info = library.known(item.path)
             np.itemID = item.id
@@ -281,6 +295,9 @@ public actor House: ControlService {
             heard(status, of: itemID, zone: zone)
         case let .ranDry(_, epoch, end):
             announceEnd(of: epoch, at: end, zone: zone)
+        case let .latency(latency):
+            plays[zone]!.latency = latency
+            publish(zone: zone)
         }
     }
 

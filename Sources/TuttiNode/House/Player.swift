@@ -54,6 +54,8 @@ final class Player: @unchecked Sendable {
     private var paths: [Int: String] = [:]
     /// Answers to realignments received.
     private var answers = 0
+    /// The latency the house last set for a live input (ns), until the player's thread takes it.
+    private var latencyTarget: Int64?
 
     // The player's thread only.
     /// The stream's timeline and what to do next.
@@ -116,6 +118,15 @@ final class Player: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// A live input is to be heard `latency` after it arrives (ns): the player moves there
+    /// without a gap (`SenderMachine.setLatency`).
+    func setLatency(_ latency: Int64) {
+        condition.lock()
+        latencyTarget = latency
+        condition.signal()
+        condition.unlock()
+    }
+
     func wake() {
         condition.lock()
         condition.signal()
@@ -134,7 +145,7 @@ final class Player: @unchecked Sendable {
                 while answers == seen, !stopFlag.isSet, clock.nanosecondsNow() < until {
                     _ = condition.wait(until: Date(timeIntervalSinceNow: Double(until - clock.nanosecondsNow()) / 1e9))
                 }
-            } else if inbox.isEmpty {
+            } else if inbox.isEmpty, latencyTarget == nil {
                 let wait = Double(max(0, min(until - clock.nanosecondsNow(), 200_000_000))) / 1e9
                 _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
             }
@@ -160,6 +171,7 @@ final class Player: @unchecked Sendable {
                 let (actions, _) = takeInbox(counting: nil)
                 if !actions.isEmpty { machine.take(actions, now: now) }
             }
+            if let latency = condition.withLock({ defer { latencyTarget = nil }; return latencyTarget }) { machine.setLatency(latency) }
             switch machine.next(now: now) {
             case let .wait(until):
                 return until
