@@ -25,7 +25,8 @@ creates namespaces NAME-hub, NAME-r1, NAME-r2 ..., prints "ready" when they are 
 until SIGTERM or SIGINT, then deletes them. Commands on the FIFO, one JSON object a line:
   {"room": 1, "delay_ms": 20, "jitter_ms": 10, "loss": 0.1}   change a room's link (both directions)
   {"room": 1, "down": true} / {"room": 1, "down": false}        an outage, and its end
-  {"room": 1, "stall_ms": [150, 300], "stall_every_ms": 4000}  stalls ("stall_ms": 0: none)
+  {"room": 1, "stall_ms": [150, 300], "stall_every_ms": 4000}  stalls ("stall_ms": 0: none;
+                                                   "stall_regular": true: exactly every stall_every_ms)
   {"room": 0, ...}                                             every room
   {"stats": "PATH"}                                            write the counters to PATH (JSON)
 """
@@ -66,13 +67,13 @@ def open_tun(name):
 class Stalls:
     """A room's stalls, both directions of its link at once: when each begins and ends."""
 
-    def __init__(self, rng, shortest, longest, every):
-        self.rng, self.shortest, self.longest, self.every = rng, shortest, longest, every
+    def __init__(self, rng, shortest, longest, every, spread=0.5):
+        self.rng, self.shortest, self.longest, self.every, self.spread = rng, shortest, longest, every, spread
         self.start, self.end, self.count = 0.0, 0.0, 0
         self.plan(now())
 
     def plan(self, after):
-        self.start = after + self.rng.uniform(0.5, 1.5) * self.every
+        self.start = after + self.rng.uniform(1 - self.spread, 1 + self.spread) * self.every
         self.end = self.start + self.rng.uniform(self.shortest, self.longest)
 
     def release(self, t):
@@ -177,7 +178,7 @@ class House:
                 if "stall_ms" in c:
                     span = c["stall_ms"] if isinstance(c["stall_ms"], list) else [c["stall_ms"]] * 2
                     stalls = Stalls(random.Random(out.rng.random()), span[0] / 1000, span[1] / 1000,
-                                    c.get("stall_every_ms", 4000) / 1000) if span[1] > 0 else None
+                                    c.get("stall_every_ms", 4000) / 1000, 0.0 if c.get("stall_regular") else 0.5) if span[1] > 0 else None
                     out.stalls = back.stalls = stalls
 
     def stats(self):

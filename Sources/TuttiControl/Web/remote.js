@@ -78,7 +78,12 @@ function render() {
   if (np.replayGain) $("replaygain").value = np.replayGain.mode;
   $("like").style.color = np.rating === "like" ? "var(--warn)" : "";
   $("lyric").textContent = np.lyricLine || "";
-  $("station").textContent = np.station ? "📻 " + np.station + (np.isLiveStream ? " · live" : "") : (np.isLiveStream ? "live stream" : "");
+  // A live input (a pipe, AirPlay, Spotify) is heard this long after it arrives: the house
+  // makes it longer when the rooms' network holds their packets.
+  const liveInput = /^(pcm:|airplay(:|$)|librespot(:|$))/.test(np.path || "");
+  $("station").textContent = np.station ? "📻 " + np.station + (np.isLiveStream ? " · live" : "")
+    : np.isLiveStream ? "live stream"
+    : liveInput && np.latencyMilliseconds != null ? "live input · heard " + Math.round(np.latencyMilliseconds) + " ms after it arrives" : "";
   const b = np.buffer;
   $("bufferRow").style.display = b ? "block" : "none";
   if (b) {

@@ -26,7 +26,7 @@ final class CoordinatorMetrics: Sendable {
     ])
 
     /// Per zone, by its id: whether it plays, and its rooms playing (made as zones appear).
-    private let zoneGauges = Mutex<[String: (playing: GaugeValue, rooms: GaugeValue)]>([:])
+    private let zoneGauges = Mutex<[String: (playing: GaugeValue, rooms: GaugeValue, latency: GaugeValue)]>([:])
 
     private let commands = LabelledCounter("tutti_commands_total", "Commands taken from the control API, by command.", label: "command")
 
@@ -44,12 +44,15 @@ final class CoordinatorMetrics: Sendable {
         zoneGauges.withLock { gauges in
             for zone in zones where gauges[zone.id] == nil {
                 gauges[zone.id] = (GaugeValue("tutti_zone_playing", "1 while the zone plays, else 0.", labels: [("zone", zone.id)]),
-                                   GaugeValue("tutti_zone_rooms_playing", "The zone's rooms playing its stream.", labels: [("zone", zone.id)]))
+                                   GaugeValue("tutti_zone_rooms_playing", "The zone's rooms playing its stream.", labels: [("zone", zone.id)]),
+                                   GaugeValue("tutti_zone_latency_seconds", "How long after it arrives a live input is heard in the zone: the latency in force.",
+                                              labels: [("zone", zone.id)]))
             }
             for (id, gauge) in gauges {
                 let zone = zones.first { $0.id == id }
                 gauge.playing.set(zone?.nowPlaying.state == .playing ? 1 : 0)
                 gauge.rooms.set(Double(playingRooms.filter { $0.zone == id }.count))
+                if let latency = zone?.nowPlaying.latencyMilliseconds { gauge.latency.set(latency / 1_000) }
             }
         }
     }

@@ -26,6 +26,8 @@ enum CtlFormat {
         var details = "  \(clockText(np.elapsed))"
         if let duration = np.duration { details += " / \(clockText(duration))" }
         if np.isLiveStream == true { details += " live" }
+        // A live input is heard this long after it arrives (its zone's network may have made it longer).
+        if let path = np.path, LiveInput.isLive(path), let latency = np.latencyMilliseconds { details += "   latency \(Int(latency.rounded())) ms" }
         if let index = np.queueIndex { details += "   track \(index + 1) of \(np.queueCount)" }
         details += "   loop: \(np.loopMode.rawValue)   volume \(Int(np.volume.rounded()))%\(np.muted ? " (muted)" : "")"
         if let rating = np.rating { details += "   \(rating == .like ? "♥ liked" : "disliked")" }
