@@ -74,8 +74,9 @@ struct PlayoutSnapshot: Sendable {
             outputDelayMilliseconds: Double(room.outputDelay) / 1e6, packetsMissed: requests.missed,
             packetsRetransmitted: s.retransmitted, steps: s.steps, slews: s.slews, outages: s.outages, holes: holes,
             concealments: s.concealments,
-            // What the packets that came closest to their time had left once written ahead.
-            headroomMilliseconds: leastLead.map { Double($0 - committedAhead) / 1e6 })
+            // What the packets that came closest to their time had left once written ahead
+            // (while the room plays: a device that is opening may claim a second's latency).
+            headroomMilliseconds: state == .playing ? leastLead.map { Double($0 - committedAhead) / 1e6 } : nil)
     }
 
     /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the

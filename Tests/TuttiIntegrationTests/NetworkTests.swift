@@ -165,6 +165,38 @@ struct NetworkTests {
                 "rooms apart: median \(Analysis.median(apart)) µs, p90 \(Analysis.percentile(apart, 0.9)) µs")
     }
 
+    /// A paced writer (ffmpeg at real time, as MPD or AirPlay give) through Wi-Fi that holds
+    /// every packet for 200 ms every 3 s. The house starts at its 150 ms, which the first
+    /// stalls do not cover; the rooms report their headroom, the latency grows (without a
+    /// new epoch: the input is stretched meanwhile), and once it has, stalls conceal nothing.
+    @Test func aLiveInputsLatencyGrowsUntilWiFiStallsLeaveNoHole() throws {
+        let h = try Harness("stallfit")
+        guard let relay = try Relay(h, delayMs: 5, jitterMs: 2, loss: 0) else { return }
+        let fifo = h.path("player.fifo")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let rig = try PulseRig(h)  // the room's sink
+        defer { withExtendedLifetime(rig) {} }
+        try h.start("coordinator", relay.coordinator("pcm:" + fifo))
+        try h.start("writer", ["ffmpeg", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i",
+                               "sine=frequency=440:sample_rate=48000:duration=90", "-ac", "2", "-f", "s16le", "-y", fifo])
+        try h.start("a", relay.follower(1, "a"))
+        #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") }, "a: \(h.log("a"))")
+        try relay.command(#"{"room": 0, "stall_ms": 200, "stall_every_ms": 3000, "stall_regular": true}"#)
+        // 150 ms + the 130 ms the stalls take from the packets' lead + the margin: about
+        // 170 ms to grow, at 20 ms a second.
+        let grown = Harness.wait(timeout: 25) { h.log("coordinator").contains("live latency grows to") }
+        #expect(grown, "the latency never grew: \(h.log("coordinator"))")
+        Thread.sleep(forTimeInterval: 12)
+        let target = h.log("coordinator").matches(of: #/live latency grows to (\d+) ms/#).last.flatMap { Int($0.1) } ?? 0
+        #expect((280...600).contains(target), "the latency grew to \(target) ms: \(h.log("coordinator"))")
+        // Three stalls more, none heard.
+        let before = Self.counters(h.log("a"))
+        Thread.sleep(forTimeInterval: 9.5)
+        let after = Self.counters(h.log("a"))
+        #expect(after["concealed"] == before["concealed"] && after["outages"] == before["outages"], "before \(before), after \(after)")
+        #expect(!h.log("coordinator").contains("realigning"), "\(h.log("coordinator"))")
+    }
+
     /// A follower restarted (SIGTERM, then started again) on a jittery path resumes the clock
     /// it kept in its state folder, and its room plays in sync with the other from its first
     /// second, where a fresh lock on this path starts tens to hundreds of µs off.

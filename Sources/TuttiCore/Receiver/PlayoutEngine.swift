@@ -186,7 +186,9 @@ public final class PlayoutEngine {
         }
         let nowCoordinator = clock.estimate?.coordinatorTime(at: now)
         if let nowCoordinator, gate.isPlausible(presentation, now: nowCoordinator) {
-            leads.arrived(presentation: presentation.nanoseconds, now: nowCoordinator.nanoseconds)
+            // The network's own delay: a retransmission's lead is the request's (one asked for
+            // on joining may be for a packet long heard).
+            if !retransmitted { leads.arrived(presentation: presentation.nanoseconds, now: nowCoordinator.nanoseconds) }
             requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, epoch: packet.epoch, presentation: presentation,
                               sent: sent, at: nowCoordinator, retransmitted: retransmitted)
         }
