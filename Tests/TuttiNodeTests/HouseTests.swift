@@ -234,6 +234,26 @@ struct HouseZoneTests {
         await house.received(report, from: room.address, at: house.coordinatorTime())
     }
 
+    /// A room whose packets came late raises its zone's live latency (what the player is
+    /// told), within the cap; now playing shows the latency in force as the player says it.
+    /// A house whose latency was fixed (`--latency-ms`) keeps it.
+    @Test func aRoomsLatePacketsRaiseItsZonesLatency() async throws {
+        let rig = try HouseTests.Rig()
+        let room = SocketAddress(address: 0x7F00_0001, port: 9)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: -100), from: room, at: 0)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner == nil, "a fixed latency is not fitted")
+        await rig.house.setLiveLatency(floor: 150_000_000, cap: 1_000_000_000)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: 60), from: room, at: 1_000_000_000)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner?.target == 150_000_000)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: -100), from: room, at: 2_000_000_000)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner?.target == 250_000_000 + LatencyTuner.margin)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: -1e300), from: room, at: 3_000_000_000)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner?.target == 1_000_000_000)
+        #expect(try await rig.house.nowPlaying(zone: nil).latencyMilliseconds == 150)
+        await rig.house.heard(.latency(420_000_000), zone: ZoneInfo.defaultID)
+        #expect(try await rig.house.nowPlaying(zone: nil).latencyMilliseconds == 420)
+    }
+
     @Test func zonesPlayApartMoveRoomsAndSurviveARestart() async throws {
         let rig = try HouseTests.Rig()
         let house = rig.house

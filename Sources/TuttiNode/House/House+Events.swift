@@ -118,6 +118,7 @@ extension House {
     /// to the network, the zone's player moves its live input to what its rooms need.
     func fitLatency(zone: String, headroom: Double, room: RoomRegistry.Room, at time: Int64) {
         guard let cap = liveLatency.cap, plays[zone] != nil, headroom.isFinite else { return }
+        let headroom = min(max(headroom, -1e6), 1e6)  // a report's figure, bounded before it is converted
         let floor = liveLatency.floor
         var tuner = plays[zone]!.tuner ?? LatencyTuner(floor: floor, cap: cap)
         let inForce = plays[zone]!.latency ?? floor
