@@ -187,6 +187,14 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
                 else:
                     lo, n = predicted - span * rate, int(2 * span * rate / step) + w
                     k, c = _best(a[j:j + w], looped(ws, lo, n, step))
+                    # A room that plays the source stretched (tutti while a live input's latency
+                    # grows, 2 % slower, or shrinks, 0.5 % faster) matches it stretched as much.
+                    for stretched in (step / 1.02, step / 0.995):
+                        if c >= min_corr:
+                            break
+                        k2, c2 = _best(a[j:j + w], looped(ws, lo, n, stretched))
+                        if c2 > c:
+                            k, c = k2 * stretched / step, c2
                 if c >= min_corr:
                     found = lo + k * step
                     break
@@ -221,11 +229,18 @@ def source_loud(source, position, rate, window=0.1, min_rms=1e-3):
 def jumps(lags, threshold, run=3):
     """Position jumps in a series of a room's lags (None where it did not play): a change of
     more than `threshold` between the medians of `run` windows before and after, so that
-    one noisy window is not a jump; each jump is counted once."""
+    one noisy window is not a jump; each jump is counted once. A lag that moves steadily (a
+    room that plays the source stretched: tutti while a live input's latency grows or
+    shrinks) moves the medians apart by its slope over `run` windows, which is no jump: the
+    least step from window to window on either side is allowed that many times."""
     count, i = 0, run
     while i + run <= len(lags):
         before, after = lags[i - run:i], lags[i:i + run]
-        if None not in before and None not in after and abs(np.median(after) - np.median(before)) > threshold:
+        if None in before or None in after:
+            i += 1
+            continue
+        slope = max(float(np.min(np.abs(np.diff(before)))), float(np.min(np.abs(np.diff(after)))))
+        if abs(np.median(after) - np.median(before)) > threshold + run * slope:
             count += 1
             i += run
         else:

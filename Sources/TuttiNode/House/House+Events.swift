@@ -122,7 +122,10 @@ extension House {
         let floor = liveLatency.floor
         var tuner = plays[zone]!.tuner ?? LatencyTuner(floor: floor, cap: cap)
         let inForce = plays[zone]!.latency ?? floor
-        let changed = tuner.observe(headroom: Int64(headroom * 1e6), inForce: inForce, now: time)
+        // The headroom is over the room's last 2 to 4 s: the latency its packets went out
+        // with is at least the least in force since (more would count a growth twice).
+        let sentWith = plays[zone]!.leastLatency(since: 2 * LeadWatch.span, at: time, floor: floor)
+        let changed = tuner.observe(headroom: Int64(headroom * 1e6), inForce: sentWith, now: time)
         plays[zone]!.tuner = tuner
         guard changed else { return }
         let target = tuner.target

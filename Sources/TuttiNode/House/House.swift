@@ -25,6 +25,17 @@ struct ZonePlay {
     /// player last said (nil: the house's).
     var tuner: LatencyTuner?
     var latency: Int64?
+    /// The latencies in force over the last seconds (when each took over), oldest first.
+    var latencies: [(at: Int64, latency: Int64)] = []
+
+    /// The least latency in force over the `span` ns before `time` (the house's `floor`
+    /// before the player told any): a room's headroom covers its packets of the last seconds,
+    /// and while the latency grew the worst of them went out at a shorter one.
+    func leastLatency(since span: Int64, at time: Int64, floor: Int64) -> Int64 {
+        let from = time - span
+        let before = latencies.last { $0.at <= from }?.latency ?? (latencies.isEmpty ? latency ?? floor : floor)
+        return latencies.filter { $0.at > from }.map(\.latency).reduce(before, min)
+    }
 }
 
 /// The coordinator's house: its zones (each with its transport and queue, and its sender),
@@ -297,6 +308,12 @@ public actor House: ControlService {
             announceEnd(of: epoch, at: end, zone: zone)
         case let .latency(latency):
             plays[zone]!.latency = latency
+            let t = now.nanoseconds
+            plays[zone]!.latencies.append((t, latency))
+            // What was in force 5 s ago, and everything since.
+            if let last = plays[zone]!.latencies.lastIndex(where: { $0.at <= t - 5_000_000_000 }) {
+                plays[zone]!.latencies.removeFirst(last)
+            }
             publish(zone: zone)
         }
     }
