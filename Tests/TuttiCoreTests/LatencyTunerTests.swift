@@ -17,18 +17,18 @@ struct LatencyTunerTests {
         }
         #expect(tuner.target == Self.ms(150))
         // A stall held packets 200 ms: the last came 100 ms too late. The zone needs 150 +
-        // 100 + the margin.
+        // 100 + the margin, in whole steps.
         let stalled = tuner.observe(headroom: -Self.ms(100), inForce: Self.ms(150), now: Self.s(20))
         #expect(stalled)
-        #expect(tuner.target == Self.ms(250) + LatencyTuner.margin)
+        #expect(tuner.target == Self.ms(300) && LatencyTuner.margin == Self.ms(40) && LatencyTuner.step == Self.ms(25))
         // The latency grew to it: the rooms have as much more headroom, and need no more.
         var changes = 0
-        for t in 21..<70 where tuner.observe(headroom: Self.ms(200), inForce: Self.ms(290), now: Self.s(Int64(t))) { changes += 1 }
-        // Another stall 30 s later needs no more than the first.
-        if tuner.observe(headroom: Self.ms(60), inForce: Self.ms(290), now: Self.s(50)) { changes += 1 }
-        #expect(changes == 0 && tuner.target == Self.ms(290))
+        for t in 21..<70 where tuner.observe(headroom: Self.ms(210), inForce: Self.ms(300), now: Self.s(Int64(t))) { changes += 1 }
+        // Another stall 30 s later, 8 ms longer than the first, needs no new step.
+        if tuner.observe(headroom: -Self.ms(108) + Self.ms(150), inForce: Self.ms(300), now: Self.s(50)) { changes += 1 }
+        #expect(changes == 0 && tuner.target == Self.ms(300))
         // A minute after the last stall the need is forgotten.
-        let calmed = tuner.observe(headroom: Self.ms(240), inForce: Self.ms(290), now: Self.s(121))
+        let calmed = tuner.observe(headroom: Self.ms(250), inForce: Self.ms(300), now: Self.s(121))
         #expect(calmed)
         #expect(tuner.target == Self.ms(150))
     }

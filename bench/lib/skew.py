@@ -190,12 +190,16 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
                     # A room that plays the source stretched (tutti while a live input's latency
                     # grows, 2 % slower, or shrinks, 0.5 % faster) matches it stretched as much.
                     for stretched in (step / 1.02, step / 0.995):
-                        if c >= min_corr:
+                        if c >= min_corr / 2:
                             break
                         k2, c2 = _best(a[j:j + w], looped(ws, lo, n, stretched))
                         if c2 > c:
                             k, c = k2 * stretched / step, c2
-                if c >= min_corr:
+                # Within `near` of where the last lag puts it, a third of the correlation asked
+                # elsewhere is the source (pink noise matches itself elsewhere at about 0.07):
+                # a room that plays it through a resampler (tutti's stretch of a live input,
+                # which filters the top of the band the whitening weighs most) matches at 0.5.
+                if c >= (min_corr / 2 if span == near else min_corr):
                     found = lo + k * step
                     break
             misses = 0 if found is not None else misses + 1
@@ -208,15 +212,17 @@ def follow_source(x, source, rate, step, guess, window=0.1, hop=0.1, search=3.0,
     first = next((i for i, (_, found, _, _) in enumerate(out) if found is not None), None)
     if first:
         lag = guess(out[first][0]) - out[first][1]
-        for i in range(first):
+        for i in reversed(range(first)):  # followed backwards, as forwards
             j = out[i][0]
             predicted = guess(j) - lag
             found, c = None, 0.0
             if np.sqrt(np.mean(x[j:j + w] ** 2)) >= min_rms:
                 lo, n = predicted - near * rate, int(2 * near * rate / step) + w
                 k, c = _best(a[j:j + w], looped(ws, lo, n, step))
-                found = lo + k * step if c >= min_corr else None
+                found = lo + k * step if c >= min_corr / 2 else None
             out[i] = (j, found, c, predicted)
+            if found is not None:
+                lag = guess(j) - found
     return out
 
 

@@ -3,7 +3,7 @@
 /// left every packet it saw `margin` to spare: the latency in force, less its headroom, plus
 /// the margin. The need does not move with the latency (a longer latency gives as much more
 /// headroom), so it can be remembered. The latency is the worst need of the last `memory`,
-/// between the house's latency (`floor`) and `cap`: it grows as soon as a room needs more
+/// rounded up to a `step`, between the house's latency (`floor`) and `cap`: it grows as soon as a room needs more
 /// (a Wi-Fi stall held its packets), and comes back down only once the network has been calm
 /// for `memory`. The sender moves to it without a gap (`SenderMachine.setLatency`).
 /// Pure: every time comes in as an argument.
@@ -19,6 +19,9 @@ public struct LatencyTuner: Sendable, Equatable {
     public static let memory: Int64 = 60_000_000_000
     /// Needs are kept as the worst of each span this long (ns).
     static let bucket: Int64 = 10_000_000_000
+    /// The latency moves in steps this large (ns): a stall a little worse than the last
+    /// one (their lengths vary by a few milliseconds) needs no new growth.
+    public static let step: Int64 = 25_000_000
 
     /// The latency the zone is to have (ns).
     public private(set) var target: Int64
@@ -54,7 +57,8 @@ public struct LatencyTuner: Sendable, Equatable {
         needs.removeAll { now - $0.start >= Self.memory }
         let worst = needs.map(\.need).max() ?? floor
         let old = target
-        target = min(cap, max(floor, worst))
+        let stepped = (worst + Self.step - 1) / Self.step * Self.step
+        target = min(cap, max(floor, stepped))
         return target != old
     }
 }
