@@ -66,8 +66,12 @@ public final class RateConverter {
     /// gives more frames, negative fewer. Only a stretchable converter can.
     public func stretch(ppm: Double) throws(MediaError) {
         // The stretch as frames over a distance of 2^30 output frames (6 hours at 48 kHz),
-        // finer than a ppm; set again after half of it (`run`).
-        let delta = Int32((ppm * 1e-6 * Double(Self.stretchDistance)).rounded())
+        // finer than a ppm; set again after half of it (`run`). libswresample stretches by
+        // c / (1 − c) for a compensation c (delta over distance): 20,408 ppm for 2 %, as
+        // good as exact at a clock's few hundred ppm, but 7 ms too much after a 350 ms growth
+        // of a live input's latency. So c is what gives `ppm` exactly.
+        let stretch = ppm * 1e-6
+        let delta = Int32((stretch / (1 + stretch) * Double(Self.stretchDistance)).rounded())
         let rc = swr_set_compensation(context, delta, Self.stretchDistance)
         guard rc >= 0 else { throw .resampler(reason: "cannot stretch: " + MediaError.words(rc)) }
         stretched = (ppm, 0)

@@ -20,15 +20,15 @@ struct LatencyTunerTests {
         // 100 + the margin, in whole steps.
         let stalled = tuner.observe(headroom: -Self.ms(100), inForce: Self.ms(150), now: Self.s(20))
         #expect(stalled)
-        #expect(tuner.target == Self.ms(300) && LatencyTuner.margin == Self.ms(40) && LatencyTuner.step == Self.ms(25))
+        #expect(tuner.target == Self.ms(275) && LatencyTuner.margin == Self.ms(10) && LatencyTuner.step == Self.ms(25))
         // The latency grew to it: the rooms have as much more headroom, and need no more.
         var changes = 0
-        for t in 21..<70 where tuner.observe(headroom: Self.ms(210), inForce: Self.ms(300), now: Self.s(Int64(t))) { changes += 1 }
+        for t in 21..<70 where tuner.observe(headroom: Self.ms(210), inForce: Self.ms(275), now: Self.s(Int64(t))) { changes += 1 }
         // Another stall 30 s later, 8 ms longer than the first, needs no new step.
-        if tuner.observe(headroom: -Self.ms(108) + Self.ms(150), inForce: Self.ms(300), now: Self.s(50)) { changes += 1 }
-        #expect(changes == 0 && tuner.target == Self.ms(300))
+        if tuner.observe(headroom: -Self.ms(108) + Self.ms(125), inForce: Self.ms(275), now: Self.s(50)) { changes += 1 }
+        #expect(changes == 0 && tuner.target == Self.ms(275))
         // A minute after the last stall the need is forgotten.
-        let calmed = tuner.observe(headroom: Self.ms(250), inForce: Self.ms(300), now: Self.s(121))
+        let calmed = tuner.observe(headroom: Self.ms(250), inForce: Self.ms(275), now: Self.s(121))
         #expect(calmed)
         #expect(tuner.target == Self.ms(150))
     }

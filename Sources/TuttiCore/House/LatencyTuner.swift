@@ -1,7 +1,7 @@
 /// A live zone's latency, fitted to its network: what its rooms need, from the headroom they
-/// report (`RoomReport.headroomMilliseconds`). A room's need is the latency that would have
-/// left every packet it saw `margin` to spare: the latency in force, less its headroom, plus
-/// the margin. The need does not move with the latency (a longer latency gives as much more
+/// report (`RoomReport.headroomMilliseconds`). A room some of whose packets came too late
+/// (negative headroom) needs the latency that would have left them `margin` to spare: the
+/// latency in force, less its headroom, plus the margin. The need does not move with the latency (a longer latency gives as much more
 /// headroom), so it can be remembered. The latency is the worst need of the last `memory`,
 /// rounded up to a `step`, between the house's latency (`floor`) and `cap`: it grows as soon as a room needs more
 /// (a Wi-Fi stall held its packets), and comes back down only once the network has been calm
@@ -12,8 +12,10 @@ public struct LatencyTuner: Sendable, Equatable {
     public let floor: Int64
     /// The most (ns).
     public let cap: Int64
-    /// What a packet is to have to spare (ns) beyond the worst a room saw.
-    public static let margin: Int64 = 40_000_000
+    /// What a packet is to have to spare (ns) beyond the worst a room saw. A room's output
+    /// latency already holds its own margins (a room on PulseAudio with an 80 ms buffer has
+    /// about 45 ms of headroom at the house's 150 ms on a quiet network).
+    public static let margin: Int64 = 10_000_000
     /// How long a need is remembered (ns): stalls a few seconds apart are covered from the
     /// first on, and a network calm for this long gets the shorter latency back.
     public static let memory: Int64 = 60_000_000_000
@@ -41,7 +43,10 @@ public struct LatencyTuner: Sendable, Equatable {
     /// latency in force was `inForce`. True when the target changed.
     @discardableResult
     public mutating func observe(headroom: Int64, inForce: Int64, now: Int64) -> Bool {
-        let need = inForce - headroom + Self.margin
+        // Only packets that came too late to be heard make a need: a room's headroom on a
+        // quiet network depends on its output (a few ms where it writes far ahead), and a
+        // near miss costs nothing.
+        let need = headroom < 0 ? inForce - headroom + Self.margin : 0
         if let last = needs.last, now - last.start < Self.bucket {
             needs[needs.count - 1].need = max(last.need, need)
         } else {
