@@ -175,7 +175,7 @@ public struct LiveTimeline: Sendable, Equatable {
 
     /// Frames are heard `latency` after they arrive from now on. The sender moves it no
     /// faster than it stretches the input (the frames then keep to the timeline), or at once
-    /// while the timeline is not placed or the input is sent as far ahead as a file.
+    /// while the timeline is not placed.
     public mutating func setLatency(_ latency: Int64) {
         self.latency = latency
     }

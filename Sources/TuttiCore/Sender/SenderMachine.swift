@@ -163,9 +163,9 @@ public struct SenderMachine: Sendable {
 
     /// A live input is to be heard `target` after it arrives (ns; the house fits it to the
     /// zone's network, `LatencyTuner`). Its latency moves there without a gap, its input
-    /// stretched meanwhile (the timeline's frames keep to their arrivals: a writer is not
-    /// taken for another kind while it moves); an input sent as far ahead as a file, or with
-    /// no timeline yet, takes it at once.
+    /// stretched meanwhile (the timeline's frames keep to their arrivals, whatever its
+    /// writer: a paced writer taken for one that runs ahead, for the backlog it started
+    /// with, would be late by a jump); an input with no timeline yet takes it at once.
     public mutating func setLatency(_ target: Int64) {
         latencyTarget = max(0, target)
     }
@@ -401,7 +401,7 @@ public struct SenderMachine: Sendable {
         let elapsed = latencyMovedAt.map { max(0, now - $0) } ?? 0
         latencyMovedAt = now
         var moved = latency
-        if anchored, !live.sendsAhead(now: now) {
+        if anchored {
             // As far as the stretch took it since the last frame, not past the target.
             moved += Int64((latencyRate * Double(elapsed)).rounded())
             moved = latencyRate > 0 ? min(moved, latencyTarget) : latencyRate < 0 ? max(moved, latencyTarget) : moved
