@@ -205,6 +205,20 @@ SGk=</data></item>
         #expect(stalled == .realign(at: Self.t(1270)))
     }
 
+    /// While the latency grows, a frame somewhat later than the tolerance is the stretch
+    /// falling short of what was counted: the latency becomes what the timeline holds and
+    /// the frame goes. A writer that paused (a second) still starts a new epoch.
+    @Test func aGrowingLatencyTakesItsShortfallAndAPauseStillRealigns() {
+        var t = LiveTimeline(latency: 150 * Self.ms)
+        t.setLatency(300 * Self.ms)
+        let short = t.decide(planned: Self.t(1270), start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: 0,
+                             growing: true)
+        #expect(short == .send && t.latency == 270 * Self.ms && t.writer == .paced)
+        let paused = t.decide(planned: Self.t(1270), start: Self.t(0), now: Self.t(2000), arrived: Self.t(2000), bufferedFrames: 0,
+                              growing: true)
+        #expect(paused == .realign(at: Self.t(2270)))
+    }
+
     /// A writer that runs ahead (its frames come 170 ms before the timeline needs them) is
     /// read at the stream's rate: its frames go when the timeline says, with no new epoch.
     /// Once known, it starts its next epoch a latency from now with nothing dropped: what

@@ -68,6 +68,9 @@ public struct LiveTimeline: Sendable, Equatable {
     /// stored audio (ns): a writer may give more than real time for a moment (a burst after
     /// a hiccup of its own); one that runs ahead does so for good.
     public static let aheadFor: Int64 = 5_000_000_000
+    /// How much a growing latency may fall behind what it counted before a frame that comes
+    /// late is taken for a writer that paused (ns).
+    public static let growthSlack: Int64 = 100_000_000
     /// How much the input is stretched to the house's clock (ppm): positive, frames are
     /// added (its writer's clock is slow); negative, taken away (it is fast).
     public private(set) var stretch = 0.0
@@ -107,13 +110,22 @@ public struct LiveTimeline: Sendable, Equatable {
     /// (nil before the epoch's first frame); `start` is the epoch's start (nothing of it is
     /// heard earlier); `bufferedFrames` counts the frames read but not yet sent, this one
     /// included, the newest of which arrived at `arrived`.
+    /// `growing`: the sender is stretching the input to grow the latency. What the stretch
+    /// gave may fall short of what it counted (the chain's filters, a read's timing): a
+    /// frame up to `growthSlack` later than the tolerance then takes the latency back to what
+    /// the timeline holds (`latency` is less), and the growth goes on from there.
     public mutating func decide(planned: CoordinatorTime?, start: CoordinatorTime, now: CoordinatorTime,
-                                arrived: CoordinatorTime, bufferedFrames: Int64) -> Decision {
+                                arrived: CoordinatorTime, bufferedFrames: Int64, growing: Bool = false) -> Decision {
         let heard = heard(arrived: arrived, bufferedFrames: bufferedFrames)
         sinceNow = now.nanoseconds
         guard let planned else { return place(heard: heard, start: start, now: now) }
         // How much later than the timeline the frame came, over what its placing allowed.
         let lateness = heard - planned - offset
+        if growing, lateness > tolerance / 2, lateness <= tolerance + Self.growthSlack {
+            latency -= lateness
+            writer = .paced
+            return .send
+        }
         if lateness > tolerance {
             // Its writer paused, or another took its place (a player that starts writes a
             // little at first): what it is is seen anew. (A writer that ran ahead and waited

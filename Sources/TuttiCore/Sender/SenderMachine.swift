@@ -358,7 +358,13 @@ public struct SenderMachine: Sendable {
                 schedule.rest()  // the epoch ends before this frame (a pause): stop reading
                 return nil
             }
-            let decision = live.decide(planned: planned, start: epochStart, now: at, arrived: arrived, bufferedFrames: buffered)
+            let decision = live.decide(planned: planned, start: epochStart, now: at, arrived: arrived, bufferedFrames: buffered,
+                                       growing: latencyRate > 0)
+            if live.latency != latency {
+                // The stretch gave less than it counted: the latency is what the timeline holds.
+                latency = live.latency
+                schedule.setLatency(latency)
+            }
             let stretch = live.stretch + latencyRate * 1e6
             if abs(stretch - stretching) >= 1 || (stretch == 0) != (stretching == 0) {
                 stretching = stretch
