@@ -121,7 +121,7 @@ public struct LiveTimeline: Sendable, Equatable {
         guard let planned else { return place(heard: heard, start: start, now: now) }
         // How much later than the timeline the frame came, over what its placing allowed.
         let lateness = heard - planned - offset
-        if growing, lateness > tolerance / 2, lateness <= tolerance + Self.growthSlack {
+        if growing, lateness > tolerance, lateness <= tolerance + Self.growthSlack {
             latency -= lateness
             writer = .paced
             return .send
