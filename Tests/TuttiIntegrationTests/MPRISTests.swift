@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiAPI
 import TuttiCore
+import TuttiNet
 import TuttiNode
 
 extension IntegrationTests {

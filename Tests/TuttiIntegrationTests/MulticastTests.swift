@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TuttiNet
 import TuttiNode
 
 extension IntegrationTests {

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import TuttiNet
 
 /// A child process started with posix_spawn and reaped with waitpid, so that its exit is
 /// seen without a run loop. Only processes this one started are ever signalled.
