@@ -205,6 +205,30 @@ SGk=</data></item>
         #expect(stalled == .realign(at: Self.t(1270)))
     }
 
+    /// A writer that misses a beat by 40 ms and catches up: its late frames go (the rooms
+    /// wait half the latency), with no new epoch and the latency kept. One that stays 40 ms
+    /// late for good has the latency take what it lost once its frames kept late for
+    /// `lateFor`; its next frames are on time again.
+    @Test func aMissedBeatIsSentAndATimeLostForGoodBecomesTheLatency() {
+        var t = timeline
+        let missed = t.decide(planned: Self.t(1110), start: Self.t(0), now: Self.t(1000), arrived: Self.t(1000), bufferedFrames: 0)
+        #expect(missed == .send && t.latency == 150 * Self.ms && t.writer == .paced)
+        let caughtUp = t.decide(planned: Self.t(1170), start: Self.t(0), now: Self.t(1020), arrived: Self.t(1020), bufferedFrames: 0)
+        #expect(caughtUp == .send && t.latency == 150 * Self.ms)
+        var ms: Int64 = 1_040
+        while ms <= 1_040 + 300 {
+            #expect(t.decide(planned: Self.t(ms + 110), start: Self.t(0), now: Self.t(ms), arrived: Self.t(ms), bufferedFrames: 0) == .send)
+            ms += 20
+        }
+        #expect(t.latency == 110 * Self.ms)
+        #expect(t.decide(planned: Self.t(ms + 110), start: Self.t(0), now: Self.t(ms), arrived: Self.t(ms), bufferedFrames: 0) == .send)
+        #expect(t.writer == .paced && t.latency == 110 * Self.ms)
+        // Late by more than half the latency: the writer paused.
+        let paused = t.decide(planned: Self.t(ms + 130), start: Self.t(0), now: Self.t(ms + 100), arrived: Self.t(ms + 100),
+                              bufferedFrames: 0)
+        #expect(paused == .realign(at: Self.t(ms + 210)))
+    }
+
     /// While the latency grows, a frame somewhat later than the tolerance is the stretch
     /// falling short of what was counted: the latency becomes what the timeline holds and
     /// the frame goes. A writer that paused (a second) still starts a new epoch.

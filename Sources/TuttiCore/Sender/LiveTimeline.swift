@@ -12,9 +12,10 @@
 ///   so they are sent when the timeline says (latency before they are heard): the input is
 ///   read at the stream's rate, the pipe fills and the writer waits.
 ///
-/// A frame that comes too late for the timeline (its writer paused, or stalled for longer
-/// than the tolerance) starts a new epoch: the rooms fade out where the audio stopped and in
-/// again where it resumes.
+/// A frame that comes later than the timeline but in time for the rooms (its writer missed a
+/// beat) is sent: the rooms hear nothing of it. One too late for them (its writer paused for
+/// longer than half the latency) starts a new epoch: the rooms fade out where the audio
+/// stopped and in again where it resumes.
 ///
 /// The sender asks before it encodes each frame, taking the frames it holds to have arrived
 /// in order, the newest at the last read that gave frames. Pure: every time comes in as an
@@ -29,9 +30,9 @@ public struct LiveTimeline: Sendable, Equatable {
         case skip
         /// The epoch's first frame: the timeline starts with it, heard at `at`.
         case anchor(at: CoordinatorTime)
-        /// The frame came later than the timeline by more than the tolerance (its writer
-        /// paused or stalled), or too late to reach the rooms: a new epoch starts with this
-        /// frame, heard at `at`.
+        /// The frame came later than the timeline by more than the rooms can wait for (half
+        /// the latency: its writer paused), or the sender fell behind: a new epoch starts
+        /// with this frame, heard at `at`.
         case realign(at: CoordinatorTime)
     }
 
@@ -48,9 +49,9 @@ public struct LiveTimeline: Sendable, Equatable {
     /// From a frame's arrival to when it is heard (nanoseconds): the latency in force, which
     /// the sender moves as the zone's network asks (`setLatency`).
     public private(set) var latency: Int64
-    /// How much later than the timeline a frame may come before a new epoch starts
-    /// (nanoseconds), and how much earlier it may come while its writer still counts as
-    /// paced.
+    /// How far from the timeline a frame may come and still be on time (nanoseconds): a
+    /// later one is a beat its writer missed (or a pause, past half the latency), an earlier
+    /// one a writer that runs ahead.
     public let tolerance: Int64
     /// The most the input is stretched (ppm): a writer's clock further off than this is
     /// realigned now and then rather than heard at a wrong pitch.
@@ -81,6 +82,11 @@ public struct LiveTimeline: Sendable, Equatable {
     /// How much earlier than the timeline the frames come by their arrival, as placed
     /// (ns, at most 0): a writer that gives large blocks is placed later than their time.
     private var offset: Int64 = 0
+    /// Since when (coordinator ns) every frame has come later than the tolerance.
+    private var lateSince: Int64?
+    /// How long frames must keep coming late before the time they lost is taken for good
+    /// (ns): a writer that missed a beat catches up sooner.
+    public static let lateFor: Int64 = 300_000_000
     /// The frames' lateness over the running second (ns), and since when it is counted.
     private var window = Window()
     private struct Window: Sendable, Equatable {
@@ -124,17 +130,37 @@ public struct LiveTimeline: Sendable, Equatable {
         if growing, lateness > tolerance, lateness <= tolerance + Self.growthSlack {
             latency -= lateness
             writer = .paced
+            lateSince = nil
             return .send
         }
-        if lateness > tolerance {
+        if lateness > tolerance, lateness > latency / 2 {
             // Its writer paused, or another took its place (a player that starts writes a
             // little at first): what it is is seen anew. (A writer that ran ahead and waited
             // through the house's pause keeps what it was: that is a start, not this.)
             writer = .unknown
+            lateSince = nil
             return .realign(at: heard)
         }
         // The sender fell behind (the machine stalled): the rooms would get it too late.
-        if planned < now + latency / 4 { return .realign(at: max(heard, now + latency)) }
+        if planned < now + latency / 4 {
+            lateSince = nil
+            return .realign(at: max(heard, now + latency))
+        }
+        if lateness > tolerance {
+            // Late, but in time for the rooms (they wait half the latency at least): its
+            // writer (or the machine) missed a beat. One that catches up has its frames on
+            // time again at once; one that stays late lost that much time for good, and the
+            // latency is what the timeline holds (the sender grows it back).
+            let since = lateSince ?? now.nanoseconds
+            lateSince = since
+            if now.nanoseconds - since >= Self.lateFor {
+                latency -= lateness
+                lateSince = nil
+            }
+            writer = .paced
+            return .send
+        }
+        lateSince = nil
         if lateness < -tolerance {
             writer = .ahead
             return .send
@@ -147,6 +173,7 @@ public struct LiveTimeline: Sendable, Equatable {
     /// The epoch's first frame, heard at `heard` by its arrival: where the timeline starts.
     private mutating func place(heard: CoordinatorTime, start: CoordinatorTime, now: CoordinatorTime) -> Decision {
         window = Window()
+        lateSince = nil
         // A writer that runs ahead waited for the input to be read: nothing it gave is late,
         // and its first frame is heard a latency from now.
         if writer == .ahead { return anchor(at: max(start, now + latency)) }
