@@ -24,20 +24,12 @@ find_swift || { echo "setup: Swift 6 is needed: install it from swift.org (or sw
 
 # Swift's runtime is linked in (--static-swift-stdlib): the binaries run on a machine
 # without a Swift toolchain, and the lean follower stays small in memory.
-# TUTTI_RELEASE_SCRATCH builds elsewhere and copies the binaries to .build/release (CI
-# builds the tests' debug build in .build meanwhile: SwiftPM locks a build folder).
-scratch="${TUTTI_RELEASE_SCRATCH:-.build}"
 for product in tutti tutti-follower; do
   echo "setup: building $product (release)"
-  rm -f ".build/release/$product" "$scratch/release/$product"
-  swift build -c release --static-swift-stdlib --product "$product" --scratch-path "$scratch" 2>&1 \
+  rm -f ".build/release/$product"
+  swift build -c release --static-swift-stdlib --product "$product" 2>&1 \
     | grep -Ev "^(\[|Building|Compiling|Write|Emitting|Planning)" || true
-  test -x "$scratch/release/$product" || { echo "setup: the build of $product failed" >&2; exit 1; }
-  if [ "$scratch" != .build ]; then
-    mkdir -p .build/release
-    cp "$scratch/release/$product" ".build/release/$product.new"
-    mv ".build/release/$product.new" ".build/release/$product"
-  fi
+  test -x ".build/release/$product" || { echo "setup: the build of $product failed" >&2; exit 1; }
 done
 echo "setup: done: .build/release/tutti and .build/release/tutti-follower"
 
