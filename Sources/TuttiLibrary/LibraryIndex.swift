@@ -102,6 +102,9 @@ final class LibraryIndex: Sendable {
                     """)
             }
         }
+        // The search's other forms grew CJK characters one by one and words without their
+        // apostrophes: an index made before has them on its next start.
+        migrator.registerMigration("v2: search forms") { db in try Self.makeSearch(db) }
         return migrator
     }
 
@@ -306,13 +309,38 @@ final class LibraryIndex: Sendable {
             let rows = try Row.fetchCursor(db, sql: sql)
             while let row = try rows.next() {
                 let name: String = row[1], extra: String = row[2]
-                // Letters the tokenizer keeps whole (æ, ø, ß...) spelled out too, for those who type them so.
-                try insert.execute(arguments: [name, extra, spelledOut(name + " " + extra), row[0] as Int64])
+                try insert.execute(arguments: [name, extra, otherForms(name + " " + extra), row[0] as Int64])
             }
         }
         try add(.tracks, "SELECT id, title, coalesce(artist, '') || ' ' || coalesce(album, '') || ' ' || coalesce(albumArtist, '') FROM track")
         try add(.albums, "SELECT id, title, coalesce(artist, '') FROM album")
         try add(.artists, "SELECT id, name, '' FROM artist")
+    }
+
+    /// What the search also finds a name by, in the `spelled` column: letters the tokenizer
+    /// keeps whole (æ, ø, ß...) spelled out, for those who type them so; CJK characters one
+    /// by one (the tokenizer keeps a run of them as one word, and their words are not
+    /// spaced: "音楽図鑑" is found by "図鑑"); words with an apostrophe without it
+    /// ("That's" by "thats").
+    static func otherForms(_ text: String) -> String {
+        var forms = [spelledOut(text)]
+        if text.unicodeScalars.contains(where: isCJK) {
+            forms.append(text.unicodeScalars.filter(isCJK).map { String($0) }.joined(separator: " "))
+        }
+        forms += text.split(whereSeparator: \.isWhitespace).filter { $0.contains("'") || $0.contains("’") }
+            .map { $0.filter { $0 != "'" && $0 != "’" } }
+        return forms.filter { !$0.isEmpty }.joined(separator: " ")
+    }
+
+    /// Han, kana and Hangul: written without spaces between words.
+    static func isCJK(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x3040...0x30FF, 0x31F0...0x31FF,  // hiragana, katakana
+             0x3400...0x4DBF, 0x4E00...0x9FFF, 0xF900...0xFAFF, 0x20000...0x2FA1F,  // Han
+             0x1100...0x11FF, 0x3130...0x318F, 0xAC00...0xD7AF:  // Hangul
+            true
+        default: false
+        }
     }
 
     /// Letters that are not a letter with a diacritic (which the index folds) but one of
@@ -507,10 +535,28 @@ final class LibraryIndex: Sendable {
         }
     }
 
-    /// The FTS5 query for what a person typed: every word, as the start of a word.
+    /// The FTS5 query for what a person typed: every word, as the start of a word; CJK
+    /// characters as a phrase of them one by one (anywhere in a name: `otherForms`).
     static func match(_ query: String) -> String? {
         let words = query.split { !($0.isLetter || $0.isNumber) }
         guard !words.isEmpty else { return nil }
-        return words.prefix(16).map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"*" }.joined(separator: " ")
+        var terms: [String] = []
+        for word in words.prefix(16) {
+            // A word's runs of CJK and of other letters.
+            var run = "", cjk = false
+            func flush() {
+                guard !run.isEmpty else { return }
+                let quoted = run.replacingOccurrences(of: "\"", with: "\"\"")
+                terms.append(cjk ? "\"" + quoted.unicodeScalars.map { String($0) }.joined(separator: " ") + "\"" : "\"" + quoted + "\"*")
+                run = ""
+            }
+            for character in word {
+                let isCJK = character.unicodeScalars.first.map(Self.isCJK) ?? false
+                if isCJK != cjk { flush(); cjk = isCJK }
+                run.append(character)
+            }
+            flush()
+        }
+        return terms.joined(separator: " ")
     }
 }

@@ -1,11 +1,13 @@
 import Synchronization
 
-/// A tiny line logger to standard error: `tutti[role] message`. Quiet by default for
-/// debug lines; `TUTTI_DEBUG=1` shows them.
+/// A tiny line logger to standard error: `2026-11-29 14:20:31.123 tutti[role] message`,
+/// without the time where the journal keeps the lines (it stamps them itself). Quiet by
+/// default for debug lines; `TUTTI_DEBUG=1` shows them.
 public struct Log: Sendable {
     public let role: String
     private static let debugEnabled = System.environment("TUTTI_DEBUG") == "1"
     private static let lock = Mutex(())
+    private static let stamped = !System.standardErrorIsJournal()
 
     public init(_ role: String) { self.role = role }
 
@@ -18,7 +20,7 @@ public struct Log: Sendable {
 
     private func emit(_ line: String) {
         Log.lock.withLock { _ in
-            OutputFile.standardError.write("tutti[\(role)] \(line)\n")
+            OutputFile.standardError.write((Log.stamped ? System.localTimestamp() + " " : "") + "tutti[\(role)] \(line)\n")
         }
     }
 }

@@ -44,6 +44,29 @@ public enum System {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// Whether standard error is the journal's stream: systemd names its device and inode
+    /// in JOURNAL_STREAM for a service whose output it keeps (and stamps with the time).
+    public static func standardErrorIsJournal() -> Bool {
+        guard let stream = environment("JOURNAL_STREAM") else { return false }
+        var status = stat()
+        guard fstat(2, &status) == 0 else { return false }
+        return stream == "\(status.st_dev):\(status.st_ino)"
+    }
+
+    /// The wall clock's local time as `2026-11-29 14:20:31.123`, for log lines.
+    public static func localTimestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        var text = [CChar](repeating: 0, count: 32)
+        let count = strftime(&text, text.count, "%Y-%m-%d %H:%M:%S", &parts)
+        let date = String(decoding: text[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let millis = now.tv_nsec / 1_000_000
+        return date + "." + (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
+    }
+
     /// Ends the process with `code` (after stdio's buffers are flushed).
     public static func exit(_ code: Int32) -> Never { Glibc.exit(code) }
 
@@ -56,10 +79,9 @@ public enum System {
         return String(cString: dir)
     }
 
-    /// This machine's host name ("localhost" when the system will not say).
-    /// Whether nothing listens on TCP `port` of this host's addresses (a bind there would
-    /// succeed).
-    public static func tcpPortIsFree(_ port: UInt16) -> Bool {
+    /// Whether nothing listens on TCP `port` of `host` (an IPv4 address; by default all
+    /// this machine's): a listener's bind there would succeed.
+    public static func tcpPortIsFree(_ port: UInt16, host: String = "0.0.0.0") -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -68,11 +90,13 @@ public enum System {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return true }  // not an address: the bind will say
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        } == 0
+        } == 0 || errno != EADDRINUSE
     }
 
+    /// This machine's host name ("localhost" when the system will not say).
     public static func hostName() -> String {
         var name = [CChar](repeating: 0, count: 256)
         guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }

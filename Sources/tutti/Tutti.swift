@@ -15,6 +15,11 @@ struct Tutti: AsyncParsableCommand {
 
     /// The command line completed from the role's file and the environment, then run.
     static func main() async {
-        await main(Configured.arguments(root: Tutti.self, CtlCommand.placeZone(Array(CommandLine.arguments.dropFirst()))))
+        let (arguments, complaint) = CtlCommand.arrange(Array(CommandLine.arguments.dropFirst()))
+        if let complaint {
+            FileHandle.standardError.write(Data("Error: \(complaint)\n".utf8))
+            Foundation.exit(64)  // as the parser's usage errors
+        }
+        await main(Configured.arguments(root: Tutti.self, arguments))
     }
 }

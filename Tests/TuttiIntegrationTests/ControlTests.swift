@@ -333,6 +333,46 @@ extension IntegrationTests {
             }
             r = try h.ctl(["status"], server: "127.0.0.1:9")
             #expect(r.code != 0 && r.err.contains("cannot reach the coordinator"))
+
+            // The options every command takes may come before it, as --zone does.
+            r = try h.run("ctl-before", [Harness.binary, "ctl", "--server", server, "--json", "status"])
+            #expect(r.code == 0 && (try? JSONDecoder().decode(Status.self, from: Data(r.out.utf8))) != nil, "\(r.out)\(r.err)")
+            // A typo gets the command it was near, not another command's usage.
+            for (args, near) in [(["queue", "ad", "x.mp3"], "did you mean 'tutti ctl queue add'?"),
+                                 (["library", "serach", "x"], "did you mean 'tutti ctl library search'?"),
+                                 (["staus"], "did you mean 'tutti ctl status'?"),
+                                 (["zone", "frobnicate"], "tutti ctl zone has: add, remove, rename, party")] {
+                r = try h.ctl(args, server: server)
+                #expect(r.code == 64 && r.err.contains(near) && !r.err.contains("USAGE"), "\(args): \(r.code) \(r.err)")
+            }
+            // Queue positions count from 1 everywhere.
+            r = try h.ctl(["play", "99"], server: server)
+            #expect(r.code != 0 && r.err.contains("there is no track 99: the queue has tracks 1 to 2"), "\(r.err)")
+            // A level may go up or down by some; a wrong one is named.
+            r = try h.ctl(["volume", "Living Room", "-5"], server: server)
+            #expect(r.code == 0 && r.out.contains("volume  25%"), "\(r.out)\(r.err)")
+            r = try h.ctl(["volume", "Living Room", "+10"], server: server)
+            #expect(r.code == 0 && r.out.contains("volume  35%"), "\(r.out)\(r.err)")
+            r = try h.ctl(["volume", "Living Room", "150"], server: server)
+            #expect(r.code != 0 && r.err.contains("the volume '150' is not a level"), "\(r.err)")
+            // A zone's status shows that zone's rooms.
+            #expect(try h.ctl(["zone", "add", "Patio"], server: server).code == 0)
+            r = try h.ctl(["--zone", "Patio", "status"], server: server)
+            #expect(r.code == 0 && !r.out.contains("Living Room"), "\(r.out)\(r.err)")
+            r = try h.ctl(["status"], server: server)
+            #expect(r.code == 0 && r.out.contains("Living Room"), "\(r.out)\(r.err)")
+
+            // Off the journal, every log line says when.
+            let first = h.log("coordinator").split(separator: "\n").first.map(String.init) ?? ""
+            #expect(first.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} tutti\[coordinator\] "#, options: .regularExpression) != nil, "\(first)")
+
+            // A second coordinator on the same control port says so, and writes nothing first.
+            let port = try #require(URL(string: server)?.port)
+            let state = h.path("second-state")
+            let second = try h.run("second", [Harness.binary, "coordinator", Harness.demoSong, "--multicast", "off", "--state-dir", state,
+                                              "--clock-listen", "127.0.0.1:\(Harness.freePort())", "--control-listen", "127.0.0.1:\(port)"])
+            #expect(second.code != 0 && second.err.contains("port \(port) is in use by another program"), "\(second.err)")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: state))?.isEmpty ?? true, "it wrote its state first")
         }
 
         /// SIGKILL in the middle of a burst of queue edits: after a restart every acknowledged

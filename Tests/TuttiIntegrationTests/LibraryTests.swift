@@ -97,8 +97,15 @@ extension IntegrationTests {
             #expect(try api.call("POST", "/queue", json: #"{"ids": [\#(ids[0])]}"#, token: .some(nil)).status == 401)
             #expect(try api.queue.items.count == 3)
 
-            // tutti ctl searches and queues by id too.
+            // tutti ctl searches and queues by id too; a coordinator started with only a
+            // library does not go round (loop "once"), and its counts read as English.
             let server = try #require(h.controlURL())
+            let info = try h.ctl(["library"], server: server)
+            #expect(info.code == 0 && info.out.contains("6 tracks, 3 albums, 5 artists"), "\(info.out) \(info.err)")
+            let albumList = try h.ctl(["library", "albums"], server: server)
+            #expect(albumList.out.contains("· 1 track\n") && albumList.out.contains("· 3 tracks") && !albumList.out.contains(" 1 tracks"),
+                    "\(albumList.out)")
+            #expect(try api.nowPlaying.loopMode == .once)
             let ctl = try h.ctl(["library", "search", "lone"], server: server)
             #expect(ctl.code == 0 && ctl.out.contains("Lone Song — Cara"), "\(ctl.out) \(ctl.err)")
             let lone = try #require(try api.get("/library/search?q=lone", as: LibrarySearch.self).tracks.first)

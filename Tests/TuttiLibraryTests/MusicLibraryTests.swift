@@ -293,7 +293,32 @@ struct MusicLibraryTests {
         #expect(try library.scanNow().added == 7)
     }
 
+    /// Japanese, Chinese and Korean titles are found by any part of them (their words have
+    /// no spaces between), and a word with an apostrophe by the word without it.
+    @Test func cjkTitlesAreFoundByAnyPartAndApostrophesMayBeLeftOut() throws {
+        let shelf = try Shelf()
+        try shelf.put("jp/01.mp3", Self.track("東京の雨", "椎名林檎", "音楽図鑑", number: 1))
+        try shelf.put("zh/01.mp3", Self.track("月亮代表我的心", "邓丽君", "島國之情歌", number: 1))
+        try shelf.put("ko/01.mp3", Self.track("봄날은간다", "김윤아", "유리가면", number: 1))
+        try shelf.put("en/01.mp3", Self.track("That's Life", "Frank Sinatra", "That’s Life", number: 1))
+        let library = try shelf.library()
+        try library.scanNow()
+        #expect(try library.search("雨", limit: 5).tracks.map(\.title) == ["東京の雨"])
+        #expect(try library.search("図鑑", limit: 5).albums.map(\.title) == ["音楽図鑑"])
+        #expect(try library.search("東京の雨", limit: 5).tracks.map(\.title) == ["東京の雨"])
+        #expect(try library.search("代表", limit: 5).tracks.map(\.title) == ["月亮代表我的心"])
+        #expect(try library.search("丽君", limit: 5).artists.map(\.name) == ["邓丽君"])
+        #expect(try library.search("간다", limit: 5).tracks.map(\.title) == ["봄날은간다"])
+        #expect(try library.search("雨 林檎", limit: 5).tracks.map(\.title) == ["東京の雨"])
+        // The characters must come in order, side by side.
+        #expect(try library.search("図楽", limit: 5).albums.isEmpty)
+        #expect(try library.search("thats", limit: 5).tracks.map(\.title) == ["That's Life"])
+        #expect(try library.search("thats", limit: 5).albums.map(\.title) == ["That’s Life"])
+        #expect(try library.search("that's li", limit: 5).tracks.map(\.title) == ["That's Life"])
+    }
+
     @Test func theQueryIsOnlyWords() {
+        #expect(LibraryIndex.match("東京の雨 tokyo東京") == "\"東 京 の 雨\" \"tokyo\"* \"東 京\"")
         #expect(LibraryIndex.match("Abbey  road!") == "\"Abbey\"* \"road\"*")
         #expect(LibraryIndex.match("a\"b") == "\"a\"* \"b\"*")
         #expect(LibraryIndex.match("!!") == nil)

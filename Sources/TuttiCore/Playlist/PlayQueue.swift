@@ -40,7 +40,7 @@ public enum QueueError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .noSuchItem(id): "no queue item with id \(id)"
         case let .indexOutOfRange(index, count):
             count == 0 ? "index \(index) is out of range: the queue is empty"
-                : "index \(index) is out of range: the queue has items 0 to \(count - 1)"
+                : "index \(index) is out of range: the queue's \(count) item\(count == 1 ? " has index 0" : "s have indices 0 to \(count - 1)") (tracks 1 to \(count), counted as people count)"
         case .empty: "the queue is empty"
         }
     }
@@ -58,7 +58,9 @@ public struct PlayQueue: Codable, Equatable, Sendable {
 
     public private(set) var items: [QueueItem] = []
     public private(set) var currentID: Int?
-    public private(set) var loopMode: LoopMode = .all
+    /// As a music app starts: to the end of the queue, then stop (a house started with
+    /// only a library, or a new zone, does not go round).
+    public private(set) var loopMode: LoopMode = .once
     /// Shuffle: this cycle's order of item ids, and where the current item is in it.
     private var order: [Int] = []
     private var orderPosition = 0

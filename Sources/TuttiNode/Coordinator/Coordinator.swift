@@ -115,6 +115,12 @@ public final class Coordinator: @unchecked Sendable {
     public init(configuration: Configuration, clock: SystemClock) throws {
         self.configuration = configuration
         self.clock = clock
+        // Before anything is made or written (a house key, a token): another program (or
+        // another coordinator) on the control port is said plainly.
+        if configuration.controlPort > 0, !System.tcpPortIsFree(UInt16(configuration.controlPort), host: configuration.controlHost) {
+            throw StateError("port \(configuration.controlPort) is in use by another program (another coordinator?): "
+                             + "--control-listen HOST:PORT picks another")
+        }
         clockSocket = try UDPSocket()
         // Exclusively: with SO_REUSEADDR another local user could bind the port beside it
         // and receive its datagrams (UDP has no TIME_WAIT: a restart rebinds at once).

@@ -85,7 +85,7 @@ final class ReceiverSource: FrameSource {
             // Its messages to standard error (our folder's log), metadata and cover art into
             // the second pipe. AirPlay's port (5000) unless another receiver (another zone's)
             // has it: senders find it by mDNS either way.
-            [found, "--name=\(receiver.name)", "--port=\((5_000..<5_100).first(where: System.tcpPortIsFree) ?? 5_000)", "--use-stderr",
+            [found, "--name=\(receiver.name)", "--port=\((5_000..<5_100).first { System.tcpPortIsFree($0) } ?? 5_000)", "--use-stderr",
              "--metadata-enable", "--get-coverart", "--metadata-pipename=\(said)", "--output=pipe", "--", audio]
         }
         // It ends when the thread that started it does (the player's), however that ends:

@@ -173,9 +173,11 @@ public actor House: ControlService {
 
     // MARK: - Reading
 
+    /// The house's status; for a zone named, with that zone's rooms only.
     public func status(zone: String?) throws(ControlError) -> Status {
-        Status(nowPlaying: nowPlaying(at: now, zone: try zoneID(zone)), rooms: roomViews(), version: version, house: name,
-               zones: zones())
+        let id = try zoneID(zone)
+        let rooms = zone == nil ? roomViews() : roomViews().filter { $0.zone == id }
+        return Status(nowPlaying: nowPlaying(at: now, zone: id), rooms: rooms, version: version, house: name, zones: zones())
     }
 
     public func nowPlaying(zone: String?) throws(ControlError) -> NowPlaying { nowPlaying(at: now, zone: try zoneID(zone)) }

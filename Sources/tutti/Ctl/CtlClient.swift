@@ -150,3 +150,8 @@ func clockText(_ seconds: Double) -> String {
     let (h, m, s) = (total / 3600, total / 60 % 60, total % 60)
     return h > 0 ? String(format: "%d:%02d:%02d", h, m, s) : String(format: "%d:%02d", m, s)
 }
+
+/// A count and its noun, which takes an s but for one: "1 track", "3 albums".
+func counted(_ count: Int, _ noun: String) -> String {
+    "\(count) \(noun)\(count == 1 ? "" : "s")"
+}

@@ -8,39 +8,74 @@ struct CtlCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ctl",
         abstract: "Control the house: transport, queue, loop mode, volumes, rooms, zones, feedback.",
-        discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder). `--zone NAME` before (or after) a command aims it at a zone: `tutti ctl --zone Kitchen play`; without it, the default zone.",
+        discussion: "Human-readable by default, --json for scripts. Changes need the house token (--token, TUTTI_TOKEN, or the coordinator's state folder). `--zone NAME` before (or after) a command aims it at a zone: `tutti ctl --zone Kitchen play`; without it, the default zone. --server, --token and the other options every command takes may also come before it.",
         subcommands: [
             StatusCommand.self, Transport.Play.self, Transport.Pause.self, Transport.Toggle.self, Transport.Stop.self,
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
             QueueCommand.self, LibraryCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self, MembersCommand.self, MemberCommand.self,
         ])
-    /// `tutti ctl --zone NAME COMMAND ...`: the zone goes to the command itself (whose
-    /// options every command shares), right after its name, where no argument of the
-    /// command's own can take it.
-    static func placeZone(_ arguments: [String]) -> [String] {
-        guard let ctl = arguments.firstIndex(of: "ctl") else { return arguments }
-        var rest = Array(arguments[(ctl + 1)...])
-        var zone: [String] = []
-        if rest.first == "--zone", rest.count >= 2 {
-            zone = Array(rest[0...1])
-            rest.removeFirst(2)
-        } else if let first = rest.first, first.hasPrefix("--zone=") {
-            zone = [first]
-            rest.removeFirst()
-        } else {
-            return arguments
+    /// The options every command shares (and whether each takes a value), which may come
+    /// before the command: `tutti ctl --server URL --zone Kitchen status`.
+    static let sharedOptions = ["--server": true, "--token": true, "--state-dir": true, "--zone": true, "--config": true,
+                                "--tls-pin": true, "--tls-ca": true, "--json": false]
+
+    /// `tutti ctl [SHARED OPTIONS] COMMAND ...` as the parser takes it: the shared options
+    /// go to the command itself, right after its name (and its subcommands'), where no
+    /// argument of its own can take them. A word where a command's subcommand belongs that
+    /// names none is a typo: `complaint` names the nearest (`queue ad`: did you mean `queue
+    /// add`?), where the parser would print another command's usage.
+    static func arrange(_ arguments: [String]) -> (arguments: [String], complaint: String?) {
+        guard arguments.first == "ctl" else { return (arguments, nil) }
+        var rest = Array(arguments.dropFirst())
+        var shared: [String] = []
+        while let first = rest.first, let takesValue = sharedOptions[String(first.split(separator: "=", maxSplits: 1)[0])] {
+            let count = takesValue && !first.contains("=") ? 2 : 1
+            guard rest.count >= count else { break }
+            shared += rest.prefix(count)
+            rest.removeFirst(count)
         }
         // Past the names of the command and its subcommands.
         var command: any ParsableCommand.Type = CtlCommand.self
+        var path = ["tutti", "ctl"]
         var at = 0
         while at < rest.count,
               let sub = command.configuration.subcommands.first(where: { $0._commandName == rest[at] }) {
             command = sub
+            path.append(rest[at])
             at += 1
         }
-        rest.insert(contentsOf: zone, at: at)
-        return Array(arguments[...ctl]) + rest
+        // (No command here takes words where its subcommands' names go: the defaults of
+        // `queue` and `library` take none.)
+        let names = command.configuration.subcommands.map { $0._commandName }
+        if !names.isEmpty, at < rest.count, !rest[at].hasPrefix("-"), rest[at] != "help" {
+            let word = rest[at], context = path.joined(separator: " ")
+            let near = names.map { ($0, editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 && $0.1 < $0.0.count }
+                .min { $0.1 < $1.1 }
+            if let (name, _) = near {
+                return (arguments, "'\(context) \(word)' is not a command: did you mean '\(context) \(name)'?")
+            }
+            return (arguments, "'\(context) \(word)' is not a command; \(context) has: \(names.joined(separator: ", ")) (`\(context) --help`)")
+        }
+        rest.insert(contentsOf: shared, at: at)
+        return (["ctl"] + rest, nil)
+    }
+
+    /// How many letters must change, come or go (or two neighbours swap) to make `a` into `b`.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
+        for i in 1...a.count {
+            for j in 1...b.count {
+                let cost = a[i - 1] == b[j - 1] ? 0 : 1
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+            }
+        }
+        return d[a.count][b.count]
     }
 }
 
@@ -107,7 +142,10 @@ enum Transport {
         @Argument(help: "Play the queue's track with this number instead (as `queue` lists them).")
         var number: Int?
         func call(_ c: CtlClient) throws -> NowPlaying {
-            if let number { return try c.send("POST", "/queue/play", body: PlayIndexRequest(index: number - 1), as: NowPlaying.self) }
+            if let number {
+                _ = try QueueCommand.item(number, c)  // "no track 12: the queue has tracks 1 to 9"
+                return try c.send("POST", "/queue/play", body: PlayIndexRequest(index: number - 1), as: NowPlaying.self)
+            }
             return try c.send("POST", "/transport/play", as: NowPlaying.self)
         }
     }

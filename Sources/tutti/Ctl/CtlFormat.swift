@@ -98,7 +98,7 @@ enum CtlFormat {
         case let .state(state, previous, reason): return "state: \(previous.rawValue) → \(state.rawValue)\(reason.map { " (\($0))" } ?? "")"
         case let .trackChanged(_, nowPlaying, _): return "track: \(nowPlaying.title ?? "-")"
         case .trackEnded: return "track ended"
-        case let .queue(queue): return "queue: \(queue.items.count) tracks, loop \(queue.loopMode.rawValue)"
+        case let .queue(queue): return "queue: \(counted(queue.items.count, "track")), loop \(queue.loopMode.rawValue)"
         case let .volume(rooms): return "volume: " + rooms.map { "\($0.name) \(Int($0.volume))%\($0.muted ? " muted" : "")" }.joined(separator: ", ")
         case let .roomJoined(room): return "room joined: \(room.name)"
         case let .roomLeft(room): return "room left: \(room.name)"

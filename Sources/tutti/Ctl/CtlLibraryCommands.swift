@@ -89,7 +89,7 @@ struct LibraryCommand: ParsableCommand {
         func run() throws {
             let folder = try options.client().get("/library/folders?path=\(LibraryCommand.escaped(path))", as: LibraryFolder.self)
             if options.json { return try printJSON(folder) }
-            folder.folders.forEach { print("\($0.path)/  (\($0.trackCount) tracks)") }
+            folder.folders.forEach { print("\($0.path)/  (\(counted($0.trackCount, "track")))") }
             folder.tracks.forEach { print(LibraryCommand.line($0)) }
         }
     }
@@ -112,7 +112,7 @@ struct LibraryCommand: ParsableCommand {
             let added = try client.send("POST", "/queue", body: AddRequest(ids: all, placement: now ? .now : next ? .afterCurrent : .end),
                                         as: [QueueEntry].self)
             if options.json { return try printJSON(added) }
-            print("added \(added.count) track\(added.count == 1 ? "" : "s"):")
+            print("added \(counted(added.count, "track")):")
             for item in added { print("  \(item.index + 1). \(item.title ?? (item.path as NSString).lastPathComponent)") }
         }
     }
@@ -128,7 +128,7 @@ struct LibraryCommand: ParsableCommand {
     }
 
     static func describe(_ status: LibraryStatus) -> String {
-        var text = "\(status.tracks) tracks, \(status.albums) albums, \(status.artists) artists in \(status.folders.joined(separator: ", "))"
+        var text = "\(counted(status.tracks, "track")), \(counted(status.albums, "album")), \(counted(status.artists, "artist")) in \(status.folders.joined(separator: ", "))"
         text += status.scanning ? " (scanning)" : ""
         text += status.watching ? "; changes followed" : "; changes seen at a rescan"
         if let scan = status.lastScan {
@@ -150,10 +150,10 @@ struct LibraryCommand: ParsableCommand {
 
     static func line(_ album: LibraryAlbum) -> String {
         "[\(album.id)] \(album.title)" + (album.artist.map { " — \($0)" } ?? "") + (album.year.map { " (\($0))" } ?? "")
-            + " · \(album.trackCount) tracks"
+            + " · \(counted(album.trackCount, "track"))"
     }
 
     static func line(_ artist: LibraryArtist) -> String {
-        "[\(artist.id)] \(artist.name) · \(artist.albumCount) albums, \(artist.trackCount) tracks"
+        "[\(artist.id)] \(artist.name) · \(counted(artist.albumCount, "album")), \(counted(artist.trackCount, "track"))"
     }
 }

@@ -38,7 +38,7 @@ struct QueueCommand: ParsableCommand {
             let added = try options.client().send("POST", "/queue", body: AddRequest(paths: absolute, placement: next ? .afterCurrent : .end),
                                                   as: [QueueEntry].self)
             if options.json { return try printJSON(added) }
-            print("added \(added.count) track\(added.count == 1 ? "" : "s"):")
+            print("added \(counted(added.count, "track")):")
             for item in added { print("  \(item.index + 1). \(item.title ?? (item.path as NSString).lastPathComponent)") }
         }
     }
@@ -89,33 +89,68 @@ struct QueueCommand: ParsableCommand {
     }
 }
 
-/// `tutti ctl volume [ROOM] LEVEL|mute|unmute`.
+/// `tutti ctl volume [ROOM] LEVEL|+N|-N|mute|unmute`.
 struct VolumeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "volume", abstract: "Set the group's or a room's volume (0 to 100), or mute and unmute.",
-        discussion: "tutti ctl volume 60 · tutti ctl volume Kitchen 40 · tutti ctl volume mute · tutti ctl volume Kitchen unmute")
+        commandName: "volume", abstract: "Set the group's or a room's volume (0 to 100, or +N and -N to turn it up or down), or mute and unmute.",
+        discussion: "tutti ctl volume 60 · tutti ctl volume Kitchen 40 · tutti ctl volume Kitchen -5 · tutti ctl volume mute · tutti ctl volume Kitchen unmute")
     @OptionGroup var options: CtlOptions
-    @Argument(help: "[ROOM] LEVEL, where LEVEL is 0 to 100, mute or unmute.") var words: [String]
+    // (All that the parser does not know: "-5" is a level, not an option.)
+    @Argument(parsing: .allUnrecognized, help: "[ROOM] LEVEL, where LEVEL is 0 to 100, +N or -N, mute or unmute.") var words: [String]
+
+    /// What a level word asks for.
+    enum Level: Equatable {
+        case to(Double), by(Double), mute(Bool)
+        init?(_ word: String) {
+            switch word {
+            case "mute": self = .mute(true)
+            case "unmute": self = .mute(false)
+            default:
+                guard let value = Double(word), value.isFinite else { return nil }
+                if word.hasPrefix("+") || word.hasPrefix("-") { self = .by(value) } else if (0...100).contains(value) { self = .to(value) } else { return nil }
+            }
+        }
+        /// The volume it gives from `current`.
+        func applied(to current: Double) -> Double? {
+            switch self {
+            case let .to(v): v
+            case let .by(d): min(100, max(0, current + d))
+            case .mute: nil
+            }
+        }
+    }
 
     func validate() throws {
-        guard (1...2).contains(words.count) else { throw ValidationError("say LEVEL, or ROOM LEVEL (LEVEL: 0 to 100, mute or unmute)") }
+        guard (1...2).contains(words.count) else { throw ValidationError("say LEVEL, or ROOM LEVEL (LEVEL: 0 to 100, +N or -N, mute or unmute)") }
         let level = words.last!
-        if level != "mute" && level != "unmute" {
-            guard let v = Double(level), (0...100).contains(v) else { throw ValidationError("volume '\(level)' must be 0 to 100, mute or unmute") }
+        guard Level(level) != nil else {
+            throw ValidationError("the volume '\(level)' is not a level: say 0 to 100, +N or -N to turn it up or down, mute or unmute")
         }
     }
 
     func run() throws {
         let client = try options.client()
-        let level = words.last!
-        let request = VolumeRequest(volume: Double(level), muted: level == "mute" ? true : level == "unmute" ? false : nil)
+        let level = Level(words.last!)!
+        let muted: Bool? = if case let .mute(m) = level { m } else { nil }
         if words.count == 2 {
-            let room = try client.send("PUT", "/rooms/\(percentEncoded(words[0]))",
-                                       body: RoomUpdate(name: nil, volume: request.volume, muted: request.muted, outputDelayMs: nil),
-                                       as: RoomView.self)
+            let name = words[0]
+            var volume: Double?
+            if case .by = level {
+                let rooms = try client.get("/rooms", as: [RoomView].self)
+                guard let room = rooms.first(where: { $0.name == name || $0.key == name })
+                    ?? rooms.first(where: { $0.name.lowercased() == name.lowercased() }) else {
+                    throw CtlFailure(description: "no room '\(name)': the rooms are \(rooms.map(\.name).joined(separator: ", "))")
+                }
+                volume = level.applied(to: room.volume)
+            } else {
+                volume = level.applied(to: 0)
+            }
+            let room = try client.send("PUT", "/rooms/\(percentEncoded(name))",
+                                       body: RoomUpdate(name: nil, volume: volume, muted: muted, outputDelayMs: nil), as: RoomView.self)
             if options.json { try printJSON(room) } else { print(CtlFormat.rooms([room])) }
         } else {
-            let np = try client.send("PUT", "/volume", body: request, as: NowPlaying.self)
+            let volume = try level.applied(to: { if case .by = level { try client.get("/now-playing", as: NowPlaying.self).volume } else { 0 } }())
+            let np = try client.send("PUT", "/volume", body: VolumeRequest(volume: volume, muted: muted), as: NowPlaying.self)
             if options.json { return try printJSON(np) }
             print("group volume \(Int(np.volume.rounded()))%\(np.muted ? " (muted)" : "")")
             print(CtlFormat.rooms(try client.get("/rooms", as: [RoomView].self)))
