@@ -10,7 +10,8 @@
 ///   (`/#token=...`, as the coordinator prints it) and remembers.
 /// - `/lyrics?room=NAME&delay=MS`: the lyric screen, its clock locked to the coordinator's
 ///   over the event stream, each frame drawn for the moment it is on the glass.
-/// - `/manifest.webmanifest`, `/icon.svg`: the remote installs as a web app.
+/// - `/manifest.webmanifest`, `/icon.svg` (also at `/favicon.ico`): the remote installs as a
+///   web app; `/silence.wav`, what it plays for a phone's lock screen to show the house.
 enum WebPages {
     /// Path, type and bytes of every page and the files they load.
     static let all: [String: ControlServer.Page] = [
@@ -22,7 +23,19 @@ enum WebPages {
         "/lyrics.js": page("text/javascript; charset=utf-8", PackageResources.lyrics_js),
         "/manifest.webmanifest": page("application/manifest+json", PackageResources.manifest_webmanifest),
         "/icon.svg": page("image/svg+xml", PackageResources.icon_svg),
+        // Where a browser looks by itself (a page without a link to its icon, a bookmark).
+        "/favicon.ico": page("image/svg+xml", PackageResources.icon_svg),
+        "/silence.wav": page("audio/wav", silence),
     ]
+
+    /// A second of silence (8 kHz, 16-bit, mono WAV) that the remote loops while its "lock
+    /// screen" is on: a phone shows the controls of a page that plays.
+    static let silence: [UInt8] = {
+        let rate = 8_000, data = rate * 2
+        func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+        return Array("RIFF".utf8) + le(36 + data, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2) + le(rate, 4)
+            + le(rate * 2, 4) + le(2, 2) + le(16, 2) + Array("data".utf8) + le(data, 4) + [UInt8](repeating: 0, count: data)
+    }()
 
     private static func page(_ type: String, _ bytes: [UInt8]) -> ControlServer.Page {
         ControlServer.Page(contentType: type, body: bytes)

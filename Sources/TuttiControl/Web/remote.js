@@ -9,9 +9,19 @@ const icons = { play: "M8 5v14l11-7z", pause: "M6 5h4v14H6zM14 5h4v14h-4z", next
 const icon = name => '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="' + icons[name] + '"/></svg>';
 ["previous", "next", "like", "bookmark"].forEach(id => { $(id).innerHTML = icon(id); });
 $("toggle").innerHTML = icon("play");
-const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
-if (fromHash) { localStorage.setItem("tutti-token", fromHash); history.replaceState(null, "", location.pathname + location.search); }
 let token = localStorage.getItem("tutti-token") || "";
+// The token from the address (`tutti ctl remote` prints it as /#token=...): kept, and taken
+// out of the address bar. Opened in a tab already on the remote, it is only a new fragment.
+function takeToken() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (!given) return false;
+  token = given; localStorage.setItem("tutti-token", given);
+  history.replaceState(null, "", location.pathname + location.search);
+  $("tokenBox").style.display = "none"; say("");
+  return true;
+}
+takeToken();
+window.addEventListener("hashchange", () => { if (takeToken() && socket) { socket.steered = true; socket.close(); } });
 let np = null, queue = null, rooms = [], zones = [], dragging = false, offset = null, socket = null;
 // The zone this page steers (its id), remembered.
 let zone = localStorage.getItem("tutti-zone") || "default";
@@ -20,7 +30,14 @@ const perZone = ["/transport/", "/queue", "/loop", "/volume", "/feedback"];
 const zoned = path => zone === "default" || !perZone.some(p => path.startsWith(p)) ? path : "/zones/" + encodeURIComponent(zone) + path;
 
 function clockText(s) { s = Math.max(0, Math.floor(s || 0)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
-function say(text, good) { $("message").textContent = text || ""; $("message").style.color = good ? "var(--accent)" : ""; }
+// A message in the dock: good news goes after a few seconds; a lost connection when it is back.
+let sayTimer = null;
+const unreachable = "cannot reach the coordinator";
+function say(text, good) {
+  clearTimeout(sayTimer);
+  $("message").textContent = text || ""; $("message").style.color = good ? "var(--accent)" : "";
+  if (text && good) sayTimer = setTimeout(() => say(""), 4000);
+}
 
 async function call(method, path, body) {
   if (!token) { $("tokenBox").style.display = "flex"; say("this needs the house token"); return null; }
@@ -30,7 +47,7 @@ async function call(method, path, body) {
     const data = await r.json().catch(() => null);
     if (!r.ok) { say(data && data.error ? data.error : "error " + r.status); if (r.status === 401 || r.status === 403) $("tokenBox").style.display = "flex"; return null; }
     say(""); if (data && data.state) { np = data; render(); } return data;
-  } catch (e) { say("cannot reach the coordinator"); return null; }
+  } catch (e) { say(unreachable); return null; }
 }
 
 $("toggle").onclick = () => call("POST", "/transport/toggle");
@@ -50,8 +67,14 @@ $("addZone").onclick = async () => {
   const made = await call("POST", "/zones", { name }); if (made) steer(made.id);
 };
 $("party").onclick = () => call("POST", "/zones/party", { zone });
+$("renameZone").onclick = async () => {
+  const current = zones.find(z => z.id === zone); const name = prompt("The zone's new name", current ? current.name : ""); if (!name) return;
+  if (await call("PUT", "/zones/" + encodeURIComponent(zone), { name })) loadZones();
+};
 $("removeZone").onclick = async () => { if (zone !== "default" && confirm("Remove this zone? Its rooms go to the default zone.")) { if (await call("DELETE", "/zones/" + encodeURIComponent(zone)) !== null) steer("default"); } };
-$("saveToken").onclick = () => { token = $("token").value.trim(); localStorage.setItem("tutti-token", token); $("tokenBox").style.display = "none"; say(""); };
+$("saveToken").onclick = () => { token = $("token").value.trim(); localStorage.setItem("tutti-token", token); $("tokenBox").style.display = "none"; say("");
+  if (socket) { socket.steered = true; socket.close(); } };
+$("token").onkeydown = e => { if (e.key === "Enter") $("saveToken").click(); };
 $("progress").oninput = () => { dragging = true; if (np && np.duration) $("elapsed").textContent = clockText($("progress").value / 1000 * np.duration); };
 $("progress").onchange = () => { dragging = false; if (np && np.duration) call("POST", "/transport/seek", { position: $("progress").value / 1000 * np.duration }); };
 
@@ -91,17 +114,66 @@ function render() {
     $("bufferText").textContent = b.phase + " · " + b.seconds.toFixed(1) + " s ahead" + (b.loaded != null ? " · " + Math.round(b.loaded * 100) + "% loaded" : "");
   }
   $("progress").disabled = !!np.isLiveStream;
+  $("progress").setAttribute("aria-valuetext", clockText(elapsedNow()) + " of " + clockText(np.duration));
   if (np.failure) say(np.failure);
+  lockScreen.show(playing);
 }
 
+// MARK: the phone's lock screen and notification shade (the Media Session API): what the
+// house plays, and play, pause, next, previous and seek from there. A page that plays
+// nothing itself is not shown there: "lock screen" plays silence for as long as it is on
+// (as Music Assistant's page does), and the phone then shows the house's controls.
+const lockScreen = {
+  key: null, audio: null,
+  show(playing) {
+    if (!("mediaSession" in navigator) || !np) return;
+    const session = navigator.mediaSession, key = [np.title, np.artist, np.album, np.artworkURL].join("\u0001");
+    if (key !== this.key && typeof MediaMetadata === "function") {
+      this.key = key;
+      const artwork = np.artworkURL ? [{ src: new URL(np.artworkURL, location.href).href }] : [{ src: new URL("/icon.svg", location.href).href, sizes: "any", type: "image/svg+xml" }];
+      session.metadata = new MediaMetadata({ title: np.title || "nothing queued", artist: np.artist || "", album: np.album || np.station || "", artwork });
+    }
+    session.playbackState = playing ? "playing" : "paused";
+    try { if (np.duration && !np.isLiveStream) session.setPositionState({ duration: np.duration, position: Math.min(np.duration, elapsedNow()), playbackRate: 1 }); } catch (e) {}
+  },
+  toggle() {
+    if (this.audio) { this.audio.pause(); this.audio = null; }
+    else {
+      // A second of silence, looped (from the house: the page's policy plays nothing else).
+      this.audio = new Audio("/silence.wav"); this.audio.loop = true;
+      const audio = this.audio;
+      audio.play().catch(e => { if (this.audio !== audio) return; say("the browser would not play (" + e.name + "): tap again"); this.audio = null; $("lockScreen").setAttribute("aria-pressed", "false"); });
+    }
+    $("lockScreen").setAttribute("aria-pressed", this.audio ? "true" : "false");
+    this.key = null; render();
+  },
+};
+$("lockScreen").onclick = () => lockScreen.toggle();
+if ("mediaSession" in navigator) {
+  const on = (action, handler) => { try { navigator.mediaSession.setActionHandler(action, handler); } catch (e) {} };
+  on("play", () => call("POST", "/transport/play")); on("pause", () => call("POST", "/transport/pause"));
+  on("stop", () => call("POST", "/transport/pause"));
+  on("nexttrack", () => call("POST", "/transport/next")); on("previoustrack", () => call("POST", "/transport/previous"));
+  on("seekto", details => { if (details.seekTime != null) call("POST", "/transport/seek", { position: details.seekTime }); });
+}
+
+// The room whose settings are open (its key), and why the group's volume is not what was asked.
+let editing = null, groupNote = "";
 function renderRooms() {
-  renderZones();
+  keepingFocus($("zones"), renderZones);
+  const box = $("volumes");
+  // Not while a room's settings are being typed (a report would wipe them).
+  if (box.contains(document.activeElement) && document.activeElement.closest(".edit")) return;
+  keepingFocus(box, fillRooms);
+}
+function fillRooms() {
   const box = $("volumes"); box.innerHTML = "";
   const group = np ? np.volume : 100;
-  const make = (label, value, muted, away, onChange, id, holes) => {
+  const make = (label, value, muted, away, onChange, id, holes, room) => {
     const row = document.createElement("div"); row.className = "row"; row.id = id;
-    row.innerHTML = '<label></label><input type="range" min="0" max="100"><span class="pct"></span><button></button>';
+    row.innerHTML = '<label></label><input type="range" min="0" max="100"><span class="pct"></span><button class="mute"></button>';
     row.querySelector("label").textContent = label; if (away) row.querySelector("label").className = "away";
+    row.querySelector("input").setAttribute("aria-label", "volume of " + (room ? room.name : "all rooms"));
     // Holes heard in the room in the last hour (its device ran dry, or it concealed lost audio).
     if (holes !== undefined && holes !== null && !away) {
       const note = document.createElement("small"); note.className = holes > 0 ? "holes bad" : "holes";
@@ -114,12 +186,62 @@ function renderRooms() {
     range.onchange = () => onChange({ volume: Number(range.value) });
     range.oninput = () => { row.querySelector(".pct").textContent = range.value + "%"; };
     const mute = row.querySelector("button"); mute.innerHTML = icon(muted ? "muted" : "sound"); mute.title = muted ? "unmute" : "mute";
+    mute.setAttribute("aria-label", (muted ? "unmute " : "mute ") + (room ? room.name : "all rooms"));
     mute.onclick = () => onChange({ muted: !muted });
     box.appendChild(row);
+    if (!room) {
+      if (groupNote) { const note = el("small", "note", groupNote); note.id = "groupNote"; row.querySelector("label").appendChild(note); }
+      return;
+    }
+    const more = el("button", "more", "⋯"); more.setAttribute("aria-label", "settings of " + room.name); more.setAttribute("aria-expanded", editing === room.key ? "true" : "false");
+    more.onclick = () => { editing = editing === room.key ? null : room.key; renderRooms(); if (editing) { const n = document.querySelector(".edit input"); if (n) n.focus(); } };
+    row.appendChild(more);
+    if (editing === room.key) box.appendChild(roomEditor(room));
   };
-  make("All rooms", group, np && np.muted, false, v => call("PUT", "/volume", v), "group");
+  make("All rooms", group, np && np.muted, false, setGroupVolume, "group");
   rooms.filter(r => (r.zone || "default") === zone).forEach(r => make(r.name, r.volume, r.muted, !r.connected,
-    v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key, r.holesLastHour));
+    v => call("PUT", "/rooms/" + encodeURIComponent(r.name), v), "room-" + r.key, r.holesLastHour, r));
+}
+
+// The group's volume keeps the rooms' balance: a room at its 100 % stops it short of what
+// was asked. The real value shows at once, with why.
+async function setGroupVolume(change) {
+  const got = await call("PUT", "/volume", change);
+  if (!got) return;
+  const list = await call("GET", "/rooms"); if (list) rooms = list;
+  groupNote = "";
+  if (change.volume != null && got.volume < change.volume - 0.5) {
+    const full = rooms.filter(r => (r.zone || "default") === zone && r.connected && r.volume >= 99.95).map(r => r.name);
+    groupNote = "asked " + Math.round(change.volume) + " %: " + (full.length ? full.join(", ") + (full.length === 1 ? " is" : " are") + " at 100 %, " : "")
+      + "the rooms keep their balance";
+  }
+  renderRooms();
+}
+
+// A room's name, its device's delay after the sound server (HDMI, Bluetooth), and forgetting it.
+function roomEditor(room) {
+  const box = el("div", "edit"); box.id = "edit-" + room.key;
+  const name = el("input"); name.value = room.name; name.setAttribute("aria-label", "name of " + room.name); name.autocomplete = "off";
+  const delay = el("input"); delay.type = "number"; delay.min = "0"; delay.max = "1000"; delay.step = "1"; delay.value = Math.round(room.outputDelayMs || 0);
+  delay.setAttribute("aria-label", "output delay of " + room.name + " in milliseconds");
+  const save = el("button", null, "save"), forget = el("button", "danger", "forget");
+  forget.setAttribute("aria-label", "forget " + room.name);
+  save.onclick = async () => {
+    const change = {};
+    if (name.value.trim() && name.value.trim() !== room.name) change.name = name.value.trim();
+    if (Number(delay.value) !== Math.round(room.outputDelayMs || 0)) change.outputDelayMs = Number(delay.value);
+    if (!Object.keys(change).length) { editing = null; renderRooms(); return; }
+    const saved = await call("PUT", "/rooms/" + encodeURIComponent(room.name), change);
+    if (saved) { rooms = rooms.filter(r => r.key !== saved.key).concat([saved]).sort((a, b) => a.name.localeCompare(b.name)); editing = null; say("saved " + saved.name, true); document.activeElement.blur(); renderRooms(); }
+  };
+  [name, delay].forEach(input => { input.onkeydown = e => { if (e.key === "Enter") save.onclick(); if (e.key === "Escape") { editing = null; input.blur(); renderRooms(); } }; });
+  forget.onclick = async () => {
+    if (!confirm("Forget " + room.name + "? Its settings go; it comes back as new if its follower plays again.")) return;
+    if (await call("DELETE", "/rooms/" + encodeURIComponent(room.name)) !== null) { rooms = rooms.filter(r => r.key !== room.key); editing = null; say("forgot " + room.name, true); renderRooms(); }
+  };
+  const delayLabel = el("small", null, "delay (ms)");
+  box.append(name, delayLabel, delay, save, forget);
+  return box;
 }
 
 // The zones, each with what it plays and its rooms; a room moves by choosing its zone.
@@ -140,7 +262,7 @@ function renderZones() {
       const row = document.createElement("div"); row.className = "row"; row.id = "move-" + r.key;
       row.innerHTML = "<label></label><select></select>";
       row.querySelector("label").textContent = r.name; if (!r.connected) row.querySelector("label").className = "away";
-      const select = row.querySelector("select");
+      const select = row.querySelector("select"); select.setAttribute("aria-label", "zone of " + r.name);
       zones.forEach(o => { const opt = document.createElement("option"); opt.value = o.id; opt.textContent = o.name; select.appendChild(opt); });
       select.value = z.id;
       select.onchange = () => call("PUT", "/rooms/" + encodeURIComponent(r.name), { zone: select.value });
@@ -167,23 +289,43 @@ function loadZones() {
 
 // The queue: tap an item to play it, drag it by its handle to move it.
 let queueDrag = false, queueWaiting = null;
-function renderQueue() {
-  if (queueDrag) return;
+function renderQueue() { if (!queueDrag) keepingFocus($("queue"), fillQueue); }
+function fillQueue() {
   const list = $("queue"); list.innerHTML = "";
   if (!queue) return;
   queue.items.forEach(item => {
     const li = document.createElement("li"); if (item.current) li.className = "current";
     li.dataset.id = item.id;
-    li.innerHTML = '<span class="handle" aria-label="drag to move">☰</span><span class="title"></span><span><small></small> <button>✕</button></span>';
-    li.querySelector(".title").textContent = (item.index + 1) + ". " + (item.title || item.path.split("/").pop()) + (item.artist ? " — " + item.artist : "");
+    li.innerHTML = '<button class="handle">☰</button><span class="title"></span><span><small></small> <button class="remove">✕</button></span>';
+    const name = item.title || item.path.split("/").pop();
+    li.querySelector(".title").textContent = (item.index + 1) + ". " + name + (item.artist ? " — " + item.artist : "");
     li.querySelector("small").textContent = item.duration ? clockText(item.duration) : "";
     li.onclick = () => call("POST", "/queue/play", { index: item.index });
-    li.querySelector("button").onclick = e => { e.stopPropagation(); call("DELETE", "/queue/" + item.id); };
+    activatable(li.querySelector(".title"), () => call("POST", "/queue/play", { index: item.index }), "play " + (item.index + 1) + ". " + name);
+    const remove = li.querySelector(".remove"); remove.setAttribute("aria-label", "remove " + name + " from the queue");
+    remove.onclick = e => { e.stopPropagation(); call("DELETE", "/queue/" + item.id); };
     const handle = li.querySelector(".handle");
+    handle.setAttribute("aria-label", "move " + name + ": up and down arrows");
     handle.onclick = e => e.stopPropagation();
     handle.onpointerdown = e => dragItem(e, li, handle, item);
+    // By keyboard: ↑ and ↓ move it a place, and it keeps the focus.
+    handle.onkeydown = async e => {
+      const to = e.key === "ArrowUp" ? item.index - 1 : e.key === "ArrowDown" ? item.index + 1 : null;
+      if (to === null) return;
+      e.preventDefault();
+      if (to < 0 || to >= queue.items.length) return;
+      if (await call("POST", "/queue/" + item.id + "/move", { index: to }) === null) return;
+      const fresh = await call("GET", "/queue"); if (fresh) { queue = fresh; renderQueue(); }
+    };
     list.appendChild(li);
   });
+}
+
+// Rebuilds a part of the page; the control that had the focus (by its name) has it again.
+function keepingFocus(box, rebuild) {
+  const had = document.activeElement, name = had && had !== document.body && box.contains(had) ? had.getAttribute("aria-label") : null;
+  rebuild();
+  if (name) { const again = [...box.querySelectorAll("[aria-label]")].find(n => n.getAttribute("aria-label") === name); if (again) again.focus(); }
 }
 
 // Drags a queue item (mouse, finger or pen): it follows the pointer, a line shows where it
@@ -239,6 +381,13 @@ async function read(path) {
   return data;
 }
 const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text != null) e.textContent = text; return e; };
+// A tile or row that opens or plays: a tab stop, a button to a screen reader, Enter or Space.
+function activatable(node, action, label) {
+  node.tabIndex = 0; node.setAttribute("role", "button"); if (label) node.setAttribute("aria-label", label);
+  node.onclick = e => { e.stopPropagation(); action(e); };
+  node.onkeydown = e => { if ((e.key === "Enter" || e.key === " ") && e.target === node) { e.preventDefault(); action(e); } };
+}
+const counted = (n, noun) => n + " " + noun + (n === 1 ? "" : "s");
 function libraryShows(...nodes) { const box = $("libraryBox"); box.innerHTML = ""; nodes.forEach(n => box.appendChild(n)); }
 function libraryFailed(e) { libraryShows(el("p", "hint", e.message)); }
 
@@ -246,7 +395,7 @@ function libraryFailed(e) { libraryShows(el("p", "hint", e.message)); }
 async function queueTracks(ids, placement) {
   if (!ids.length) return;
   const added = await call("POST", "/queue", { ids, placement });
-  if (added) say(placement === "now" ? "playing " + (added[0].title || "") : "added " + added.length + " track" + (added.length === 1 ? "" : "s") + (placement === "next" ? " to play next" : " to the queue"), true);
+  if (added) say(placement === "now" ? "playing " + (added[0].title || "") : "added " + counted(added.length, "track") + (placement === "next" ? " to play next" : " to the queue"), true);
 }
 
 function cover(album) {
@@ -260,7 +409,7 @@ function albumGrid(albums) {
   albums.forEach(a => {
     const tile = el("div", "tile"); tile.id = "album-" + a.id;
     tile.append(cover(a), el("b", null, a.title), el("small", null, (a.artist || "") + (a.year ? " · " + a.year : "")));
-    tile.onclick = () => openAlbum(a.id);
+    activatable(tile, () => openAlbum(a.id), "album " + a.title + (a.artist ? " by " + a.artist : ""));
     grid.appendChild(tile);
   });
   return grid;
@@ -278,6 +427,8 @@ function trackList(tracks, withAlbum) {
     add.onclick = e => { e.stopPropagation(); queueTracks([t.id], "end"); };
     acts.append(play, add); li.append(what, acts);
     li.onclick = () => queueTracks([t.id], "now");
+    play.setAttribute("aria-label", "play " + t.title + " now"); add.setAttribute("aria-label", "add " + t.title + " to the queue");
+    activatable(what, () => queueTracks([t.id], "now"), "play " + t.title);
     list.appendChild(li);
   });
   return list;
@@ -309,7 +460,7 @@ async function browse(kind) {
       if (asked !== lib.asked) return;
       const list = el("ol");
       artists.forEach(a => { const li = el("li", null, a.name); li.id = "artist-" + a.id;
-        li.appendChild(el("small", null, a.albumCount + " albums · " + a.trackCount + " tracks")); li.onclick = () => openArtist(a.id); list.appendChild(li); });
+        li.appendChild(el("small", null, counted(a.albumCount, "album") + " · " + counted(a.trackCount, "track"))); activatable(li, () => openArtist(a.id), "artist " + a.name); list.appendChild(li); });
       libraryShows(list);
     } else {
       openFolder("");
@@ -324,7 +475,7 @@ async function openAlbum(id) {
     const a = await read("/library/albums/" + id);
     if (asked !== lib.asked) return;
     const head = el("div", "detail"), text = el("div");
-    text.append(el("h3", null, a.title), el("div", null, a.artist || ""), el("small", null, [a.year, a.trackCount + " tracks", clockText(a.duration)].filter(Boolean).join(" · ")));
+    text.append(el("h3", null, a.title), el("div", null, a.artist || ""), el("small", null, [a.year, counted(a.trackCount, "track"), clockText(a.duration)].filter(Boolean).join(" · ")));
     head.append(cover(a), text);
     libraryShows(backButton(), head, actions(a.tracks.map(t => t.id)), trackList(a.tracks, false));
   } catch (e) { if (asked === lib.asked) libraryFailed(e); }
@@ -356,8 +507,8 @@ async function openFolder(path) {
       nodes.push(up, el("h3", null, path.split("/").pop()));
     }
     const list = el("ol");
-    f.folders.forEach(sub => { const li = el("li", null, "📁 " + sub.name); li.appendChild(el("small", null, sub.trackCount + " tracks"));
-      li.onclick = () => openFolder(sub.path); list.appendChild(li); });
+    f.folders.forEach(sub => { const li = el("li", null, "📁 " + sub.name); li.appendChild(el("small", null, counted(sub.trackCount, "track")));
+      activatable(li, () => openFolder(sub.path), "folder " + sub.name); list.appendChild(li); });
     nodes.push(list);
     if (f.tracks.length) nodes.push(actions(f.tracks.map(t => t.id)), trackList(f.tracks, false));
     libraryShows(...nodes);
@@ -375,7 +526,7 @@ async function runSearch() {
     const nodes = [];
     if (found.artists.length) {
       const list = el("ol");
-      found.artists.forEach(a => { const li = el("li", null, a.name); li.id = "artist-" + a.id; li.onclick = () => openArtist(a.id); list.appendChild(li); });
+      found.artists.forEach(a => { const li = el("li", null, a.name); li.id = "artist-" + a.id; activatable(li, () => openArtist(a.id), "artist " + a.name); list.appendChild(li); });
       nodes.push(el("h4", null, "Artists"), list);
     }
     if (found.albums.length) nodes.push(el("h4", null, "Albums"), albumGrid(found.albums));
@@ -395,7 +546,7 @@ async function connect() {
   const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/api/v1/events?zone=" + encodeURIComponent(zone) + ticket);
   socket = ws;
   let t1 = 0, best = Infinity, timer = null;
-  ws.onopen = () => { const ask = () => { t1 = performance.now(); ws.send(JSON.stringify({ type: "time", id: 1, t1 })); timer = setTimeout(ask, 2000); }; ask(); };
+  ws.onopen = () => { if ($("message").textContent === unreachable) say(""); const ask = () => { t1 = performance.now(); ws.send(JSON.stringify({ type: "time", id: 1, t1 })); timer = setTimeout(ask, 2000); }; ask(); };
   ws.onmessage = e => { const m = JSON.parse(e.data);
     if (m.type === "time") { const t4 = performance.now(), rtt = t4 - m.t1 - (m.t3 - m.t2) / 1e6;
       if (rtt <= best * 1.5) { best = Math.min(best, rtt); offset = ((m.t2 / 1e6 - m.t1) + (m.t3 / 1e6 - t4)) / 2; } return; }
@@ -404,11 +555,11 @@ async function connect() {
     if (m.queue) { if (queueDrag) queueWaiting = m.queue; else { queue = m.queue; renderQueue(); } }
     if (m.rooms) { rooms = m.rooms; renderRooms(); }
     if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); rooms.sort((a, b) => a.name.localeCompare(b.name)); renderRooms(); }
-    if (m.type === "now-playing" && zones.length > 1) renderZones();
+    if (m.type === "now-playing" && zones.length > 1) keepingFocus($("zones"), renderZones);
     if (m.type === "volume" || m.type === "hello") renderRooms();
     render(); };
   ws.onclose = () => { clearTimeout(timer); if (ws !== socket) return;
-    $("state").textContent = "reconnecting…"; setTimeout(connect, ws.steered ? 0 : 1000); };
+    $("state").textContent = "reconnecting…"; if (!ws.steered) say(unreachable); setTimeout(connect, ws.steered ? 0 : 1000); };
 }
 
 setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
@@ -419,4 +570,6 @@ fetch("/api/v1/status").then(r => r.json()).then(s => { if (s.house) { $("house"
 loadZones();
 setInterval(loadZones, 10000);
 show(localStorage.getItem("tutti-view") || "now");
+// The page's end clears the dock, however tall it is (a message, the token, the mini player).
+new ResizeObserver(() => { document.querySelector("main").style.paddingBottom = ($("dock").offsetHeight + 20) + "px"; }).observe($("dock"));
 connect();
