@@ -20,8 +20,7 @@ function takeToken() {
   $("tokenBox").style.display = "none"; say("");
   return true;
 }
-takeToken();
-window.addEventListener("hashchange", () => { if (takeToken() && socket) { socket.steered = true; socket.close(); } });
+
 let np = null, queue = null, rooms = [], zones = [], dragging = false, offset = null, socket = null;
 // The zone this page steers (its id), remembered.
 let zone = localStorage.getItem("tutti-zone") || "default";
@@ -38,6 +37,9 @@ function say(text, good) {
   $("message").textContent = text || ""; $("message").style.color = good ? "var(--accent)" : "";
   if (text && good) sayTimer = setTimeout(() => say(""), 4000);
 }
+
+takeToken();
+window.addEventListener("hashchange", () => { if (takeToken() && socket) { socket.steered = true; socket.close(); } });
 
 async function call(method, path, body) {
   if (!token) { $("tokenBox").style.display = "flex"; say("this needs the house token"); return null; }
