@@ -53,8 +53,9 @@ public struct LiveTimeline: Sendable, Equatable {
     /// later one is a beat its writer missed (or a pause, past half the latency), an earlier
     /// one a writer that runs ahead.
     public let tolerance: Int64
-    /// The most the input is stretched (ppm): a writer's clock further off than this is
-    /// realigned now and then rather than heard at a wrong pitch.
+    /// The most the input is stretched (ppm): a writer's clock further off than this falls
+    /// behind now and then, and the latency takes what it lost (the sender grows it back),
+    /// rather than being heard at a wrong pitch all along.
     public let maxStretch: Double
     /// Frames the sender asks about at a time (a packet's).
     public let frameSize: Int64
