@@ -136,7 +136,7 @@ let package = Package(
         ]),
         // Finding the coordinator on the network: DNS-SD over mDNS through avahi-daemon;
         // libavahi-client's only importer.
-        .target(name: "TuttiDiscovery", dependencies: ["TuttiNet", "CAvahi"]),
+        .target(name: "TuttiDiscovery", dependencies: ["TuttiCore", "TuttiNet", "CAvahi"]),
         // `tutti mpris`: the house on the desktop's session bus as an MPRIS media player
         // (media keys, now-playing widgets); libdbus's only importer.
         .target(name: "TuttiMPRIS", dependencies: ["TuttiCore", "TuttiAPI", "TuttiNet", "CDBus"]),

@@ -1,11 +1,12 @@
 import CAvahi
+import TuttiCore
 import TuttiNet
 
 extension Discovery {
     /// Looks for coordinators for up to `timeout` seconds (on the calling thread): returns
     /// as soon as avahi has told all it knows and every one found is resolved, at most
     /// `timeout` later.
-    public static func browse(timeout: Double = 3) throws(Failure) -> [Found] {
+    public static func browse(timeout: Double = 3, clock: any MonotonicClock) throws(Failure) -> [Found] {
         guard let poll = avahi_simple_poll_new() else { throw .failed("out of memory") }
         defer { avahi_simple_poll_free(poll) }
         let search = Search()
@@ -51,7 +52,6 @@ extension Discovery {
             throw .failed(message(avahi_client_errno(client)))
         }
         defer { avahi_service_browser_free(browser) }
-        let clock = SystemClock()
         let deadline = clock.nanosecondsNow() + Int64(timeout * 1e9)
         while clock.nanosecondsNow() < deadline {
             if search.allForNow && search.pending == 0 { break }

@@ -159,7 +159,7 @@ extension Discovery {
     /// waits; then `choose`s (preferring the house whose key is `houseKey`'s fingerprint).
     /// Several houses with none of this key's is an error at once: the user must choose.
     public static func awaitCoordinator(houseKey: String?, proven: ((Found) -> Bool)? = nil, interval: Double = 5, notice: (String) -> Void,
-                                        lookup: () throws(Failure) -> [Found] = { () throws(Failure) in try browse(timeout: 3) },
+                                        lookup: () throws(Failure) -> [Found],
                                         pause: (Double) -> Void = { System.sleep(nanoseconds: Int64($0 * 1e9)) }) throws(LookupError) -> Found {
         var told = false
         while true {

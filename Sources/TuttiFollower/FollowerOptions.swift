@@ -184,7 +184,9 @@ public struct FollowerOptions: Equatable, Sendable {
             let key = try? StateFolder.readHouseKey(path: keyPath)
             let proof = key.map { DiscoveryProof(houseKey: $0) }
             let found = try Discovery.awaitCoordinator(houseKey: key?.fingerprint,
-                                                       proven: proof.map { proof in { $0.proves("proof", with: proof.verifies) } }) { log.warning($0) }
+                                                       proven: proof.map { proof in { $0.proves("proof", with: proof.verifies) } },
+                                                       notice: { log.warning($0) },
+                                                       lookup: { () throws(Discovery.Failure) in try Discovery.browse(timeout: 3, clock: clock) })
             log.info("found the coordinator on the network: \(found)")
             config.coordinator = try SocketAddress(parsing: found.clockAddress, defaultPort: 5005)
         }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiDiscovery
+import TuttiNet
 import TuttiNode
 import TuttiSecurity
 
@@ -18,7 +19,7 @@ enum Discovered {
         let key = try? StateStore.readHouseKey(path: keyPath)
         let found: [Discovery.Found]
         do {
-            found = try Discovery.browse(timeout: 2)
+            found = try Discovery.browse(timeout: 2, clock: SystemClock())
         } catch {
             return nil
         }

@@ -56,7 +56,7 @@ struct LyricsCommand: ParsableCommand {
         config.logPath = log
         config.lineMode = lines
         if let key { config.houseKeyPath = key }
-        let screen = try LyricScreen(configuration: config)
+        let screen = try LyricScreen(configuration: config, clock: SystemClock())
         TerminationSignals.onTermination { screen.stop() }
         try screen.run()
     }

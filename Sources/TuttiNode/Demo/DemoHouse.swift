@@ -87,7 +87,7 @@ public final class DemoHouse: @unchecked Sendable {
         screenConfig.houseKeyPath = keyPath
         let stopFlag = self.stopFlag
         screenConfig.onQuit = { stopFlag.set() }  // q on the lyric screen ends the demo
-        let screen = try LyricScreen(configuration: screenConfig)
+        let screen = try LyricScreen(configuration: screenConfig, clock: SystemClock())
         startThread("tutti-lyrics") { try? screen.run() }
         defer {
             screen.stop()

@@ -29,7 +29,7 @@ public final class LyricScreen: @unchecked Sendable {
     }
 
     let configuration: Configuration
-    let clock = SystemClock()
+    let clock: any MonotonicClock
     let stopFlag = StopFlag()
     let lock = NSLock()
     var estimator = ClockEstimator()
@@ -42,8 +42,10 @@ public final class LyricScreen: @unchecked Sendable {
     /// The house key, and the screen's own credential (kept beside the house key's file).
     private let membership: ClockClient.Membership
 
-    public init(configuration: Configuration) throws {
+    /// `clock`: the machine's monotonic clock (the program's, given where it is put together).
+    public init(configuration: Configuration, clock: any MonotonicClock) throws {
         self.configuration = configuration
+        self.clock = clock
         let name = "lyrics screen on \(ProcessInfo.processInfo.hostName)"
         let houseKey = try StateStore.readHouseKey(path: configuration.houseKeyPath)
         let folder = Files.folder(of: configuration.houseKeyPath)
