@@ -177,7 +177,7 @@ let package = Package(
         // The follower's loop in a simulated house (the real shells over an in-memory network).
         .testTarget(name: "TuttiFollowerTests", dependencies: ["TuttiFollower", "TuttiNode", "TuttiCore", "TuttiTesting", "TuttiNet", "TuttiSecurity"]),
         .testTarget(name: "TuttiLibraryTests", dependencies: ["TuttiLibrary", "TuttiAPI", "TuttiCore", "TuttiNet"]),
-        .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore"]),
+        .testTarget(name: "TuttiCodecsTests", dependencies: ["TuttiCodecs", "TuttiCore", "TuttiNet"]),
         .testTarget(name: "TuttiMediaTests", dependencies: ["TuttiMedia", "TuttiCore", "TuttiTesting"]),
         .testTarget(name: "TuttiAudioTests", dependencies: ["TuttiAudio", "TuttiCore"]),
         .testTarget(name: "TuttiNetTests", dependencies: ["TuttiNet", "TuttiCore"]),

@@ -96,6 +96,13 @@ public enum System {
         } == 0 || errno != EADDRINUSE
     }
 
+    /// The columns and rows of the terminal on standard output (nil when it is none).
+    public static func terminalSize() -> (columns: Int, rows: Int)? {
+        var w = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &w) == 0, w.ws_col > 0, w.ws_row > 0 else { return nil }
+        return (Int(w.ws_col), Int(w.ws_row))
+    }
+
     /// This machine's host name ("localhost" when the system will not say).
     public static func hostName() -> String {
         var name = [CChar](repeating: 0, count: 256)

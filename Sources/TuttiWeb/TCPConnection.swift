@@ -1,10 +1,10 @@
 import TuttiNet
-import Glibc
 
 /// A blocking TCP connection with timeouts, for the control API's clients; over TLS when
 /// given a way to trust the server.
 public final class TCPConnection {
-    private let descriptor: Int32
+    /// The socket, until a TLS session takes it over (and closes it with itself).
+    private let socket: TCPSocket?
     /// The TLS session, which owns the descriptor when there is one.
     private let tls: TLSLink?
     private var readTimeout: Double
@@ -18,53 +18,27 @@ public final class TCPConnection {
         do {
             address = try SocketAddress(host: host, port: port)
         } catch {
-            throw SystemError(call: "resolve \(host)", errno: EHOSTUNREACH)
+            throw .unresolved(host)
         }
-        let descriptor = try System.check("socket", socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0))
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - Double(Int(timeout))) * 1e6))
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(descriptor, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var sa = address.sockaddr
-        let rc = withUnsafePointer(to: &sa) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        if rc < 0 {
-            let error = SystemError(call: "connect to \(address)", errno: Glibc.errno)
-            close(descriptor)
-            throw error
-        }
-        self.descriptor = descriptor
+        let socket = try TCPSocket(connectingTo: address, timeout: timeout)
         if let trust {
-            tls = try TLSLink(descriptor: descriptor, host: host, port: port, trust: trust, timeout: timeout)
+            tls = try TLSLink(socket: socket, host: host, port: port, trust: trust, timeout: timeout)
+            self.socket = nil
         } else {
             tls = nil
+            self.socket = socket
         }
-    }
-
-    deinit {
-        if tls == nil { close(descriptor) }
     }
 
     /// Waits for reads up to this long (seconds); 0 waits for ever.
     public func setReadTimeout(_ seconds: Double) {
         readTimeout = seconds
-        var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        socket?.setReadTimeout(seconds)
     }
 
     public func write(_ bytes: [UInt8]) throws(SystemError) {
         if let tls { return try tls.send(bytes) }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if Glibc.errno == EINTR { continue }
-                throw SystemError(call: "send", errno: Glibc.errno)
-            }
-            offset += n
-        }
+        try socket?.sendAll(bytes)
     }
 
     /// Reads exactly `count` bytes; fewer only at the end of the stream.
@@ -90,7 +64,7 @@ public final class TCPConnection {
                 }
                 searched = buffered.count
             }
-            if buffered.count > limit { throw SystemError(call: "read (line too long)", errno: EMSGSIZE) }
+            if buffered.count > limit { throw .tooLarge("read (line too long)") }
             guard try fill() else { return nil }
         }
     }
@@ -98,29 +72,15 @@ public final class TCPConnection {
     /// Everything until the peer closes.
     public func readToEnd(limit: Int = 64 * 1024 * 1024) throws(SystemError) -> [UInt8] {
         while try fill() {
-            if buffered.count > limit { throw SystemError(call: "read (response too large)", errno: EMSGSIZE) }
+            if buffered.count > limit { throw .tooLarge("read (response too large)") }
         }
         defer { buffered.removeAll() }
         return buffered
     }
 
     private func fill() throws(SystemError) -> Bool {
-        if let tls {
-            let bytes = try tls.receive(timeout: readTimeout)
-            buffered += bytes
-            return !bytes.isEmpty
-        }
-        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                buffered += chunk[0..<n]
-                return true
-            }
-            if n == 0 { return false }
-            if Glibc.errno == EINTR { continue }
-            if Glibc.errno == EAGAIN || Glibc.errno == EWOULDBLOCK { throw SystemError(call: "read (timed out)", errno: ETIMEDOUT) }
-            throw SystemError(call: "recv", errno: Glibc.errno)
-        }
+        let bytes = if let tls { try tls.receive(timeout: readTimeout) } else { try socket?.receive() ?? [] }
+        buffered += bytes
+        return !bytes.isEmpty
     }
 }

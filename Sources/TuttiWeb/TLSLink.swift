@@ -1,6 +1,5 @@
 import TuttiNet
 import Foundation
-import Glibc
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -28,16 +27,15 @@ final class TLSLink: @unchecked Sendable {
     private let channel: any Channel
     private let inbox: TLSInbox
 
-    /// Takes over `descriptor` (closed with the link) and completes the
+    /// Takes over `socket`'s descriptor (closed with the link) and completes the
     /// handshake within `timeout` seconds.
-    init(descriptor: Int32, host: String, port: UInt16, trust: TLSTrust, timeout: Double) throws(SystemError) {
+    init(socket: TCPSocket, host: String, port: UInt16, trust: TLSTrust, timeout: Double) throws(SystemError) {
         let inbox = TLSInbox(trust: trust)
         let (configuration, verify) = Self.configuration(trust, inbox: inbox)
         let sslContext: NIOSSLContext
         do {
             sslContext = try NIOSSLContext(configuration: configuration)
         } catch {
-            close(descriptor)
             throw TLSLink.failure("cannot set up TLS (\(error))")
         }
         let serverName = TLSLink.isAddress(host) ? nil : host
@@ -54,7 +52,7 @@ final class TLSLink: @unchecked Sendable {
                         try channel.pipeline.syncOperations.addHandler(inbox)
                     }
                 }
-                .withConnectedSocket(descriptor).wait()
+                .withConnectedSocket(socket.release()).wait()
         } catch {
             // Not closed here: NIO may own the descriptor already (and have closed it), and a
             // second close could hit one the event loop opened since. A failing client exits.
@@ -151,7 +149,7 @@ final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !handshaken && !ended {
-            if !condition.wait(until: deadline) { throw SystemError(call: "TLS handshake with \(peer) (timed out)", errno: ETIMEDOUT) }
+            if !condition.wait(until: deadline) { throw .timedOut("TLS handshake with \(peer)") }
         }
         if !handshaken {
             throw describeFailure() ?? TLSLink.failure("TLS handshake with \(peer) (the server closed the connection)")
@@ -165,7 +163,7 @@ final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
         defer { condition.unlock() }
         while chunks.isEmpty && !ended {
             if let deadline {
-                if !condition.wait(until: deadline) { throw SystemError(call: "read (timed out)", errno: ETIMEDOUT) }
+                if !condition.wait(until: deadline) { throw .timedOut("read") }
             } else {
                 condition.wait()
             }

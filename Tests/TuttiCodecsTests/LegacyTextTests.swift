@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TuttiCore
 @testable import TuttiCodecs
+import TuttiNet
 
 /// Lyric files in the legacy Chinese encodings, made with the system's iconv, read back.
 @Suite("Legacy text encodings")

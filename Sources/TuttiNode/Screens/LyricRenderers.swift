@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import TuttiAPI
 import TuttiCore
+import TuttiNet
 
 /// One moment of the lyric screen: what to draw, and when the next line starts.
 struct LyricFrame {
@@ -88,9 +88,7 @@ final class TerminalRenderer: LyricRenderer {
     private var shown: [String] = []
 
     static func size() -> (Int, Int) {
-        var w = winsize()
-        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &w) == 0, w.ws_col > 0, w.ws_row > 0 { return (Int(w.ws_col), Int(w.ws_row)) }
-        return (80, 24)
+        System.terminalSize() ?? (80, 24)
     }
 
     func begin() { write("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J") }
