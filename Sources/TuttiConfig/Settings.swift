@@ -197,8 +197,8 @@ public struct Settings: Sendable {
         return "\(key): not an option of tutti \(role)\(hint); `tutti config example \(role)` lists them"
     }
 
-    /// Levenshtein distance, for a hint at a misspelt key.
-    static func distance(_ a: String, _ b: String) -> Int {
+    /// Levenshtein distance, for a hint at a misspelt key (or command: `tutti ctl`).
+    public static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         var row = Array(0...b.count)
         for i in 1...max(a.count, 1) where !a.isEmpty {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TuttiAPI
+import TuttiConfig
 import TuttiCore
 
 /// `tutti ctl`: the whole control API from the terminal.
@@ -50,7 +51,7 @@ struct CtlCommand: ParsableCommand {
         let names = command.configuration.subcommands.map { $0._commandName }
         if !names.isEmpty, at < rest.count, !rest[at].hasPrefix("-"), rest[at] != "help" {
             let word = rest[at], context = path.joined(separator: " ")
-            let near = names.map { ($0, editDistance(word.lowercased(), $0)) }.filter { $0.1 <= 2 && $0.1 < $0.0.count }
+            let near = names.map { ($0, Settings.distance(word.lowercased(), $0)) }.filter { $0.1 <= 2 && $0.1 < $0.0.count }
                 .min { $0.1 < $1.1 }
             if let (name, _) = near {
                 return (arguments, "'\(context) \(word)' is not a command: did you mean '\(context) \(name)'?")
@@ -59,23 +60,6 @@ struct CtlCommand: ParsableCommand {
         }
         rest.insert(contentsOf: shared, at: at)
         return (["ctl"] + rest, nil)
-    }
-
-    /// How many letters must change, come or go (or two neighbours swap) to make `a` into `b`.
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
-        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
-        for i in 0...a.count { d[i][0] = i }
-        for j in 0...b.count { d[0][j] = j }
-        for i in 1...a.count {
-            for j in 1...b.count {
-                let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
-            }
-        }
-        return d[a.count][b.count]
     }
 }
 
