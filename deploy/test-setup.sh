@@ -20,8 +20,9 @@ install_packages \
   playerctl dpkg-dev debootstrap systemd \
   `# the virtual sound card (bench/vcard): built here with gcc, played to by aplay in its test` \
   alsa-utils gcc libc6-dev \
-  `# AirPlay as a source: the receiver the coordinator runs, and a real sender (RAOP) for its test` \
-  shairport-sync pulseaudio-module-raop \
+  `# AirPlay as a source: the receiver the coordinator runs, a real sender (RAOP) for its test,` \
+  `# and avahi-publish, which announces a stand-in phone's remote control by mDNS` \
+  shairport-sync pulseaudio-module-raop avahi-utils \
   `# the README's MPD recipe, tested with MPD itself` \
   mpd mpc
 # snapserver's, shairport-sync's and MPD's packages start system services; tutti's

@@ -3,10 +3,10 @@ import TuttiCore
 import TuttiNet
 
 extension Discovery {
-    /// Looks for coordinators for up to `timeout` seconds (on the calling thread): returns
-    /// as soon as avahi has told all it knows and every one found is resolved, at most
-    /// `timeout` later.
-    public static func browse(timeout: Double = 3, clock: any MonotonicClock) throws(Failure) -> [Found] {
+    /// Looks for coordinators (or another service `type`: an AirPlay sender's remote,
+    /// `_dacp._tcp`) for up to `timeout` seconds (on the calling thread): returns as soon as
+    /// avahi has told all it knows and every one found is resolved, at most `timeout` later.
+    public static func browse(type: String = serviceType, timeout: Double = 3, clock: any MonotonicClock) throws(Failure) -> [Found] {
         guard let poll = avahi_simple_poll_new() else { throw .failed("out of memory") }
         defer { avahi_simple_poll_free(poll) }
         let search = Search()
@@ -47,7 +47,7 @@ extension Discovery {
                 break
             }
         }
-        guard let browser = avahi_service_browser_new(client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), serviceType, nil, AvahiLookupFlags(0),
+        guard let browser = avahi_service_browser_new(client, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), type, nil, AvahiLookupFlags(0),
                                                       browsed, box.toOpaque()) else {
             throw .failed(message(avahi_client_errno(client)))
         }

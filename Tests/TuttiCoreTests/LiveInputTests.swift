@@ -172,6 +172,63 @@ SGk=</data></item>
         #expect(endless.track.title == "Hoppípolla")
     }
 
+    /// What an iPhone adds to a session (written in the pipe's format): its remote's token,
+    /// identity, address and port; then a session that ended, and a token that tries to
+    /// write a second header.
+    static let remoteAirPlay = #"""
+<item><type>73736e63</type><code>61637265</code><length>10</length>
+<data encoding="base64">
+Mjg3NjMxOTg3MQ==</data></item>
+<item><type>73736e63</type><code>64616964</code><length>16</length>
+<data encoding="base64">
+MUEyQjNDNEQ1RTZGNzA4MQ==</data></item>
+<item><type>73736e63</type><code>636c6970</code><length>19</length>
+<data encoding="base64">
+OjpmZmZmOjE5Mi4xNjguMS4yMw==</data></item>
+"""#
+    static let remotePort = #"""
+<item><type>73736e63</type><code>6461706f</code><length>4</length>
+<data encoding="base64">
+MzY4OQ==</data></item>
+"""#
+    static let remoteEnds = #"""
+<item><type>73736e63</type><code>70656e64</code><length>0</length></item>
+"""#
+    static let remoteInjected = #"""
+<item><type>73736e63</type><code>61637265</code><length>12</length>
+<data encoding="base64">
+MQ0KWC1FdmlsOiAx</data></item>
+"""#
+
+    /// A sender without a remote (PulseAudio's RAOP sink) has none; an iPhone's is what it
+    /// said, its port once shairport-sync found it, gone with its session; a field that is
+    /// not what it should be makes none.
+    @Test func anAirPlaySendersRemoteIsWhatItSaidAndNothingMore() throws {
+        var metadata = AirPlayMetadata()
+        metadata.take(Array(Self.recordedAirPlay.utf8))
+        #expect(metadata.remote == nil)
+        metadata.take(Array(Self.remoteAirPlay.utf8))
+        let remote = try #require(metadata.remote)
+        #expect(remote.host == "192.168.1.23" && remote.port == nil && remote.dacpID == "1A2B3C4D5E6F7081" && remote.activeRemote == "2876319871")
+        metadata.take(Array(Self.remotePort.utf8))
+        #expect(metadata.remote?.port == 3689)
+        let request = String(decoding: try #require(metadata.remote).request(.pause, port: 3689), as: UTF8.self)
+        #expect(request == "GET /ctrl-int/1/pause HTTP/1.1\r\nHost: 192.168.1.23:3689\r\nActive-Remote: 2876319871\r\nConnection: close\r\n\r\n")
+        metadata.take(Array(Self.remoteEnds.utf8))
+        #expect(metadata.remote == nil)
+        metadata.take(Array((Self.remoteAirPlay + Self.remoteInjected).utf8))
+        #expect(metadata.remote == nil, "a token with a line break")
+        #expect(remote.isService(named: "iTunes_Ctrl_1A2B3C4D5E6F7081") && remote.isService(named: "iTunes_Ctrl_001a2b3c4d5e6f7081"))
+        #expect(!remote.isService(named: "iTunes_Ctrl_1A2B3C4D5E6F7082") && !remote.isService(named: "1A2B3C4D5E6F7081"))
+        #expect(SenderRemote(host: "example.com", port: "1", dacpID: "AB", activeRemote: "1") == nil)
+        #expect(SenderRemote(host: "10.0.0.1", port: "0", dacpID: "AB", activeRemote: "1")?.port == nil)
+        #expect(SenderRemote.accepted(Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)))
+        #expect(!SenderRemote.accepted(Array("HTTP/1.1 403 Forbidden\r\n\r\n".utf8)) && !SenderRemote.accepted([]))
+        #expect(SenderRemote.command(for: .next, housePlays: true) == .next)
+        #expect(SenderRemote.command(for: .toggle, housePlays: true) == .pause && SenderRemote.command(for: .toggle, housePlays: false) == .play)
+        #expect(SenderRemote.command(for: .stop, housePlays: true) == .pause && SenderRemote.command(for: .seek(to: 0), housePlays: true) == nil)
+    }
+
     // MARK: - The timeline
 
     let timeline = LiveTimeline(latency: 150 * Self.ms)

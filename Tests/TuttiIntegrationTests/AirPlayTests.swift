@@ -77,5 +77,94 @@ struct AirPlayTests {
         h.stop("coordinator")
         #expect(ChildProcess.output(["pgrep", "-f", "shairport-sync --name=Stofa"]) == nil, "shairport-sync outlived the coordinator")
     }
+
+    /// The house's pause, play, next and previous go back to an AirPlay sender that takes
+    /// them (DACP): no sender here does (PulseAudio's RAOP sink gives its receiver no remote
+    /// control), so a stand-in for shairport-sync played to by an iPhone
+    /// (bench/lib/shairport_standin.py) says what shairport-sync says of a phone's remote and
+    /// is the phone: its remote pauses, plays and changes the track, which the house shows
+    /// and plays. The house's queue stays on the receiver.
+    @Test func theHousesPauseAndNextGoBackToTheSender() throws {
+        let h = try Harness("airplay-remote")
+        let bin = h.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/shairport_standin.py \"$@\"\n"
+        FileManager.default.createFile(atPath: bin + "/shairport-sync", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
+        h.environment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        h.environment["STANDIN_DACP_LOG"] = h.path("dacp.log")
+        let control = ControlTests()
+        let clock = try control.coordinator(h, [], ["--source", "airplay:Stofa"])
+        try control.follower(h, "a", clock: clock, output: "wav:" + h.path("a.wav"))
+        let api = try ControlAPI(h)
+        let said = { String(decoding: Files.read(h.path("dacp.log")) ?? [], as: UTF8.self) }
+        #expect(Harness.wait(timeout: 10) { (try? api.nowPlaying.title) == "Track 1" }, "\(h.log("coordinator"))")
+        #expect(Harness.wait(timeout: 10) { (try? api.rooms.first?.report?.state) == .playing }, "\(h.log("coordinator"))")
+        Thread.sleep(forTimeInterval: 1.5)
+
+        // Next: the phone moves to its next track; the house shows it and plays it.
+        _ = try api.change("POST", "/transport/next")
+        #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying.title) == "Track 2" }, "\(said()) \(h.log("coordinator"))")
+        #expect(said().contains("nextitem 2876319871"), "\(said())")
+        let card = try api.nowPlaying
+        #expect(card.path == "airplay:Stofa" && card.artist == "The Phone" && card.state == .playing, "\(card)")
+        #expect(try api.queue.items.count == 1)
+        #expect(h.log("coordinator").contains("its AirPlay sender took 'nextitem'"), "\(h.log("coordinator"))")
+        Thread.sleep(forTimeInterval: 1.5)
+        let monotonic = SystemClock()
+        let nextHeard = monotonic.nanosecondsNow()
+
+        // Pause: the phone pauses too; play: both play again.
+        _ = try api.change("POST", "/transport/pause")
+        #expect(Harness.wait(timeout: 5) { said().contains("pause 2876319871") }, "\(said())")
+        #expect(try api.nowPlaying.state == .paused)
+        Thread.sleep(forTimeInterval: 1)
+        _ = try api.change("POST", "/transport/play")
+        #expect(Harness.wait(timeout: 5) { said().contains("play 2876319871") }, "\(said())")
+        #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying.state) == .playing })
+        // Previous: back to the first track.
+        _ = try api.change("POST", "/transport/previous")
+        #expect(Harness.wait(timeout: 5) { (try? api.nowPlaying.title) == "Track 1" }, "\(said())")
+        #expect(said().contains("previtem 2876319871"))
+        Thread.sleep(forTimeInterval: 1)
+        h.stop("a")
+
+        // The room heard track 1 (550 Hz), then track 2 (660 Hz).
+        let room = try control.wav(h.path("a.wav"))
+        #expect(abs(IntegrationTests.LiveInputTests.frequency(room, at: nextHeard - 300_000_000) - 660) < 10)
+        let heardFirst = room.firstSound(after: 0)
+        let first = try #require(heardFirst)
+        #expect(abs(IntegrationTests.LiveInputTests.frequency(room, at: first + 700_000_000) - 550) < 10)
+        h.stop("coordinator")
+    }
+
+    /// A sender whose remote's port shairport-sync has not said (it says it once it has
+    /// resolved the phone's mDNS service) is found by mDNS by the house itself: on a host of
+    /// its own with avahi-daemon, where the stand-in phone announces `iTunes_Ctrl_<DACP-ID>`
+    /// (`_dacp._tcp`) with avahi-publish.
+    @Test func aSendersRemoteIsFoundByMDNSWhenItsPortWasNotSaid() throws {
+        let h = try Harness("airplay-mdns")
+        guard ChildProcess.find("avahi-publish") != nil else {
+            print("AirPlayTests skipped: avahi-publish is not installed (deploy/test-setup.sh installs avahi-utils)")
+            return
+        }
+        guard let net = try DiscoveryTests.Network(h) else { return }
+        defer { withExtendedLifetime(net) {} }
+        let bin = h.path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/shairport_standin.py \"$@\"\n"
+        FileManager.default.createFile(atPath: bin + "/shairport-sync", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
+        let environment = ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+                           "STANDIN_DACP_LOG": h.path("dacp.log"), "STANDIN_ANNOUNCE_PORT": "0"]
+        try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", "--source", "airplay:Stofa", "--multicast", "off",
+                                                     "--control-listen", "127.0.0.1:8485"], environment: environment)
+        #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("airplay:Stofa: ready") }, "\(h.log("coordinator"))")
+        Thread.sleep(forTimeInterval: 1)
+        let paused = try net.run("ctl", on: net.house, [Harness.binary, "ctl", "pause"])
+        #expect(paused.code == 0, "\(paused)")
+        let said = { String(decoding: Files.read(h.path("dacp.log")) ?? [], as: UTF8.self) }
+        #expect(Harness.wait(timeout: 8) { said().contains("pause 2876319871") }, "\(said()) \(h.log("coordinator"))")
+        #expect(Harness.wait(timeout: 3) { h.log("coordinator").contains("its AirPlay sender took 'pause'") }, "\(h.log("coordinator"))")
+        h.stop("coordinator")
+    }
 }
 }

@@ -21,7 +21,7 @@ public struct StatusThrottle: Sendable, Equatable {
         guard rounded != last else { return nil }
         let urgent = last.map {
             $0.phase != rounded.phase || $0.streamTitle != rounded.streamTitle || $0.station != rounded.station
-                || $0.isLive != rounded.isLive || $0.canSeek != rounded.canSeek || $0.tags != rounded.tags
+                || $0.isLive != rounded.isLive || $0.canSeek != rounded.canSeek || $0.tags != rounded.tags || $0.remote != rounded.remote
         } ?? true
         guard urgent || now - lastAt >= interval else { return nil }
         last = rounded

@@ -36,10 +36,13 @@ public struct StreamStatus: Equatable, Sendable {
     public var length: Int64?
     /// A file's own ID3v2 tags, read from its first bytes (text only: no pictures, no lyrics).
     public var tags: TrackTags?
+    /// Where the sender of a receiver's stream (AirPlay) takes commands back, once it said.
+    public var remote: SenderRemote?
 
     public init(phase: Phase = .connecting, isLive: Bool = false, canSeek: Bool = false, station: String? = nil,
                 streamTitle: String? = nil, bufferedSeconds: Double = 0, loadedFraction: Double? = nil, bitRate: Int? = nil,
-                length: Int64? = nil, tags: TrackTags? = nil) {
+                length: Int64? = nil, tags: TrackTags? = nil, remote: SenderRemote? = nil) {
+        self.remote = remote
         self.length = length
         self.tags = tags
         self.phase = phase

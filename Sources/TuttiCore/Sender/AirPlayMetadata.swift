@@ -3,7 +3,8 @@
 /// `<data encoding="base64">…</data>`, then `</item>`: type and code are four ASCII letters in
 /// hex (`core` for the sender's DMAP fields, `ssnc` for shairport-sync's own). This reads the
 /// pipe in whatever pieces it comes and keeps the track (title `minm`, artist `asar`, album
-/// `asal`, cover art `PICT`) and whether it plays (`pbeg`/`prsm` play, `pfls`/`pend` stop).
+/// `asal`, cover art `PICT`), whether it plays (`pbeg`/`prsm` play, `pfls`/`pend` stop) and
+/// where the sender takes commands back (`SenderRemote`, from `clip`, `daid`, `acre`, `dapo`).
 ///
 /// A sender sends a track's fields one by one between `mdst` and `mden`: they are gathered
 /// and shown together at `mden`. Bad input never grows it: an item longer than
@@ -21,6 +22,11 @@ public struct AirPlayMetadata: Sendable, Equatable {
     public private(set) var playing: Bool?
     /// The sender's name (`snam`), once it said.
     public private(set) var sender: String?
+    /// Where the sender takes commands back, once it said (nil for a sender without a
+    /// remote, such as PulseAudio's RAOP sink, and after its session ended).
+    public var remote: SenderRemote? {
+        SenderRemote(host: session["clip"], port: session["dapo"], dacpID: session["daid"], activeRemote: session["acre"])
+    }
     public private(set) var read = 0
     public private(set) var dropped = 0
 
@@ -28,6 +34,8 @@ public struct AirPlayMetadata: Sendable, Equatable {
 
     private var pending: [UInt8] = []
     private var gathering: TrackTags?
+    /// The play session's fields from shairport-sync (`clip`, `daid`, `acre`, `dapo`).
+    private var session: [String: String] = [:]
 
     public init() {}
 
@@ -78,8 +86,14 @@ public struct AirPlayMetadata: Sendable, Equatable {
             track.pictures = item.data.isEmpty ? [] : [TrackTags.Picture(mimeType: mime, kind: 3, description: "", data: item.data)]
         case ("ssnc", "pbeg"), ("ssnc", "prsm"):
             playing = true
-        case ("ssnc", "pfls"), ("ssnc", "pend"):
+        case ("ssnc", "pfls"):
             playing = false
+        case ("ssnc", "pend"):
+            playing = false
+            session = [:]
+        case ("ssnc", "clip"), ("ssnc", "daid"), ("ssnc", "acre"), ("ssnc", "dapo"):
+            // A sender's session, field by field; a new sender's replace the last one's.
+            session[item.code] = text.count <= 64 ? text : nil
         case ("ssnc", "snam"):
             sender = text.isEmpty ? nil : text
         default:

@@ -35,9 +35,11 @@ final class ReceiverSource: FrameSource {
     /// What its sender plays, once it said.
     var track: TrackTags { receiver.kind == .airplay ? metadata.track : events.track }
 
-    /// What now playing shows: the track its sender named, once it did.
+    /// What now playing shows: the track its sender named, once it did; and where an
+    /// AirPlay sender takes the house's pause and next back.
     var status: StreamStatus? {
-        StreamStatus(phase: .ready, isLive: true, tags: track.title == nil ? nil : track)
+        StreamStatus(phase: .ready, isLive: true, tags: track.title == nil ? nil : track,
+                     remote: receiver.kind == .airplay ? metadata.remote : nil)
     }
 
     /// Both receivers write signed 16-bit stereo at 44.1 kHz.

@@ -10,6 +10,10 @@ extension House {
         let id = try zoneID(zone)
         CoordinatorMetrics.shared.command(command.metricName)
         let t = now
+        if tellSender(command, zone: id) {
+            // The sender moves in its own queue; what it plays next comes through the receiver.
+            return nowPlaying(at: t, zone: id)
+        }
         plays[id]!.transport.configuration.cutLead = registry.commandLead(in: id)
         do throws(TransportError) {
             execute(try plays[id]!.transport.handle(command, now: t), zone: id)

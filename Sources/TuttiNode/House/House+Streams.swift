@@ -69,3 +69,29 @@ extension House {
         }
     }
 }
+
+/// A live receiver's sender (AirPlay, with DACP), told what the house is told.
+extension House {
+    /// Passes `command` on to the sender of the live stream the zone plays, when that sender
+    /// takes commands back (`SenderRemote`), on a thread of its own. Returns true when the
+    /// sender alone acts on it: next and previous move in the sender's queue, which is what
+    /// the house plays, not in the house's (that would end the receiver).
+    func tellSender(_ command: TransportCommand, zone: String) -> Bool {
+        let snapshot = plays[zone]!.transport.snapshot(at: now)
+        guard snapshot.state != .stopped, let id = snapshot.item?.id, let remote = plays[zone]!.streams[id]?.remote,
+              let told = SenderRemote.command(for: command, housePlays: snapshot.state != .paused) else { return false }
+        let clock = clock, log = log, name = snapshot.item?.path ?? "the receiver"
+        Task {
+            do {
+                try await Blocking.run(on: SenderControl.queue) { () throws(SenderControl.Failure) in
+                    try SenderControl.send(told, to: remote, clock: clock)
+                }
+                log.info("\(name): its AirPlay sender took '\(told.rawValue)'")
+                CoordinatorMetrics.shared.command("sender-\(told.rawValue)")
+            } catch {
+                log.warning("\(name): its AirPlay sender did not take '\(told.rawValue)': \(error)")
+            }
+        }
+        return told == .next || told == .previous
+    }
+}
