@@ -1,5 +1,5 @@
 // FFmpeg's demuxers (libavformat), decoders (libavcodec), resampler (libswresample) and
-// utilities (libavutil), for TuttiMedia alone. What Swift cannot import (function-like
+// utilities (libavutil, its real DFTs included), for TuttiMedia alone. What Swift cannot import (function-like
 // macros, compound literals) is spelt out below as static inline functions.
 #include <errno.h>
 #include <libavformat/avformat.h>
@@ -8,6 +8,7 @@
 #include <libavutil/channel_layout.h>
 #include <libavutil/dict.h>
 #include <libavutil/opt.h>
+#include <libavutil/tx.h>
 #include <libswresample/swresample.h>
 
 static inline int tutti_averror_eof(void) { return AVERROR_EOF; }

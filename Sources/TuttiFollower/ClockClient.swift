@@ -32,14 +32,18 @@ public final class ClockClient {
         public var streamKey: ((SRTPMasterKey, UInt32) -> Void)?
         /// This member's credential, once it enrolled (the stream's packets must carry its tag).
         public var enrolled: ((MemberKey) -> Void)?
+        /// A calibration probe to play (`CalibrationProbe`), from `at`.
+        public var probe: ((CalibrationProbe, CoordinatorTime) -> Void)?
 
         public init(sample: @escaping (ClockSample) -> Void,
                     settings: @escaping (_ version: UInt32, _ volume: Double, _ muted: Bool, _ outputDelayMicroseconds: UInt32,
                                          _ stream: UInt32) -> Void = { _, _, _, _, _ in },
                     epochEnd: @escaping (_ epoch: UInt32, _ at: CoordinatorTime) -> Void = { _, _ in },
                     report: (() -> RoomReport)? = nil, retransmission: (([UInt8], LocalTime) -> Void)? = nil,
-                    streamKey: ((SRTPMasterKey, UInt32) -> Void)? = nil, enrolled: ((MemberKey) -> Void)? = nil) {
+                    streamKey: ((SRTPMasterKey, UInt32) -> Void)? = nil, enrolled: ((MemberKey) -> Void)? = nil,
+                    probe: ((CalibrationProbe, CoordinatorTime) -> Void)? = nil) {
             self.sample = sample
+            self.probe = probe
             self.enrolled = enrolled
             self.streamKey = streamKey
             self.settings = settings
@@ -220,6 +224,7 @@ public final class ClockClient {
         case let .sample(sample): handlers.sample(sample)
         case let .settings(version, volume, muted, delay, stream): handlers.settings(version, volume, muted, delay, stream)
         case let .epochEnd(epoch, at): handlers.epochEnd(epoch, at)
+        case let .probe(seed, level, at): handlers.probe?(CalibrationProbe(seed: seed, level: Float(level)), at)
         case let .enrolled(member, sealed): enrolled(member, sealed: sealed)
         case let .streamKey(generation, sealed): take(generation, sealed: sealed)
         case let .notice(notice): say(notice)

@@ -297,7 +297,11 @@ final class FollowerNetwork {
             report: { [unowned self] in latest.report(name: roomName) },
             retransmission: { [unowned self] bytes, arrived in fromControl.append(.retransmission(bytes, arrived: arrived)) },
             streamKey: { [unowned self] key, generation in srtp?.take(key, generation: generation) },
-            enrolled: { [unowned self] member in srtp?.enrolled(member) })
+            enrolled: { [unowned self] member in srtp?.enrolled(member) },
+            probe: { [unowned self] probe, at in
+                fromControl.append(.probe(probe, at: at))
+                log.info("calibration: a probe (level \((probe.level * 100).fixed(0))%) at \(at.nanoseconds)")
+            })
         control = ClockClient(socket: controlSocket, coordinator: coordinator, clock: clock, unicastPort: unicastPort,
                               membership: membership, sealedStream: sealedStream, handlers: handlers)
     }

@@ -11,6 +11,8 @@ enum PlayoutInput: Sendable {
     case retransmission([UInt8], arrived: LocalTime)
     case clockSample(ClockSample)
     case epochEnd(UInt32, at: CoordinatorTime)
+    /// A calibration probe to mix in from `at`.
+    case probe(CalibrationProbe, at: CoordinatorTime)
     /// The coordinator's settings for this room; `stream`: its zone's stream (nil: any).
     case settings(version: UInt32, gain: Float, outputDelay: Int64, stream: UInt32?)
 
@@ -20,7 +22,7 @@ enum PlayoutInput: Sendable {
         switch self {
         case let .packet(_, arrived), let .retransmission(_, arrived): arrived.nanoseconds
         case let .clockSample(sample): sample.t4.nanoseconds
-        case .epochEnd, .settings: nil
+        case .epochEnd, .settings, .probe: nil
         }
     }
 }
@@ -322,6 +324,7 @@ final class Playout {
         case let .retransmission(bytes, arrived): engine.receiveRetransmission(bytes, at: arrived)
         case let .clockSample(sample): engine.addClockSample(sample)
         case let .epochEnd(epoch, at): engine.endEpoch(epoch, at: at)
+        case let .probe(probe, at): engine.schedule(probe, at: at)
         case let .settings(version, gain, outputDelay, stream):
             guard version != room.settingsVersion else { return }
             network.zoneStream = stream

@@ -17,6 +17,7 @@ struct MessageTests {
         .roomSettings(version: 9, volume: 0.4567, muted: true, outputDelayMicroseconds: 35_000, stream: 0x1234_5678),
         .epochEnd(epoch: 0xFFFF_FFFF, at: NTPTimestamp(nanoseconds: 123_456_789_000)),
         .notPaired,
+        .probe(seed: 0xABCD_0001, level: 0.25, at: NTPTimestamp(nanoseconds: 987_654_321_000)),
     ]
 
     @Test(arguments: messages)
@@ -58,6 +59,7 @@ struct MessageTests {
         #expect(ControlMessage.notPaired.seal(stamp: 0, with: key).count == 40)
         #expect(ControlMessage.roomSettings(version: 1, volume: 1, muted: false, outputDelayMicroseconds: 0).seal(stamp: 0, with: key).count == 56)
         #expect(ControlMessage.epochEnd(epoch: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 52)
+        #expect(ControlMessage.probe(seed: 1, level: 1, at: NTPTimestamp(rawValue: 0)).seal(stamp: 0, with: key).count == 56)
         let full = RoomReport(name: String(repeating: "x", count: 64), state: .acquiringClock, clockOffsetMicroseconds: -123_456_789.123,
                               clockUncertaintyMicroseconds: 123_456.789, roundTripMicroseconds: 1_234_567.891, bufferedPackets: 1_000,
                               outputLatencyMilliseconds: 1_234.567, packetsReceived: Int(Int32.max), packetsLost: Int(Int32.max),

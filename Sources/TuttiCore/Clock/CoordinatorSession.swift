@@ -33,6 +33,8 @@ public struct CoordinatorSession: Sendable {
         /// play (0: any).
         case settings(version: UInt32, volume: Double, muted: Bool, outputDelayMicroseconds: UInt32, stream: UInt32)
         case epochEnd(UInt32, at: CoordinatorTime)
+        /// Play a calibration probe (`CalibrationProbe`) from `at`.
+        case probe(seed: UInt32, level: Double, at: CoordinatorTime)
         /// The coordinator made this holder of the house key member `member`: open its
         /// secret (sealed with a key of the house key's), keep it, and sign with it from now on.
         case enrolled(member: UInt16, sealed: [UInt8])
@@ -258,7 +260,7 @@ public struct CoordinatorSession: Sendable {
         case .timeRequest, .subscribe, .roomReport, .enroll, .keyRequest:
             stale += 1  // a member's message, not the coordinator's
             return []
-        case .roomSettings, .epochEnd, .subscribed, .enrolled, .streamKey:
+        case .roomSettings, .epochEnd, .subscribed, .enrolled, .streamKey, .probe:
             break
         }
         guard link.isFresh(stamp: NTPTimestamp(rawValue: stamp).coordinatorTime, arrived: arrived) else {
@@ -290,6 +292,8 @@ public struct CoordinatorSession: Sendable {
             return [.settings(version: version, volume: volume, muted: muted, outputDelayMicroseconds: delay, stream: stream)]
         case let .epochEnd(epoch, at):
             return [.epochEnd(epoch, at: at.coordinatorTime)]
+        case let .probe(seed, level, at):
+            return [.probe(seed: seed, level: level, at: at.coordinatorTime)]
         case let .enrolled(nonce, member, sealed):
             guard enrollingAs != nil, nonce == enrollNonce, member != 0 else {
                 stale += 1

@@ -151,7 +151,7 @@ public struct ControlChannelService<Peer: Hashable & Sendable>: Sendable {
                 counts.unverified += 1
                 return []
             }
-        case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired, .enrolled, .streamKey:
+        case .timeResponse, .subscribed, .roomSettings, .epochEnd, .notPaired, .enrolled, .streamKey, .probe:
             counts.rejected += 1
             return []
         }

@@ -61,6 +61,10 @@ public enum ControlMessage: Equatable, Sendable {
     /// Coordinator → member: the stream's SRTP master key and salt of `generation`, sealed
     /// with a key of the member's own (`MemberKey.sealStreamKey`).
     case streamKey(generation: UInt32, sealed: [UInt8])
+    /// Coordinator → follower: play calibration probe `seed` (`CalibrationProbe`) at `level`
+    /// (0 to 1, of full scale) from `at` (coordinator time), over whatever it plays, through
+    /// the room's volume, as music at that time would be heard.
+    case probe(seed: UInt32, level: Double, at: NTPTimestamp)
 
     /// A key request's "I hold none".
     public static let noGeneration: UInt32 = .max
@@ -80,7 +84,7 @@ public enum ControlMessage: Equatable, Sendable {
     enum Kind: UInt8 {
         case timeRequest = 1, timeResponse = 2, subscribe = 3, subscribed = 4
         case roomReport = 5, roomSettings = 6, epochEnd = 7, notPaired = 8
-        case enroll = 9, enrolled = 10, keyRequest = 11, streamKey = 12
+        case enroll = 9, enrolled = 10, keyRequest = 11, streamKey = 12, probe = 13
     }
 
     var isTimeRequest: Bool {
@@ -201,6 +205,12 @@ public enum ControlMessage: Equatable, Sendable {
             out.appendBigEndian(generation)
             out.append(UInt8(min(sealed.count, 255)))
             out += sealed.prefix(255)
+        case let .probe(seed, level, at):
+            header(.probe)
+            out.appendBigEndian(seed)
+            out.appendBigEndian(UInt16((min(max(level, 0), 1) * 10_000).rounded()))
+            out += [0, 0]
+            out.appendBigEndian(at.rawValue)
         }
         return out
     }
@@ -284,6 +294,12 @@ public enum ControlMessage: Equatable, Sendable {
             let generation = try r.u32()
             let sealed = try r.bytes(Int(try r.u8()))
             return .streamKey(generation: generation, sealed: sealed)
+        case .probe:
+            let seed = try r.u32()
+            let level = Double(try r.u16()) / 10_000
+            try r.skip(2)
+            guard level <= 1 else { throw .badPayload("probe level out of range") }
+            return .probe(seed: seed, level: level, at: NTPTimestamp(rawValue: try r.u64()))
         }
     }
 }

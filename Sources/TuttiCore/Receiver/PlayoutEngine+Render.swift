@@ -8,6 +8,8 @@ extension PlayoutEngine {
             return silence(frames, into: &out)
         }
         var heard = estimate.coordinatorTime(at: heardAt)
+        let first = out.count, blockHeard = heard
+        defer { mixProbes(from: first, frames: frames, heard: blockHeard, into: &out) }
         resampler.rendering(drift: estimate.drift)
         var remaining = frames
         var servoInterval = interval
@@ -38,6 +40,17 @@ extension PlayoutEngine {
             heard = heard + AudioFormat.nanoseconds(forFrames: Int64(n))
         }
         statistics.buffered = segments.buffered
+    }
+
+    /// Adds the calibration probes heard in the block that starts at `heard` (over the music
+    /// or the silence there), and forgets those over.
+    private func mixProbes(from offset: Int, frames: Int, heard: CoordinatorTime, into out: inout [Float]) {
+        guard !probes.isEmpty else { return }
+        for (probe, at) in probes {
+            probe.mix(at: at.nanoseconds, into: &out, offset: offset, frames: frames, heard: heard.nanoseconds)
+        }
+        let end = heard + AudioFormat.nanoseconds(forFrames: Int64(frames))
+        probes.removeAll { $0.at + AudioFormat.nanoseconds(forFrames: Int64(CalibrationProbe.length)) < end }
     }
 
     /// Renders `frames` frames of the current segment through the decode, monitor and

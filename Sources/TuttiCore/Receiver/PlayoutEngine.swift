@@ -76,6 +76,9 @@ public final class PlayoutEngine {
 
     /// Fractional extended stream timestamp of the next frame to output; nil when not playing.
     var cursor: Double?
+    /// Calibration probes to mix in, and when each starts (at most a few: a calibration
+    /// plays one per room in turn).
+    var probes: [(probe: CalibrationProbe, at: CoordinatorTime)] = []
     var lastRenderAt: LocalTime?
     /// Local time per device frame, over nominal (1 / 48 kHz): the device's own rate against
     /// the local clock, as the shell's timeline of it knows it (`DeviceTimeline`).
@@ -255,6 +258,14 @@ public final class PlayoutEngine {
     public func endEpoch(_ epoch: UInt32, at time: CoordinatorTime) {
         requester.ended(epoch: epoch)
         segments.endEpoch(epoch, at: time)
+    }
+
+    /// A calibration probe to mix into what is heard from `at` on (the same probe again
+    /// changes nothing: the coordinator sends each more than once).
+    public func schedule(_ probe: CalibrationProbe, at time: CoordinatorTime) {
+        guard !probes.contains(where: { $0.probe == probe && $0.at == time }) else { return }
+        probes.append((probe, time))
+        if probes.count > 8 { probes.removeFirst(probes.count - 8) }
     }
 
     /// Playback stops (`event` says why); it starts again with the next packet due.

@@ -1,0 +1,128 @@
+/// A calibration: each room plays a probe of its own in turn, on the shared clock, while a
+/// microphone where people listen records them all; where each probe arrived in the
+/// recording, against when its room was told to play it, says how much later (or earlier)
+/// than the others that room is heard there. Only differences count, so the microphone's
+/// own latency (a phone's is unknown, and tens of milliseconds) cancels.
+///
+/// The first room plays twice, first and last: the two arrivals measure the recording's
+/// clock against the house's (a phone's crystal 50 ppm off moves a probe 8 s later by
+/// 0.4 ms), and each arrival is corrected by it. Probes are `spacing` apart, enough for a
+/// room up to `maximumOffset` early or late (a Bluetooth speaker, a TV) and its echo to
+/// stay clear of the next room's probe. Pure.
+public struct CalibrationPlan: Codable, Sendable, Equatable {
+    public struct Probe: Codable, Sendable, Equatable {
+        /// The room's key.
+        public var room: String
+        public var seed: UInt32
+        /// When it is to be heard (coordinator time, ns).
+        public var at: Int64
+    }
+
+    public var id: String
+    public var probes: [Probe]
+    /// The probes' level (0 to 1, of full scale).
+    public var level: Double
+
+    /// Between two probes' starts (2.5 s: a 1 s probe, up to 0.5 s either way, and echo).
+    public static let spacing: Int64 = 2_500_000_000
+    /// From the plan to its first probe: the rooms hear of it (their command lead) and a
+    /// recording that began just before catches it.
+    public static let lead: Int64 = 1_000_000_000
+    /// The largest offset a room may have against the first (ms): a Bluetooth speaker or a
+    /// TV's processing.
+    public static let maximumOffset = 500.0
+
+    /// Rooms `rooms` (keys, the first the reference), the first probe `lead` after `now`.
+    public init(id: String, rooms: [String], now: Int64, level: Double, lead: Int64 = CalibrationPlan.lead) {
+        self.id = id
+        self.level = min(max(level, 0), 1)
+        var order = rooms
+        if let first = rooms.first, rooms.count > 1 { order.append(first) }
+        // Seeds from the plan's id, so that probes of two calibrations differ.
+        let base = id.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
+        probes = order.enumerated().map { i, room in
+            Probe(room: room, seed: base &+ UInt32(i) &* 0x9E37_79B9, at: now + lead + Int64(i) * Self.spacing)
+        }
+    }
+
+    /// When the last probe has been heard (and its echo has died away).
+    public var end: Int64 { (probes.last?.at ?? 0) + Int64(CalibrationProbe.length) * 1_000_000_000 / 48_000 + 500_000_000 }
+
+    /// What a recording says of the rooms: `arrivals` (one per probe, in the plan's order;
+    /// nil: not found), each room's output delay now (ms), and the recording's rate.
+    public func solve(_ arrivals: [ProbeArrival?], delays: [String: Double], rate: Double = 48_000) -> CalibrationOutcome {
+        let heard = arrivals.map { $0.flatMap { $0.heard ? $0 : nil } }
+        // The recording's clock against the house's, from the first room's two probes.
+        var scale = 1.0
+        if probes.count > 2, let first = heard.first ?? nil, let last = heard.last ?? nil {
+            let expected = Double(probes[probes.count - 1].at - probes[0].at) / 1e9
+            let measured = (last.frame - first.frame) / rate
+            let ratio = measured / expected
+            if abs(ratio - 1) < 1e-3 { scale = ratio }
+        }
+        // Each probe's lateness (ms): its arrival against its schedule, on the house's clock.
+        var lateness: [String: Double] = [:]
+        var confidence: [String: Double] = [:]
+        // The closing probe only measures the recording's clock.
+        let measured = probes.count > 1 ? Array(probes.dropLast()) : probes
+        for (i, probe) in measured.enumerated() {
+            confidence[probe.room] = arrivals[i]?.confidence ?? 0
+            guard let arrival = heard[i] else { continue }
+            let arrived = arrival.frame / rate / scale
+            lateness[probe.room] = (arrived - Double(probe.at - probes[0].at) / 1e9) * 1_000
+        }
+        let rooms = measured.map(\.room)
+        // Relative to the earliest heard room (every offset ≥ 0).
+        let earliest = lateness.values.min() ?? 0
+        var offsets: [String: Double] = [:]
+        for (room, late) in lateness { offsets[room] = late - earliest }
+        // Beyond the largest offset a room can have: another room's probe, or noise.
+        let wild = offsets.filter { $0.value > 2 * Self.maximumOffset }.map(\.key)
+        for room in wild { offsets[room] = nil }
+        // A room heard late needs that much more output delay (it plays earlier by it);
+        // the smallest delay stays where it was (0, or what the user set).
+        let heardRooms = rooms.filter { offsets[$0] != nil }
+        let floor = heardRooms.compactMap { delays[$0] }.min() ?? 0
+        let wanted = heardRooms.map { (delays[$0] ?? 0) + offsets[$0]! }
+        let least = wanted.min() ?? 0
+        var results: [CalibrationOutcome.Room] = []
+        for room in rooms {
+            let now = delays[room] ?? 0
+            if let offset = offsets[room] {
+                let proposed = ((now + offset - least + floor) * 1_000).rounded() / 1_000
+                results.append(.init(room: room, heard: true, offsetMs: offset, confidence: confidence[room] ?? 0, delayMs: now,
+                                     proposedDelayMs: max(0, proposed)))
+            } else {
+                results.append(.init(room: room, heard: false, offsetMs: nil, confidence: confidence[room] ?? 0, delayMs: now,
+                                     proposedDelayMs: nil))
+            }
+        }
+        let spread = offsets.isEmpty ? nil : (offsets.values.max()! - offsets.values.min()!)
+        return CalibrationOutcome(id: id, rooms: results, spreadMs: spread, clockPPM: (scale - 1) * 1e6)
+    }
+}
+
+/// What a calibration found: each room's offset (how much later than the earliest room its
+/// sound arrived where the microphone was), and the output delay that would align it.
+public struct CalibrationOutcome: Codable, Sendable, Equatable {
+    public struct Room: Codable, Sendable, Equatable {
+        public var room: String
+        /// Whether its probe was heard clearly (`ProbeArrival.heardAbove`).
+        public var heard: Bool
+        /// How much later than the earliest heard room it arrived (ms); nil when not heard.
+        public var offsetMs: Double?
+        public var confidence: Double
+        /// Its output delay when it was measured (ms).
+        public var delayMs: Double
+        /// The output delay that aligns it with the others (ms); nil when not heard.
+        public var proposedDelayMs: Double?
+    }
+
+    public var id: String
+    public var rooms: [Room]
+    /// The largest offset between two heard rooms (ms): what is left to align, and after a
+    /// calibration applied, its residual.
+    public var spreadMs: Double?
+    /// The recording's clock against the house's (ppm), as the first room's two probes said.
+    public var clockPPM: Double
+}
