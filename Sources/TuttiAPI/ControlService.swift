@@ -64,6 +64,22 @@ public protocol ControlService: Sendable {
     func revokeMember(_ member: String) async throws(ControlError) -> MembersView
     /// Opens or closes enrolment by the house key.
     func setEnrolment(_ open: Bool) async throws(ControlError) -> MembersView
+    /// Begins a calibration: the rooms play their probes in turn from about a second on.
+    func startCalibration(_ request: CalibrationRequest) async throws(ControlError) -> CalibrationStarted
+    /// What the recording of calibration `id` (mono float samples at 48 kHz) says; with
+    /// `apply`, the rooms' output delays become the ones that align them. `by`: who
+    /// calibrated (`ctl`, `web`), as the house remembers it.
+    func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) async throws(ControlError) -> CalibrationReport
+}
+
+extension ControlService {
+    public func startCalibration(_ request: CalibrationRequest) async throws(ControlError) -> CalibrationStarted {
+        throw .conflict("this house cannot calibrate its rooms")
+    }
+
+    public func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) async throws(ControlError) -> CalibrationReport {
+        throw .conflict("this house cannot calibrate its rooms")
+    }
 }
 
 /// The calls for the default zone (which always exists: they cannot fail for its sake).

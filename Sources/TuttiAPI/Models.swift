@@ -144,9 +144,13 @@ public struct RoomView: Codable, Equatable, Sendable {
     /// Holes heard in the room in the last hour (its follower's device ran dry, or it
     /// concealed a packet); nil for a follower that does not count them.
     public var holesLastHour: Int?
+    /// Its last calibration (nil: never calibrated).
+    public var calibration: RoomCalibration?
 
     public init(key: String, name: String, connected: Bool, volume: Double, muted: Bool, outputDelayMs: Double,
-                report: RoomReport?, lastSeenSecondsAgo: Double?, zone: String? = nil, holesLastHour: Int? = nil) {
+                report: RoomReport?, lastSeenSecondsAgo: Double?, zone: String? = nil, holesLastHour: Int? = nil,
+                calibration: RoomCalibration? = nil) {
+        self.calibration = calibration
         self.zone = zone
         self.holesLastHour = holesLastHour
         self.key = key
@@ -502,4 +506,52 @@ public struct PartyRequest: Codable, Sendable {
 public struct FeedbackRequest: Codable, Sendable {
     public var kind: FeedbackKind
     public init(kind: FeedbackKind) { self.kind = kind }
+}
+
+/// `POST /calibration`: calibrate these rooms (names or keys; all connected rooms when none
+/// are named) with probes at `level` (0 to 1 of full scale; 0.2 when not given).
+public struct CalibrationRequest: Codable, Equatable, Sendable {
+    public var rooms: [String]?
+    public var level: Double?
+
+    public init(rooms: [String]? = nil, level: Double? = nil) {
+        self.rooms = rooms
+        self.level = level
+    }
+}
+
+/// A calibration begun: which rooms play their probes, in turn, and how long to record (from
+/// the answer on; the recording must have begun before `firstInSeconds`).
+public struct CalibrationStarted: Codable, Equatable, Sendable {
+    public var id: String
+    /// The rooms' names, in the order they play (the first plays again last).
+    public var rooms: [String]
+    public var keys: [String]
+    public var firstInSeconds: Double
+    public var recordSeconds: Double
+    public var level: Double
+
+    public init(id: String, rooms: [String], keys: [String], firstInSeconds: Double, recordSeconds: Double, level: Double) {
+        self.id = id
+        self.rooms = rooms
+        self.keys = keys
+        self.firstInSeconds = firstInSeconds
+        self.recordSeconds = recordSeconds
+        self.level = level
+    }
+}
+
+/// What a calibration's recording said (`POST /calibration/{id}/recording`), with the rooms'
+/// names, and whether the delays were applied.
+public struct CalibrationReport: Codable, Equatable, Sendable {
+    public var outcome: CalibrationOutcome
+    /// Room key → name.
+    public var names: [String: String]
+    public var applied: Bool
+
+    public init(outcome: CalibrationOutcome, names: [String: String], applied: Bool) {
+        self.outcome = outcome
+        self.names = names
+        self.applied = applied
+    }
 }

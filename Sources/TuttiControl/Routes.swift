@@ -17,6 +17,8 @@ extension PairingAnswer: ResponseEncodable {}
 extension ReplayGain: ResponseEncodable {}
 extension ZoneView: ResponseEncodable {}
 extension EventTicket: ResponseEncodable {}
+extension CalibrationStarted: ResponseEncodable {}
+extension CalibrationReport: ResponseEncodable {}
 
 /// An empty success.
 struct Done: ResponseEncodable {
@@ -278,6 +280,25 @@ enum HouseRoutes {
             let member = try context.parameters.require("member")
             return try await service.revokeMember(member.removingPercentEncoding ?? member)
         }
+        api.post("calibration") { request, context -> CalibrationStarted in
+            try gate.authorize(request, context)
+            let bytes = Array(try await request.body.collect(upTo: context.maxUploadSize).readableBytesView)
+            return try await service.startCalibration(bytes.isEmpty ? CalibrationRequest() : try RequestBody.decode(CalibrationRequest.self, bytes))
+        }
+        // The recording: mono 32-bit float samples (little-endian) at 48 kHz, as the body.
+        api.post("calibration/:id/recording") { request, context -> CalibrationReport in
+            try gate.authorize(request, context)
+            let id = try context.parameters.require("id")
+            let apply = request.uri.queryParameters.get("apply").map { $0 == "true" || $0 == "1" } ?? false
+            let by = request.uri.queryParameters.get("by") ?? "api"
+            let buffer = try await request.body.collect(upTo: Calibration.maximumRecordingBytes)
+            let bytes = buffer.readableBytesView
+            guard bytes.count % 4 == 0 else {
+                throw ControlError.badRequest("the recording must be 32-bit float samples (little-endian), not \(bytes.count) bytes")
+            }
+            let samples = Calibration.samples(Array(bytes))
+            return try await service.finishCalibration(id, recording: samples, apply: apply, by: by)
+        }
         api.delete("feedback/:id") { request, context -> Done in
             try gate.authorize(request, context)
             try await service.removeFeedback(id: try context.parameters.require("id", as: Int.self))
@@ -323,6 +344,21 @@ enum ZoneRoutes {
     }
 }
 
+enum Calibration {
+    /// A calibration's recording, at most: a minute of mono float samples at 48 kHz.
+    static let maximumRecordingBytes = 60 * 48_000 * 4
+
+    /// 32-bit little-endian floats.
+    static func samples(_ bytes: [UInt8]) -> [Float] {
+        var out = [Float](repeating: 0, count: bytes.count / 4)
+        for i in out.indices {
+            let b0 = UInt32(bytes[4 * i]), b1 = UInt32(bytes[4 * i + 1]), b2 = UInt32(bytes[4 * i + 2]), b3 = UInt32(bytes[4 * i + 3])
+            out[i] = Float(bitPattern: b0 | b1 << 8 | b2 << 16 | b3 << 24)
+        }
+        return out
+    }
+}
+
 /// Every error becomes `{"error": "what was wrong"}` with its status.
 struct ErrorMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: ControlContext,
@@ -338,7 +374,9 @@ struct ErrorMiddleware: RouterMiddleware {
             switch error.status.code {
             case 404: message = "no such endpoint: \(request.method) \(request.uri.path) (see docs/api.md)"
             case 405: message = "\(request.method) is not allowed on \(request.uri.path)"
-            case 413: message = "request body too large (at most \(context.maxUploadSize) bytes)"
+            case 413:
+                let limit = request.uri.path.hasSuffix("/recording") ? Calibration.maximumRecordingBytes : context.maxUploadSize
+                message = "request body too large (at most \(limit) bytes)"
             default: message = (error as? HTTPError)?.body ?? error.status.reasonPhrase
             }
             return Self.json(error.status.code, message)

@@ -126,3 +126,26 @@ public struct CalibrationOutcome: Codable, Sendable, Equatable {
     /// The recording's clock against the house's (ppm), as the first room's two probes said.
     public var clockPPM: Double
 }
+
+/// What a house remembers of a room's last calibration: when, by what (`ctl`, `web`), how
+/// far off it was found (ms, against the earliest room), and what was left after the
+/// calibration was applied, when a second pass measured it.
+public struct RoomCalibration: Codable, Sendable, Equatable {
+    /// Unix time (s).
+    public var at: Double
+    public var by: String
+    public var offsetMs: Double
+    /// The house's spread after the calibration was applied (ms), from the pass that
+    /// verified it; nil until one did.
+    public var residualMs: Double?
+    /// Whether its output delay was changed by it.
+    public var applied: Bool
+
+    public init(at: Double, by: String, offsetMs: Double, residualMs: Double? = nil, applied: Bool) {
+        self.at = at
+        self.by = by
+        self.offsetMs = offsetMs
+        self.residualMs = residualMs
+        self.applied = applied
+    }
+}

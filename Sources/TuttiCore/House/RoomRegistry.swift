@@ -143,6 +143,16 @@ public struct RoomRegistry: Sendable {
         try update(name) { $0.outputDelayMilliseconds = milliseconds }
     }
 
+    /// What a calibration found for the room (and, when `delay` is given, its new output
+    /// delay, ms).
+    public mutating func setCalibration(_ name: String, _ calibration: RoomCalibration?, delay: Double? = nil) throws(RoomError) {
+        if let delay { try Self.check("output delay (ms)", delay, 0...2000) }
+        try update(name) {
+            $0.calibration = calibration
+            if let delay { $0.outputDelayMilliseconds = delay }
+        }
+    }
+
     public mutating func rename(_ name: String, to newName: String) throws(RoomError) {
         let trimmed = newName.trimmingWhitespace()
         guard RoomReport.isValidName(trimmed) else { throw .badName(newName) }

@@ -12,6 +12,8 @@ public struct RoomSettings: Codable, Equatable, Sendable {
     /// The zone it plays in (`ZoneInfo.id`); nil: the default zone (as in states saved
     /// before zones).
     public var zone: String?
+    /// Its last calibration (nil: never calibrated).
+    public var calibration: RoomCalibration?
 
     public init(name: String, volume: Double = 1, muted: Bool = false, outputDelayMilliseconds: Double = 0, version: UInt32 = 1,
                 zone: String? = nil) {

@@ -69,6 +69,8 @@ public actor House: ControlService {
     nonisolated let keyring: HouseKeyring
     nonisolated var houseKey: HouseKey { keyring.houseKey }
     var pairing = PairingWindow()
+    /// Calibrations begun lately, by id (their recordings may still come).
+    var calibrations: [String: CalibrationPlan] = [:]
     nonisolated let messenger: RoomMessenger
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
@@ -282,7 +284,8 @@ public actor House: ControlService {
                      volume: (room.settings.volume * 1000).rounded() / 10, muted: room.settings.muted,
                      outputDelayMs: room.settings.outputDelayMilliseconds, report: room.report,
                      lastSeenSecondsAgo: room.lastSeen.map { Double(t - $0) / 1e9 }, zone: room.settings.zoneID,
-                     holesLastHour: room.report?.holes == nil && room.report?.concealments == nil ? nil : room.holes.lastHour(now: t))
+                     holesLastHour: room.report?.holes == nil && room.report?.concealments == nil ? nil : room.holes.lastHour(now: t),
+                     calibration: room.settings.calibration)
         }
     }
 

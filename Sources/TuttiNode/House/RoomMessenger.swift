@@ -51,6 +51,14 @@ final class RoomMessenger: Sendable {
         }
     }
 
+    /// A calibration probe for one room, `copies` datagrams at once (a probe lost is a room
+    /// the calibration does not hear; the follower plays a seed and time once).
+    func probe(_ probe: CalibrationProbe, at start: CoordinatorTime, to key: String, copies: Int = 3) {
+        guard let (address, member) = addresses.withLock({ $0[key] }),
+              let bytes = seal(.probe(seed: probe.seed, level: Double(probe.level), at: NTPTimestamp(start)), for: member) else { return }
+        for _ in 0..<copies { try? socket.send(bytes, to: address) }
+    }
+
     /// The peer at `address` enrolled as `member`: what goes to its room from now on is
     /// sealed for that member (it takes nothing sealed with the house key any more).
     func enrolled(_ address: SocketAddress, as member: UInt16) {

@@ -6,6 +6,8 @@ import Dispatch
 enum Blocking {
     /// Reads for the house: tags, lengths, lyrics, artwork, playlists (one at a time).
     static let disk = DispatchQueue(label: "tutti.disk")
+    /// Heavy arithmetic on the house's behalf (a calibration's recording).
+    static let analysis = DispatchQueue(label: "tutti.analysis")
 
     /// Runs `body` on `queue` (a serial queue has a thread of its own) and returns its result.
     static func run<T: Sendable, E: Error>(on queue: DispatchQueue = disk,

@@ -74,14 +74,18 @@ struct CtlClient {
         _ = try call(method, path, body: body)
     }
 
-    func call(_ method: String, _ path: String, body: (any Encodable)? = nil) throws -> [UInt8] {
-        var headers: [String: String] = [:]
+    /// `raw`: a body sent as it is (`application/octet-stream`) instead of `body`'s JSON;
+    /// `timeout`: seconds to wait for the answer, when the call takes longer than most.
+    func call(_ method: String, _ path: String, body: (any Encodable)? = nil, raw: [UInt8]? = nil, timeout: Double? = nil) throws -> [UInt8] {
+        var headers: [String: String] = raw == nil ? [:] : ["Content-Type": "application/octet-stream"]
+        var http = http
+        if let timeout { http.timeout = timeout }
         if method != "GET", token == nil {
             throw CtlFailure(description: "this command changes the house and needs its token: pass --token, set TUTTI_TOKEN, or run where the coordinator keeps its state (--state-dir)")
         }
         // Reads go with the token too when there is one (the members' list needs it).
         if let token { headers["Authorization"] = "Bearer \(token)" }
-        let data = try body.map { [UInt8](try JSONEncoder().encode($0)) }
+        let data = try raw ?? body.map { [UInt8](try JSONEncoder().encode($0)) }
         let response: HTTPClient.Response
         do {
             response = try http.request(method, "/api/v1" + zoned(method, path), headers: headers, body: data ?? (method == "GET" ? nil : []))

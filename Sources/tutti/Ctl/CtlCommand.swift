@@ -15,6 +15,7 @@ struct CtlCommand: ParsableCommand {
             Transport.Next.self, Transport.Previous.self, SeekCommand.self, SkipCommand.self, LoopCommand.self, ReplayGainCommand.self,
             QueueCommand.self, LibraryCommand.self, VolumeCommand.self, RoomsCommand.self, RoomCommand.self, ZonesCommand.self, ZoneCommand.self,
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self, MembersCommand.self, MemberCommand.self,
+            CalibrateCommand.self,
         ])
     /// The options every command shares (and whether each takes a value), which may come
     /// before the command: `tutti ctl --server URL --zone Kitchen status`.
