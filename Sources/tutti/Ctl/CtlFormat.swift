@@ -75,6 +75,11 @@ enum CtlFormat {
                                r.packetsLost, r.framesConcealed)
                 if let holes = room.holesLastHour { line += "  holes \(holes) in the last hour" }
             }
+            if let c = room.calibration {
+                let when = DateFormatter.localizedString(from: Date(timeIntervalSince1970: c.at), dateStyle: .short, timeStyle: .short)
+                line += "  calibrated \(when) by \(c.by)" + (c.applied ? "" : " (not applied)")
+                    + (c.residualMs.map { String(format: ", within %.2f ms", $0) } ?? "")
+            }
             return line
         }.joined(separator: "\n")
     }
