@@ -70,6 +70,8 @@ public protocol ControlService: Sendable {
     /// `apply`, the rooms' output delays become the ones that align them. `by`: who
     /// calibrated (`ctl`, `web`), as the house remembers it.
     func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) async throws(ControlError) -> CalibrationReport
+    /// Sets the output delays calibration `id` measured (after a look at its report).
+    func applyCalibration(_ id: String, by: String) async throws(ControlError) -> CalibrationReport
 }
 
 extension ControlService {
@@ -78,6 +80,10 @@ extension ControlService {
     }
 
     public func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) async throws(ControlError) -> CalibrationReport {
+        throw .conflict("this house cannot calibrate its rooms")
+    }
+
+    public func applyCalibration(_ id: String, by: String) async throws(ControlError) -> CalibrationReport {
         throw .conflict("this house cannot calibrate its rooms")
     }
 }

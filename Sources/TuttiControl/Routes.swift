@@ -299,6 +299,10 @@ enum HouseRoutes {
             let samples = Calibration.samples(Array(bytes))
             return try await service.finishCalibration(id, recording: samples, apply: apply, by: by)
         }
+        api.post("calibration/:id/apply") { request, context -> CalibrationReport in
+            try gate.authorize(request, context)
+            return try await service.applyCalibration(try context.parameters.require("id"), by: request.uri.queryParameters.get("by") ?? "api")
+        }
         api.delete("feedback/:id") { request, context -> Done in
             try gate.authorize(request, context)
             try await service.removeFeedback(id: try context.parameters.require("id", as: Int.self))

@@ -16,7 +16,9 @@ final class Browser {
 
     /// Opens `url`; over HTTPS, `trusting` is the pin (SHA256:…) of a certificate the
     /// browser accepts though no authority signed it (Chromium's SPKI list).
-    init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720, trusting pin: String? = nil) throws {
+    /// `arguments`: Chromium's own, added (`--use-fake-ui-for-media-stream`: the microphone
+    /// allowed without asking).
+    init(_ harness: Harness, url: String, width: Int = 1280, height: Int = 720, trusting pin: String? = nil, arguments: [String] = []) throws {
         let trust = pin.map { pin -> [String] in
             var hash = String(pin.dropFirst("SHA256:".count))
             while hash.count % 4 != 0 { hash += "=" }
@@ -28,7 +30,7 @@ final class Browser {
             // that was free for UDP a moment ago may be taken for TCP).
             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
             "--user-data-dir=\(harness.path("chromium-profile"))", "--window-size=\(width),\(height)",
-        ] + trust + ["about:blank"])
+        ] + trust + arguments + ["about:blank"])
         var port: UInt16 = 0
         _ = Harness.wait(timeout: 20) {
             let text = (try? String(contentsOfFile: harness.path("chromium-profile/DevToolsActivePort"), encoding: .utf8)) ?? ""

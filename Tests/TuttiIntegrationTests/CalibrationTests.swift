@@ -61,5 +61,52 @@ struct CalibrationTests {
         #expect(muted.code != 0 && muted.err.contains("not heard: a"), "\(muted)")
         #expect(try api.rooms.first { $0.key == "a" }?.outputDelayMs == a.outputDelayMs)
     }
+
+    /// The web remote does the same in Chromium, whose microphone is the same monitor (by a
+    /// source remapped from it, as Chromium lists no monitor): calibrate, look, apply with
+    /// one tap, and the check.
+    @Test func theWebRemoteCalibratesWithThePhonesMicrophone() throws {
+        guard Browser.available else {
+            print("CalibrationTests skipped: Chromium is not installed (deploy/test-setup.sh installs it)")
+            return
+        }
+        let h = try Harness("calibrate-web")
+        _ = try PulseRig(h)
+        // Chromium lists no monitor among its microphones: a source of its own that is one,
+        // made its default.
+        let source = try h.run("remap-source", ["pactl", "load-module", "module-remap-source", "master=capture.monitor", "source_name=mic",
+                                                "channels=1", "channel_map=mono"])
+        #expect(source.code == 0, "\(source)")
+        h.environment["PULSE_SOURCE"] = "mic"
+        let noise = try h.noiseSong(seconds: 60)
+        let clock = "127.0.0.1:\(Harness.freePort())"
+        try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", clock])
+        try h.tutti("a", ["follower", "--coordinator", clock, "--unicast", "--sink", "roomA", "--name", "a", "--status-interval", "1",
+                          "--output-delay-ms", "35"])
+        try h.leanFollower("b", ["--coordinator", clock, "--unicast", "--sink", "roomB", "--name", "b", "--status-interval", "1"])
+        let api = try ControlAPI(h)
+        #expect(Harness.wait(timeout: 15) { ((try? api.rooms) ?? []).filter(\.connected).count == 2 }, "\(h.log("coordinator"))")
+        Thread.sleep(forTimeInterval: 2)
+        _ = try api.change("POST", "/transport/pause")
+        let url = try #require(h.controlURL()), token = try #require(h.token)
+        let browser = try Browser(h, url: url + "/#token=" + token, arguments: ["--use-fake-ui-for-media-stream", "--autoplay-policy=no-user-gesture-required"])
+        func js(_ code: String) throws -> Any? { try browser.evaluate(code) }
+        #expect(Harness.wait(timeout: 10) { (try? js("localStorage.getItem('tutti-token')")) as? String == token })
+        _ = try js("document.getElementById('tab-rooms').click()")
+        _ = try js("document.getElementById('calibrate').click()")
+        let shown = Harness.wait(timeout: 40) { (try? js("!!document.getElementById('calApply')")) as? Bool == true }
+        try browser.screenshot("calibration-measured")
+        let text = { (try? js("document.getElementById('calResult').textContent + ' | ' + document.getElementById('message').textContent")) as? String ?? "" }
+        #expect(shown, "\(text()) \(h.log("coordinator")) \(h.log("chromium").suffix(2_000))")
+        // Room a plays 35 ms early: b is heard 35 ms after it, and would get 0 ms and a 0 ms.
+        #expect(text().contains("35.0"), "\(text())")
+        _ = try js("document.getElementById('calApply').click()")
+        #expect(Harness.wait(timeout: 40) { text().contains("now within") }, "\(text())")
+        try browser.screenshot("calibration-checked")
+        let rooms = try api.rooms
+        let a = try #require(rooms.first { $0.key == "a" }), b = try #require(rooms.first { $0.key == "b" })
+        #expect(abs(a.outputDelayMs - b.outputDelayMs) < 0.1 && min(a.outputDelayMs, b.outputDelayMs) < 0.1, "a \(a.outputDelayMs), b \(b.outputDelayMs)")
+        #expect(a.calibration?.by == "web" && a.calibration?.applied == true && (a.calibration?.residualMs ?? 1) < 0.1, "\(String(describing: a.calibration))")
+    }
 }
 }

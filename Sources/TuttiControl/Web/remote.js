@@ -564,6 +564,90 @@ async function connect() {
     $("state").textContent = "reconnecting…"; if (!ws.steered) say(unreachable); setTimeout(connect, ws.steered ? 0 : 1000); };
 }
 
+// Calibration: the rooms play a second of noise each, in turn, while this phone's
+// microphone records them (its own processing off: no echo cancelling, noise suppression or
+// gain control, which would smear the sound); the coordinator finds them in the recording.
+const sleep = ms => new Promise(done => setTimeout(done, ms));
+$("calLevel").oninput = () => { $("calLevelText").textContent = $("calLevel").value + "%"; };
+async function calibrationPass(keys) {
+  const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false, channelCount: 1 } });
+  const context = new AudioContext({ sampleRate: 48000 });
+  try {
+    await context.resume();
+    const source = context.createMediaStreamSource(stream), tap = context.createScriptProcessor(4096, 1, 1), quiet = context.createGain();
+    const chunks = [];
+    // Each block with its time on the context's clock: a block the page was too busy to take
+    // leaves a gap of silence where it was, not a recording that runs on too early.
+    tap.onaudioprocess = e => chunks.push({ at: e.playbackTime, data: new Float32Array(e.inputBuffer.getChannelData(0)) });
+    quiet.gain.value = 0; source.connect(tap); tap.connect(quiet); quiet.connect(context.destination);
+    const waited = Date.now();
+    while (!chunks.length) { if (Date.now() - waited > 5000) throw new Error("the microphone gave no sound"); await sleep(50); }
+    const started = await call("POST", "/calibration", { level: $("calLevel").value / 100, rooms: keys });
+    if (!started) return null;
+    $("calResult").textContent = "listening to " + (started.rooms.length > 1 ? started.rooms.slice(0, -1) : started.rooms).join(", ")
+      + ": keep quiet for " + Math.ceil(started.recordSeconds) + " s…";
+    await sleep((started.recordSeconds + 0.3) * 1000);
+    tap.disconnect();
+    const rate = context.sampleRate, first = chunks[0].at, last = chunks[chunks.length - 1];
+    let samples = new Float32Array(Math.round((last.at - first) * rate) + last.data.length);
+    for (const c of chunks) samples.set(c.data, Math.min(samples.length - c.data.length, Math.max(0, Math.round((c.at - first) * rate))));
+    // A browser that would not record at 48 kHz: to 48 kHz, linearly.
+    if (context.sampleRate !== 48000) {
+      const ratio = context.sampleRate / 48000, out = new Float32Array(Math.floor(samples.length / ratio));
+      for (let i = 0; i < out.length; i++) { const x = i * ratio, k = Math.floor(x), f = x - k; out[i] = samples[k] * (1 - f) + (samples[k + 1] || 0) * f; }
+      samples = out;
+    }
+    const r = await fetch("/api/v1/calibration/" + encodeURIComponent(started.id) + "/recording?by=web",
+      { method: "POST", headers: { "Authorization": "Bearer " + token, "Content-Type": "application/octet-stream" }, body: samples.buffer });
+    const report = await r.json().catch(() => null);
+    if (!r.ok) { say(report && report.error ? report.error : "error " + r.status); return null; }
+    return report;
+  } finally { stream.getTracks().forEach(t => t.stop()); context.close(); }
+}
+// What a pass found: each room's offset (ms, and cm at the speed of sound) and its delay.
+function showCalibration(report, checked) {
+  const box = $("calResult"); box.innerHTML = "";
+  const table = el("table", "calTable"), head = el("tr");
+  ["room", "offset", "", "delay now", checked ? "" : "would be"].forEach(t => head.appendChild(el("th", null, t)));
+  table.appendChild(head);
+  for (const room of report.outcome.rooms) {
+    const row = el("tr"); row.appendChild(el("td", null, report.names[room.room] || room.room));
+    if (room.heard) {
+      row.appendChild(el("td", "num", (room.offsetMs >= 0 ? "+" : "") + room.offsetMs.toFixed(2) + " ms"));
+      row.appendChild(el("td", "num", Math.round(room.offsetMs * 34.3) + " cm"));
+    } else {
+      const why = el("td", "bad", "not heard: muted, too quiet or too far?"); why.colSpan = 2; row.appendChild(why);
+    }
+    row.appendChild(el("td", "num", room.delayMs.toFixed(1) + " ms"));
+    row.appendChild(el("td", "num", checked || !room.heard ? "" : room.proposedDelayMs.toFixed(1) + " ms"));
+    table.appendChild(row);
+  }
+  box.appendChild(table);
+  const spread = report.outcome.spreadMs;
+  if (checked) { box.appendChild(el("p", null, spread == null ? "the check heard no room" : "now within " + (spread * 1000).toFixed(0) + " µs (" + (spread * 34.3).toFixed(1) + " cm) of each other")); return; }
+  if (spread == null) { box.appendChild(el("p", "bad", "no room was heard: raise the level, or come closer")); return; }
+  box.appendChild(el("p", null, "the rooms are " + spread.toFixed(2) + " ms (" + Math.round(spread * 34.3) + " cm) apart here"));
+  const apply = el("button", null, "apply these delays"); apply.id = "calApply";
+  apply.onclick = async () => {
+    apply.disabled = true;
+    const applied = await call("POST", "/calibration/" + encodeURIComponent(report.outcome.id) + "/apply?by=web");
+    if (!applied) { apply.disabled = false; return; }
+    const list = await call("GET", "/rooms"); if (list) { rooms = list; renderRooms(); }
+    $("calResult").textContent = "applied; checking…";
+    const check = await calibrationPass(report.outcome.rooms.map(r => r.room)).catch(e => { say(String(e.message || e)); return null; });
+    if (check) showCalibration(check, true);
+  };
+  box.appendChild(apply);
+}
+$("calibrate").onclick = async () => {
+  if (!token) { call("POST", "/calibration"); return; }
+  if (!navigator.mediaDevices || !navigator.mediaDevices.getUserMedia) { say("the microphone is only open to this page over HTTPS (or on this machine): see the README"); return; }
+  $("calibrate").disabled = true;
+  try { const report = await calibrationPass(null); if (report) showCalibration(report, false); }
+  catch (e) { say(e && e.name === "NotAllowedError" ? "the microphone was not allowed" : String(e.message || e)); $("calResult").textContent = ""; }
+  finally { $("calibrate").disabled = false; }
+};
+
 setInterval(() => { if (!np || dragging) return; const t = elapsedNow();
   $("elapsed").textContent = clockText(t); $("progress").value = np.duration ? Math.round(t / np.duration * 1000) : 0; }, 250);
 if (!token) $("tokenBox").style.display = "flex";

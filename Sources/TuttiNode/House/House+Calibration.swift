@@ -60,6 +60,20 @@ extension House {
         var delays: [String: Double] = [:]
         for probe in plan.probes { delays[probe.room] = registry.rooms[probe.room]?.settings.outputDelayMilliseconds ?? 0 }
         let outcome = plan.solve(arrivals, delays: delays)
+        calibrationOutcomes[id] = outcome
+        calibrationOutcomes = calibrationOutcomes.filter { calibrations[$0.key] != nil }
+        return try await remember(outcome, apply: apply, by: by)
+    }
+
+    public func applyCalibration(_ id: String, by: String) async throws(ControlError) -> CalibrationReport {
+        guard let outcome = calibrationOutcomes[id] else { throw .notFound("no calibration '\(id)' was measured (one is kept for 10 minutes)") }
+        return try await remember(outcome, apply: true, by: by)
+    }
+
+    /// Keeps what a calibration found in each room it heard (and, with `apply`, sets their
+    /// output delays to the proposed ones); tells the house's clients.
+    private func remember(_ outcome: CalibrationOutcome, apply: Bool, by: String) async throws(ControlError) -> CalibrationReport {
+        let id = outcome.id
         let at = Date().timeIntervalSince1970
         let by = String(by.prefix(16).filter { $0.isLetter || $0.isNumber || $0 == "-" })
         var changed = false
@@ -79,7 +93,9 @@ extension House {
             }
         }
         let heard = outcome.rooms.filter(\.heard).count
-        log.info("calibration \(id): \(heard) of \(outcome.rooms.count) rooms heard, spread \(outcome.spreadMs.map { $0.fixed(2) } ?? "-") ms"
+        log.info("calibration \(id): \(heard) of \(outcome.rooms.count) rooms heard, spread \(outcome.spreadMs.map { $0.fixed(3) } ?? "-") ms, "
+                 + "offsets \(outcome.rooms.map { "\($0.room) \($0.offsetMs.map { $0.fixed(3) } ?? "-") (\($0.confidence.fixed(0)))" }.joined(separator: ", ")), "
+                 + "the recorder's clock \(outcome.clockPPM.fixed(1)) ppm"
                  + (apply ? ", output delays applied" : ""))
         if changed {
             deliverSettings(force: true)

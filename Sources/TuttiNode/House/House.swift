@@ -71,6 +71,8 @@ public actor House: ControlService {
     var pairing = PairingWindow()
     /// Calibrations begun lately, by id (their recordings may still come).
     var calibrations: [String: CalibrationPlan] = [:]
+    /// What their recordings said, by id.
+    var calibrationOutcomes: [String: CalibrationOutcome] = [:]
     nonisolated let messenger: RoomMessenger
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
