@@ -231,6 +231,8 @@ final class FollowerNetwork {
     private let log = Log("follower")
     /// What each socket handed on since the last `collect`, in arrival order.
     private var fromControl: [PlayoutInput] = []
+    /// The last calibration probe logged (its seed and start).
+    private var lastProbe: (UInt32, Int64)?
     private var fromStream: [PlayoutInput] = []
     /// The stream's datagrams are received into the storage of those of 64 packets before
     /// (1.3 s of 20 ms packets, more than a jitter buffer holds): no allocation per packet.
@@ -300,7 +302,11 @@ final class FollowerNetwork {
             enrolled: { [unowned self] member in srtp?.enrolled(member) },
             probe: { [unowned self] probe, at in
                 fromControl.append(.probe(probe, at: at))
-                log.info("calibration: a probe (level \((probe.level * 100).fixed(0))%) at \(at.nanoseconds)")
+                // Sent three times: said once.
+                if lastProbe.map({ $0 != (probe.seed, at.nanoseconds) }) ?? true {
+                    lastProbe = (probe.seed, at.nanoseconds)
+                    log.info("calibration: a probe (level \((probe.level * 100).fixed(0))%) at \(at)")
+                }
             })
         control = ClockClient(socket: controlSocket, coordinator: coordinator, clock: clock, unicastPort: unicastPort,
                               membership: membership, sealedStream: sealedStream, handlers: handlers)

@@ -46,6 +46,40 @@ struct RouterTests {
         }
     }
 
+    /// Calibration: begun with or without a body, its recording taken as little-endian
+    /// floats up to a minute; a body that is not floats, an unknown id, a recording past its
+    /// limit and a caller without the token are each refused with what was wrong.
+    @Test func calibrationTakesItsRecordingAsFloatsAndRefusesTheRest() async throws {
+        try await withRouter { house, client in
+            let begun = try await client.execute(uri: "/api/v1/calibration", method: .post, headers: Self.auth)
+            #expect(try begun.status == .ok && json(CalibrationStarted.self, begun).id == "c1")
+            let named = try await client.execute(uri: "/api/v1/calibration", method: .post, headers: Self.auth,
+                                                 body: ByteBuffer(string: #"{"rooms": ["kitchen"], "level": 0.5}"#))
+            #expect(named.status == .ok)
+            let samples: [Float] = [0.25, -1, 0.5]
+            var bytes: [UInt8] = []
+            for v in samples { withUnsafeBytes(of: v.bitPattern.littleEndian) { bytes += $0 } }
+            let sent = try await client.execute(uri: "/api/v1/calibration/c1/recording?apply=true&by=web", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(bytes: bytes))
+            #expect(try sent.status == .ok && json(CalibrationReport.self, sent).applied)
+            let applied = try await client.execute(uri: "/api/v1/calibration/c1/apply?by=web", method: .post, headers: Self.auth)
+            #expect(applied.status == .ok)
+            #expect(house.commands == ["calibrate [] -1.0", "calibrate [\"kitchen\"] 0.5", "recording 3 0.25 true web", "apply c1 web"])
+            let odd = try await client.execute(uri: "/api/v1/calibration/c1/recording", method: .post, headers: Self.auth,
+                                               body: ByteBuffer(bytes: [1, 2, 3]))
+            #expect(odd.status == .badRequest && message(odd).contains("32-bit float"), "\(message(odd))")
+            let unknown = try await client.execute(uri: "/api/v1/calibration/nope/recording", method: .post, headers: Self.auth,
+                                                   body: ByteBuffer(bytes: bytes))
+            #expect(unknown.status == .notFound)
+            let huge = try await client.execute(uri: "/api/v1/calibration/c1/recording", method: .post, headers: Self.auth,
+                                                body: ByteBuffer(repeating: 0, count: Calibration.maximumRecordingBytes + 4))
+            #expect(huge.status == .contentTooLarge && message(huge).contains("\(Calibration.maximumRecordingBytes)"), "\(message(huge))")
+            let stranger = try await client.execute(uri: "/api/v1/calibration", method: .post)
+            #expect(stranger.status == .unauthorized)
+            #expect(house.commands.count == 4)
+        }
+    }
+
     @Test func pagesAreServed() async throws {
         try await withRouter { _, client in
             for path in ["/", "/lyrics"] {
@@ -550,6 +584,19 @@ final class FakeHouse: ControlService {
         record("revoke \(member)")
         guard member == "1" || member == "Kitchen" else { throw .notFound("no member '\(member)'") }
         return MembersView(enrolment: false, keyGeneration: 0, members: [])
+    }
+    func startCalibration(_ request: CalibrationRequest) throws(ControlError) -> CalibrationStarted {
+        record("calibrate \(request.rooms ?? []) \(request.level ?? -1)")
+        return CalibrationStarted(id: "c1", rooms: ["kitchen"], keys: ["kitchen"], firstInSeconds: 1, recordSeconds: 4, level: request.level ?? 0.2)
+    }
+    func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) throws(ControlError) -> CalibrationReport {
+        guard id == "c1" else { throw .notFound("no calibration '\(id)'") }
+        record("recording \(recording.count) \(recording.first ?? 0) \(apply) \(by)")
+        return CalibrationReport(outcome: CalibrationOutcome(id: id, rooms: [], spreadMs: nil, clockPPM: 0), names: [:], applied: apply)
+    }
+    func applyCalibration(_ id: String, by: String) throws(ControlError) -> CalibrationReport {
+        record("apply \(id) \(by)")
+        return CalibrationReport(outcome: CalibrationOutcome(id: id, rooms: [], spreadMs: nil, clockPPM: 0), names: [:], applied: true)
     }
     func setEnrolment(_ open: Bool) throws(ControlError) -> MembersView {
         record("enrolment \(open)")

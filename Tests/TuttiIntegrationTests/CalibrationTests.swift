@@ -33,12 +33,15 @@ struct CalibrationTests {
         print(calibrated.out)
         let rooms = try api.rooms
         let a = try #require(rooms.first { $0.key == "a" }), b = try #require(rooms.first { $0.key == "b" })
-        // The truth on this rig: both rooms' sinks are one sink's channels, so no delay.
-        #expect(abs(a.outputDelayMs - b.outputDelayMs) < 0.1, "a \(a.outputDelayMs) ms, b \(b.outputDelayMs) ms")
-        #expect(min(a.outputDelayMs, b.outputDelayMs) < 0.1)
+        // The truth on this rig: both rooms' sinks are one sink's channels, so equal delays.
+        // A pass measures to some tens of µs (bench/calibration: residuals of 11 to 135 µs
+        // with the house paused), so 20 ms wrong must come back to within 0.3 ms here; the
+        // music below is the measure.
+        #expect(abs(a.outputDelayMs - b.outputDelayMs) < 0.3, "a \(a.outputDelayMs) ms, b \(b.outputDelayMs) ms")
+        #expect(min(a.outputDelayMs, b.outputDelayMs) == 0)
         let record = try #require(b.calibration)
-        #expect(record.by == "ctl" && record.applied && abs(record.offsetMs) < 0.2, "\(record)")
-        #expect((record.residualMs ?? 1) < 0.1, "the check pass: \(record)")
+        #expect(record.by == "ctl" && record.applied && abs(record.offsetMs) < 0.3, "\(record)")
+        #expect((record.residualMs ?? 1) < 0.3, "the check pass: \(record)")
         #expect(calibrated.out.contains("after: the rooms within"), "\(calibrated.out)")
 
         // The music, with the new delays: recorded apart, the rooms within 100 µs.
@@ -105,8 +108,8 @@ struct CalibrationTests {
         try browser.screenshot("calibration-checked")
         let rooms = try api.rooms
         let a = try #require(rooms.first { $0.key == "a" }), b = try #require(rooms.first { $0.key == "b" })
-        #expect(abs(a.outputDelayMs - b.outputDelayMs) < 0.1 && min(a.outputDelayMs, b.outputDelayMs) < 0.1, "a \(a.outputDelayMs), b \(b.outputDelayMs)")
-        #expect(a.calibration?.by == "web" && a.calibration?.applied == true && (a.calibration?.residualMs ?? 1) < 0.1, "\(String(describing: a.calibration))")
+        #expect(abs(a.outputDelayMs - b.outputDelayMs) < 0.3 && min(a.outputDelayMs, b.outputDelayMs) == 0, "a \(a.outputDelayMs), b \(b.outputDelayMs)")
+        #expect(a.calibration?.by == "web" && a.calibration?.applied == true && (a.calibration?.residualMs ?? 1) < 0.3, "\(String(describing: a.calibration))")
     }
 }
 }

@@ -92,7 +92,7 @@ struct CalibrationTests {
         let proposed = Dictionary(uniqueKeysWithValues: outcome.rooms.map { ($0.room, $0.proposedDelayMs ?? -1) })
         // Truth: a and b aligned at 0 ms; c needs 300 ms more.
         #expect(abs(proposed["a"]! - 0) < 0.002 && abs(proposed["b"]! - 0) < 0.002 && abs(proposed["c"]! - 300) < 0.002, "\(outcome)")
-        #expect(outcome.rooms.allSatisfy { $0.heard && $0.confidence > 100 })
+        #expect(outcome.rooms.allSatisfy { $0.heard && $0.confidence > 100 && ($0.widthMs ?? 1) < 0.05 }, "\(outcome)")
         #expect(abs(outcome.clockPPM) < 1)
     }
 

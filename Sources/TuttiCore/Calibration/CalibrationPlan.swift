@@ -31,6 +31,8 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
     /// The largest offset a room may have against the first (ms): a Bluetooth speaker or a
     /// TV's processing.
     public static let maximumOffset = 500.0
+    /// The largest output delay a room takes (ms; `RoomRegistry.setOutputDelay`).
+    public static let maximumDelay = 2_000.0
 
     /// Rooms `rooms` (keys, the first the reference), the first probe `lead` after `now`.
     public init(id: String, rooms: [String], now: Int64, level: Double, lead: Int64 = CalibrationPlan.lead) {
@@ -63,10 +65,12 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
         // Each probe's lateness (ms): its arrival against its schedule, on the house's clock.
         var lateness: [String: Double] = [:]
         var confidence: [String: Double] = [:]
+        var width: [String: Double] = [:]
         // The closing probe only measures the recording's clock.
         let measured = probes.count > 1 ? Array(probes.dropLast()) : probes
         for (i, probe) in measured.enumerated() {
             confidence[probe.room] = arrivals[i]?.confidence ?? 0
+            width[probe.room] = arrivals[i].map { $0.width / rate * 1_000 }
             guard let arrival = heard[i] else { continue }
             let arrived = arrival.frame / rate / scale
             lateness[probe.room] = (arrived - Double(probe.at - probes[0].at) / 1e9) * 1_000
@@ -90,11 +94,11 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
             let now = delays[room] ?? 0
             if let offset = offsets[room] {
                 let proposed = ((now + offset - least + floor) * 1_000).rounded() / 1_000
-                results.append(.init(room: room, heard: true, offsetMs: offset, confidence: confidence[room] ?? 0, delayMs: now,
-                                     proposedDelayMs: max(0, proposed)))
+                results.append(.init(room: room, heard: true, offsetMs: offset, confidence: confidence[room] ?? 0, widthMs: width[room],
+                                     delayMs: now, proposedDelayMs: min(Self.maximumDelay, max(0, proposed))))
             } else {
-                results.append(.init(room: room, heard: false, offsetMs: nil, confidence: confidence[room] ?? 0, delayMs: now,
-                                     proposedDelayMs: nil))
+                results.append(.init(room: room, heard: false, offsetMs: nil, confidence: confidence[room] ?? 0, widthMs: nil,
+                                     delayMs: now, proposedDelayMs: nil))
             }
         }
         let spread = offsets.isEmpty ? nil : (offsets.values.max()! - offsets.values.min()!)
@@ -112,10 +116,25 @@ public struct CalibrationOutcome: Codable, Sendable, Equatable {
         /// How much later than the earliest heard room it arrived (ms); nil when not heard.
         public var offsetMs: Double?
         public var confidence: Double
+        /// The first arrival's width at half its height (ms): a few hundredths for a clean
+        /// path; wider when the room or the speaker smears the sound, and the offset is then
+        /// less sure than its confidence says.
+        public var widthMs: Double?
         /// Its output delay when it was measured (ms).
         public var delayMs: Double
         /// The output delay that aligns it with the others (ms); nil when not heard.
         public var proposedDelayMs: Double?
+
+        public init(room: String, heard: Bool, offsetMs: Double?, confidence: Double, widthMs: Double?, delayMs: Double,
+                    proposedDelayMs: Double?) {
+            self.room = room
+            self.heard = heard
+            self.offsetMs = offsetMs
+            self.confidence = confidence
+            self.widthMs = widthMs
+            self.delayMs = delayMs
+            self.proposedDelayMs = proposedDelayMs
+        }
     }
 
     public var id: String
@@ -125,6 +144,13 @@ public struct CalibrationOutcome: Codable, Sendable, Equatable {
     public var spreadMs: Double?
     /// The recording's clock against the house's (ppm), as the first room's two probes said.
     public var clockPPM: Double
+
+    public init(id: String, rooms: [Room], spreadMs: Double?, clockPPM: Double) {
+        self.id = id
+        self.rooms = rooms
+        self.spreadMs = spreadMs
+        self.clockPPM = clockPPM
+    }
 }
 
 /// What a house remembers of a room's last calibration: when, by what (`ctl`, `web`), how
