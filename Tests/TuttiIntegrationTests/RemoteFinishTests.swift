@@ -26,8 +26,11 @@ extension IntegrationTests {
 
         /// A finger's tap at the middle of the element `selector` finds.
         static func tap(_ browser: Browser, _ selector: String) throws {
+            // Touched where it is once the scroll has been drawn (two frames later): touched at
+            // once, Chromium may hit-test the page where it was before it scrolled.
             let box = try browser.evaluate("""
-                (() => { const e = document.querySelector('\(selector)'); e.scrollIntoView({ block: 'center' });
+                (async () => { const e = document.querySelector('\(selector)'); e.scrollIntoView({ block: 'center' });
+                  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
                   const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()
                 """) as? [Double] ?? []
             try #require(box.count == 2, "nothing at \(selector)")
