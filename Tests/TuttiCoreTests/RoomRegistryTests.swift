@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import TuttiCore
 
@@ -7,6 +8,24 @@ struct RoomRegistryTests {
         var registry = RoomRegistry()
         for name in names { _ = registry.report(RoomReport(name: name), from: "10.0.0.1:4000", now: 0) }
         return registry
+    }
+
+    /// A calibration is kept with the room's settings: a new delay within the registry's
+    /// range, refused beyond it (nothing changed), and read back from saved settings, as old
+    /// saved settings without one still are.
+    @Test func aRoomKeepsItsCalibration() throws {
+        var registry = Self.house()
+        let record = RoomCalibration(at: 1_795_970_000, by: "ctl", offsetMs: 19.99, residualMs: 0.026, applied: true)
+        let version = try #require(registry.rooms["Study"]?.settings.version)
+        try registry.setCalibration("Study", record, delay: 12.5)
+        let study = try #require(registry.rooms["Study"]?.settings)
+        #expect(study.calibration == record && study.outputDelayMilliseconds == 12.5 && study.version != version)
+        #expect(throws: RoomError.self) { try registry.setCalibration("Study", nil, delay: 2_500) }
+        #expect(registry.rooms["Study"]?.settings.calibration == record)
+        let saved = try JSONEncoder().encode(study)
+        #expect(try JSONDecoder().decode(RoomSettings.self, from: saved) == study)
+        let old = #"{"name": "Bath", "volume": 0.5, "muted": false, "outputDelayMilliseconds": 0, "version": 3}"#
+        #expect(try JSONDecoder().decode(RoomSettings.self, from: Data(old.utf8)).calibration == nil)
     }
 
     @Test func roomsJoinByReportingAndLeaveWhenSilent() {
