@@ -52,6 +52,10 @@ struct CalibrationTests {
                                                              "--dry-run", "--server", server], timeout: 60)
         #expect(muted.code != 0 && muted.err.contains("not heard: a"), "\(muted)")
         #expect(try api.rooms.first { $0.key == "a" }?.outputDelayMs == a.outputDelayMs)
+        // One calibration at a time: a second would hear the first one's probes.
+        #expect(try api.call("POST", "/calibration").status == 200)
+        let second = try api.call("POST", "/calibration")
+        #expect(second.status == 409 && second.body.contains("a calibration is under way"), "\(second)")
     }
 
     /// The web remote does the same in Chromium, whose microphone is the same monitor (by a

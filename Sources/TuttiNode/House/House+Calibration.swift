@@ -26,6 +26,10 @@ extension House {
         guard !keys.isEmpty else { throw .conflict("no room is connected: there is nothing to calibrate") }
         guard keys.count <= 16 else { throw .badRequest("at most 16 rooms in one calibration, not \(keys.count)") }
         let t = now.nanoseconds
+        // Two at once would each hear the other's probes.
+        if let running = calibrations.values.map(\.end).filter({ $0 > t }).max() {
+            throw .conflict("a calibration is under way: try again in \(Int((Double(running - t) / 1e9).rounded(.up))) s")
+        }
         // Every room must have heard of its probe before it is due: the house's command lead.
         let lead = max(CalibrationPlan.lead, registry.commandLead() + 300_000_000)
         let plan = CalibrationPlan(id: UUID().uuidString.lowercased().prefix(8).description, rooms: keys, now: t, level: level, lead: lead)
@@ -36,7 +40,7 @@ extension House {
         // Kept for 10 minutes at most (a recording comes within seconds of the end).
         calibrations = calibrations.filter { $0.value.end > t - 600_000_000_000 }
         log.info("calibration \(plan.id): \(keys.count) room\(keys.count == 1 ? "" : "s") play probes from \(Double(lead) / 1e9) s on, "
-                 + "level \((level * 100).rounded())%")
+                 + "level \(Int((level * 100).rounded()))%")
         return CalibrationStarted(id: plan.id, rooms: plan.probes.map { registry.rooms[$0.room]?.settings.name ?? $0.room }, keys: keys,
                                   firstInSeconds: Double(plan.probes[0].at - t) / 1e9, recordSeconds: Double(plan.end - t) / 1e9,
                                   level: plan.level)
