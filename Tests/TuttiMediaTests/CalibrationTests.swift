@@ -127,6 +127,19 @@ struct CalibrationTests {
         #expect(abs((b.proposedDelayMs ?? -1) - 32.25) < 0.02)
     }
 
+    /// A recording that lost 20 ms between two probes (a browser too busy to take it) reads
+    /// as a clock thousands of ppm off: not steady, and so not to be believed.
+    @Test func aRecordingThatLostSoundIsNotSteady() throws {
+        let plan = CalibrationPlan(id: "glitch", rooms: ["a", "b"], now: 0, level: 0.25)
+        var recording = Self.record(plan, rooms: ["a": Room(lateMs: 0), "b": Room(lateMs: 10)])
+        let steady = try Self.solve(plan, recording)
+        #expect(steady.steady && abs(steady.clockPPM) < 5)
+        let cut = Int(0.3 * 48_000) + 48_000 + 24_000  // between a's probe and b's
+        recording.removeSubrange(cut..<(cut + 960))
+        let lost = try Self.solve(plan, recording)
+        #expect(!lost.steady && lost.clockPPM < -3_000, "\(lost.clockPPM) ppm")
+    }
+
     /// Silence, or a recording of nothing but noise: no room heard, and nothing proposed.
     @Test func aRecordingOfNothingHearsNoRoom() throws {
         let plan = CalibrationPlan(id: "quiet", rooms: ["a", "b"], now: 0, level: 0.2)

@@ -569,7 +569,7 @@ async function connect() {
 // gain control, which would smear the sound); the coordinator finds them in the recording.
 const sleep = ms => new Promise(done => setTimeout(done, ms));
 $("calLevel").oninput = () => { $("calLevelText").textContent = $("calLevel").value + "%"; };
-async function calibrationPass(keys) {
+async function calibrationPass(keys, tries) {
   const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: false, noiseSuppression: false, autoGainControl: false, channelCount: 1 } });
   const context = new AudioContext({ sampleRate: 48000 });
   try {
@@ -582,12 +582,17 @@ async function calibrationPass(keys) {
     quiet.gain.value = 0; source.connect(tap); tap.connect(quiet); quiet.connect(context.destination);
     const waited = Date.now();
     while (!chunks.length) { if (Date.now() - waited > 5000) throw new Error("the microphone gave no sound"); await sleep(50); }
+    // A browser's capture settles in its first second (its clock wanders while it does).
+    await sleep(1000);
     const started = await call("POST", "/calibration", { level: $("calLevel").value / 100, rooms: keys });
     if (!started) return null;
     $("calResult").textContent = "listening to " + (started.rooms.length > 1 ? started.rooms.slice(0, -1) : started.rooms).join(", ")
       + ": keep quiet for " + Math.ceil(started.recordSeconds) + " s…";
     await sleep((started.recordSeconds + 0.3) * 1000);
     tap.disconnect();
+    // Each block where the audio clock says it began: a block the page missed, or one
+    // Chromium's capture lost part of, leaves silence where it was, not a recording that
+    // runs on too early (placed end to end, passes here read 900 to 3600 ppm short).
     const rate = context.sampleRate, first = chunks[0].at, last = chunks[chunks.length - 1];
     let samples = new Float32Array(Math.round((last.at - first) * rate) + last.data.length);
     for (const c of chunks) samples.set(c.data, Math.min(samples.length - c.data.length, Math.max(0, Math.round((c.at - first) * rate))));
@@ -600,6 +605,11 @@ async function calibrationPass(keys) {
     const r = await fetch("/api/v1/calibration/" + encodeURIComponent(started.id) + "/recording?by=web",
       { method: "POST", headers: { "Authorization": "Bearer " + token, "Content-Type": "application/octet-stream" }, body: samples.buffer });
     const report = await r.json().catch(() => null);
+    // A recording that lost or gained sound on the way: made again, twice at most.
+    if (r.status === 409 && report && /record again/.test(report.error || "") && (tries || 0) < 2) {
+      $("calResult").textContent = "the recording was not steady; again…";
+      return calibrationPass(keys, (tries || 0) + 1);  // this pass's microphone closes meanwhile (finally)
+    }
     if (!r.ok) { say(report && report.error ? report.error : "error " + r.status); return null; }
     return report;
   } finally { stream.getTracks().forEach(t => t.stop()); context.close(); }

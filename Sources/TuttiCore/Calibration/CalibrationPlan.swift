@@ -31,6 +31,11 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
     /// The largest offset a room may have against the first (ms): a Bluetooth speaker or a
     /// TV's processing.
     public static let maximumOffset = 500.0
+    /// How far the recording's clock may seem to run from the house's (ppm) for its offsets
+    /// to be believed: a crystal's error and a browser's resampling come to 100 to 200; a
+    /// recording that lost or gained sound between the first probe and the last reads as
+    /// hundreds or thousands more (headless Chromium's first second: 670 to 700).
+    public static let steadyPPM = 500.0
     /// The largest output delay a room takes (ms; `RoomRegistry.setOutputDelay`).
     public static let maximumDelay = 2_000.0
 
@@ -59,8 +64,7 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
         if probes.count > 2, let first = heard.first ?? nil, let last = heard.last ?? nil {
             let expected = Double(probes[probes.count - 1].at - probes[0].at) / 1e9
             let measured = (last.frame - first.frame) / rate
-            let ratio = measured / expected
-            if abs(ratio - 1) < 1e-3 { scale = ratio }
+            scale = measured / expected
         }
         // Each probe's lateness (ms): its arrival against its schedule, on the house's clock.
         var lateness: [String: Double] = [:]
@@ -102,7 +106,8 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
             }
         }
         let spread = offsets.isEmpty ? nil : (offsets.values.max()! - offsets.values.min()!)
-        return CalibrationOutcome(id: id, rooms: results, spreadMs: spread, clockPPM: (scale - 1) * 1e6)
+        let ppm = (scale - 1) * 1e6
+        return CalibrationOutcome(id: id, rooms: results, spreadMs: spread, clockPPM: ppm, steady: abs(ppm) <= Self.steadyPPM)
     }
 }
 
@@ -144,12 +149,16 @@ public struct CalibrationOutcome: Codable, Sendable, Equatable {
     public var spreadMs: Double?
     /// The recording's clock against the house's (ppm), as the first room's two probes said.
     public var clockPPM: Double
+    /// Whether that clock ran as a clock does (within `CalibrationPlan.steadyPPM`): a
+    /// recording that lost or gained sound on the way says nothing true of its rooms.
+    public var steady: Bool
 
-    public init(id: String, rooms: [Room], spreadMs: Double?, clockPPM: Double) {
+    public init(id: String, rooms: [Room], spreadMs: Double?, clockPPM: Double, steady: Bool = true) {
         self.id = id
         self.rooms = rooms
         self.spreadMs = spreadMs
         self.clockPPM = clockPPM
+        self.steady = steady
     }
 }
 

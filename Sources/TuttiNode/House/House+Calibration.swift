@@ -64,6 +64,11 @@ extension House {
         var delays: [String: Double] = [:]
         for probe in plan.probes { delays[probe.room] = registry.rooms[probe.room]?.settings.outputDelayMilliseconds ?? 0 }
         let outcome = plan.solve(arrivals, delays: delays)
+        guard outcome.steady else {
+            log.warning("calibration \(id): the recording's clock ran \(outcome.clockPPM.fixed(0)) ppm off the house's: not used")
+            throw .conflict("the recording's clock ran \(Int(outcome.clockPPM.rounded())) ppm off the house's between the first probe and the last: "
+                            + "it lost or gained sound on the way (a busy browser or recorder), so its offsets are not true; record again")
+        }
         calibrationOutcomes[id] = outcome
         calibrationOutcomes = calibrationOutcomes.filter { calibrations[$0.key] != nil }
         return try await remember(outcome, apply: apply, by: by)
