@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TuttiCore
 import TuttiDiscovery
 import TuttiNet
 import TuttiNode
@@ -14,12 +15,14 @@ enum Discovered {
     /// A client that holds the house key (a member) or its token (a controller) takes only a
     /// coordinator that proves itself with it (docs/security.md, "Discovery"): it never sends
     /// its token to one that does not.
-    static func coordinator(houseKeyPath: String? = nil, token: String? = nil, stateDirectory: String, option: String) throws -> Discovery.Found? {
+    /// `clock`: the program's, for the search's deadline.
+    static func coordinator(houseKeyPath: String? = nil, token: String? = nil, stateDirectory: String, option: String,
+                            clock: any MonotonicClock) throws -> Discovery.Found? {
         let keyPath = houseKeyPath ?? stateDirectory + "/house.key"
         let key = try? StateStore.readHouseKey(path: keyPath)
         let found: [Discovery.Found]
         do {
-            found = try Discovery.browse(timeout: 2, clock: SystemClock())
+            found = try Discovery.browse(timeout: 2, clock: clock)
         } catch {
             return nil
         }
@@ -44,10 +47,10 @@ enum Discovered {
     /// coordinator when its state folder is here (its token is); else the coordinator
     /// announced on the network; else http://127.0.0.1:8485.
     /// `token`: the one the client will send (a coordinator found must prove it knows it).
-    static func controlURL(server: String?, token: String? = nil, stateDirectory: String) throws -> String {
+    static func controlURL(server: String?, token: String? = nil, stateDirectory: String, clock: any MonotonicClock) throws -> String {
         if let server = server ?? ProcessInfo.processInfo.environment["TUTTI_SERVER"] { return server }
         if StateStore.readToken(directory: stateDirectory) == nil,
-           let announced = try coordinator(token: token, stateDirectory: stateDirectory, option: "--server http://HOST:PORT")?.controlURL {
+           let announced = try coordinator(token: token, stateDirectory: stateDirectory, option: "--server http://HOST:PORT", clock: clock)?.controlURL {
             return announced
         }
         return "http://127.0.0.1:8485"

@@ -42,8 +42,10 @@ struct LyricsCommand: ParsableCommand {
     func run() throws {
         var config = LyricScreen.Configuration()
         let folder = key.map { ($0 as NSString).deletingLastPathComponent } ?? StateStore.defaultDirectory()
+        let monotonic = SystemClock()
         var clock = coordinator ?? "127.0.0.1", found: String?
-        if coordinator == nil, let announced = try Discovered.coordinator(houseKeyPath: key, stateDirectory: folder, option: "--coordinator HOST[:PORT]") {
+        if coordinator == nil, let announced = try Discovered.coordinator(houseKeyPath: key, stateDirectory: folder, option: "--coordinator HOST[:PORT]",
+                                                                          clock: monotonic) {
             clock = announced.clockAddress
             found = announced.controlURL
             Log("lyrics").info("found the coordinator on the network: \(announced)")
@@ -56,7 +58,7 @@ struct LyricsCommand: ParsableCommand {
         config.logPath = log
         config.lineMode = lines
         if let key { config.houseKeyPath = key }
-        let screen = try LyricScreen(configuration: config, clock: SystemClock())
+        let screen = try LyricScreen(configuration: config, clock: monotonic)
         TerminationSignals.onTermination { screen.stop() }
         try screen.run()
     }

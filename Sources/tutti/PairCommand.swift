@@ -43,7 +43,7 @@ struct PairCommand: ParsableCommand {
             throw CtlFailure(description: "there is a house key at \(path) already\(existing.map { " (fingerprint \($0.fingerprint))" } ?? ""): "
                                   + "add --replace to join another house")
         }
-        let url = try Discovered.controlURL(server: server, stateDirectory: StateStore.defaultDirectory())
+        let url = try Discovered.controlURL(server: server, stateDirectory: StateStore.defaultDirectory(), clock: SystemClock())
         // The answer is proved with the code (a coordinator that does not know it cannot make
         // one), so the certificate needs no checking here unless the user pinned one.
         let http = try tls.client(url: url, stateDirectory: StateStore.defaultDirectory(), fallback: .any)

@@ -32,7 +32,7 @@ struct CtlOptions: ParsableArguments {
         let environment = ProcessInfo.processInfo.environment
         let folder = stateDir ?? StateStore.defaultDirectory()
         let token = token ?? environment["TUTTI_TOKEN"] ?? StateStore.readToken(directory: folder)
-        let url = try Discovered.controlURL(server: server, token: token, stateDirectory: folder)
+        let url = try Discovered.controlURL(server: server, token: token, stateDirectory: folder, clock: CtlCommand.clock)
         let http = try tls.client(url: url, stateDirectory: folder)
         return CtlClient(http: http, token: token, url: url, zone: zone)
     }

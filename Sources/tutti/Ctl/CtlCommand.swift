@@ -3,6 +3,7 @@ import Foundation
 import TuttiAPI
 import TuttiConfig
 import TuttiCore
+import TuttiNet
 
 /// `tutti ctl`: the whole control API from the terminal.
 struct CtlCommand: ParsableCommand {
@@ -17,6 +18,8 @@ struct CtlCommand: ParsableCommand {
             Feedback.Like.self, Feedback.Dislike.self, Feedback.Bookmark.self, Feedback.List.self, RemoteCommand.self, PairingCommand.self, MembersCommand.self, MemberCommand.self,
             CalibrateCommand.self,
         ])
+    /// The clock ctl's commands read (finding the coordinator by mDNS, within a deadline).
+    static let clock: any MonotonicClock = SystemClock()
     /// The options every command shares (and whether each takes a value), which may come
     /// before the command: `tutti ctl --server URL --zone Kitchen status`.
     static let sharedOptions = ["--server": true, "--token": true, "--state-dir": true, "--zone": true, "--config": true,
