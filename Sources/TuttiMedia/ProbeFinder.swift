@@ -11,15 +11,17 @@ public enum ProbeFinder {
     public static func find(seeds: [UInt32], in recording: [Float]) throws(MediaError) -> [ProbeArrival?] {
         guard !recording.isEmpty else { return seeds.map { _ in nil } }
         let transform = try RealDFT(size: blockSize)
-        // Overlap-save: each block of the recording gives the lags whose whole probe lies in it.
+        // Overlap-save: each block of the recording gives the lags whose whole probe lies in
+        // it. The recording's blocks are transformed once, for every probe.
         let step = blockSize - CalibrationProbe.length
+        let blocks = try stride(from: 0, to: recording.count, by: step).map { start throws(MediaError) in
+            (start, try transform.forward(Array(recording[start..<min(recording.count, start + blockSize)])))
+        }
         var arrivals: [ProbeArrival?] = []
         for seed in seeds {
             let probe = try transform.forward(CalibrationProbe(seed: seed, level: 1).samples)
             var correlation = [Float](repeating: 0, count: recording.count)
-            var start = 0
-            while start < recording.count {
-                let block = try transform.forward(Array(recording[start..<min(recording.count, start + blockSize)]))
+            for (start, block) in blocks {
                 var product = [AVComplexFloat](repeating: AVComplexFloat(re: 0, im: 0), count: block.count)
                 for i in 0..<block.count {
                     let a = block[i], b = probe[i]
@@ -27,7 +29,6 @@ public enum ProbeFinder {
                 }
                 let lags = try transform.inverse(product)
                 for k in 0..<min(step, recording.count - start) { correlation[start + k] = lags[k] }
-                start += step
             }
             arrivals.append(ProbeArrival.first(in: correlation))
         }

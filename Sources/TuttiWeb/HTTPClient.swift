@@ -66,7 +66,9 @@ public struct HTTPClient: Sendable {
             fields[text[..<colon].lowercased()] = String(text[text.index(after: colon)...]).trimmed(" ")
         }
         var content: [UInt8]
-        if fields["transfer-encoding"]?.lowercased() == "chunked" {
+        if status == 204 || status == 304 || (100..<200).contains(status) {
+            content = []  // no body, whatever the connection does next (RFC 9112, 6.3)
+        } else if fields["transfer-encoding"]?.lowercased() == "chunked" {
             content = []
             while let sizeLine = try connection.read(until: [13, 10]) {
                 let hex = String(decoding: sizeLine.dropLast(2), as: UTF8.self).split(separator: ";").first ?? ""

@@ -86,11 +86,7 @@ struct AirPlayTests {
     /// and plays. The house's queue stays on the receiver.
     @Test func theHousesPauseAndNextGoBackToTheSender() throws {
         let h = try Harness("airplay-remote")
-        let bin = h.path("bin")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/shairport_standin.py \"$@\"\n"
-        FileManager.default.createFile(atPath: bin + "/shairport-sync", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
-        h.environment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        h.environment["PATH"] = try h.standIn("shairport-sync", script: "shairport_standin.py")
         h.environment["STANDIN_DACP_LOG"] = h.path("dacp.log")
         let control = ControlTests()
         let clock = try control.coordinator(h, [], ["--source", "airplay:Stofa"])
@@ -149,11 +145,7 @@ struct AirPlayTests {
         }
         guard let net = try DiscoveryTests.Network(h) else { return }
         defer { withExtendedLifetime(net) {} }
-        let bin = h.path("bin")
-        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-        let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/shairport_standin.py \"$@\"\n"
-        FileManager.default.createFile(atPath: bin + "/shairport-sync", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
-        let environment = ["PATH": bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        let environment = ["PATH": try h.standIn("shairport-sync", script: "shairport_standin.py"),
                            "STANDIN_DACP_LOG": h.path("dacp.log"), "STANDIN_ANNOUNCE_PORT": "0"]
         try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", "--source", "airplay:Stofa", "--multicast", "off",
                                                      "--control-listen", "127.0.0.1:8485"], environment: environment)

@@ -139,6 +139,16 @@ final class Harness {
         }
     }
 
+    /// A stand-in for `program` (bench/lib/SCRIPT, run by python3) in a folder of its own;
+    /// returns the PATH that finds it first, for the processes that look for `program`.
+    func standIn(_ program: String, script: String) throws -> String {
+        let bin = path("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let wrapper = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/\(script) \"$@\"\n"
+        FileManager.default.createFile(atPath: bin + "/" + program, contents: Data(wrapper.utf8), attributes: [.posixPermissions: 0o755])
+        return bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+    }
+
     /// Waits until `condition` holds, up to `timeout` seconds.
     static func wait(timeout: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

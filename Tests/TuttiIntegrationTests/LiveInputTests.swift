@@ -223,11 +223,7 @@ extension IntegrationTests {
         /// its pitch; the receiver ends with the coordinator.
         @Test func aSpotifyConnectReceiverPlaysWhatItsSenderNames() throws {
             let h = try Harness("librespot")
-            let bin = h.path("bin")
-            try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
-            let script = "#!/bin/sh\nexec python3 \(Harness.packageRoot)/bench/lib/librespot_standin.py \"$@\"\n"
-            FileManager.default.createFile(atPath: bin + "/librespot", contents: Data(script.utf8), attributes: [.posixPermissions: 0o755])
-            h.environment["PATH"] = bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+            h.environment["PATH"] = try h.standIn("librespot", script: "librespot_standin.py")
             h.environment["STANDIN_PIDFILE"] = h.path("librespot.pid")
             h.environment["STANDIN_SECONDS"] = "3"
             let control = ControlTests()

@@ -24,9 +24,7 @@ public struct AirPlayMetadata: Sendable, Equatable {
     public private(set) var sender: String?
     /// Where the sender takes commands back, once it said (nil for a sender without a
     /// remote, such as PulseAudio's RAOP sink, and after its session ended).
-    public var remote: SenderRemote? {
-        SenderRemote(host: session["clip"], port: session["dapo"], dacpID: session["daid"], activeRemote: session["acre"])
-    }
+    public private(set) var remote: SenderRemote?
     public private(set) var read = 0
     public private(set) var dropped = 0
 
@@ -35,7 +33,9 @@ public struct AirPlayMetadata: Sendable, Equatable {
     private var pending: [UInt8] = []
     private var gathering: TrackTags?
     /// The play session's fields from shairport-sync (`clip`, `daid`, `acre`, `dapo`).
-    private var session: [String: String] = [:]
+    private var session: [String: String] = [:] {
+        didSet { remote = SenderRemote(host: session["clip"], port: session["dapo"], dacpID: session["daid"], activeRemote: session["acre"]) }
+    }
 
     public init() {}
 

@@ -50,19 +50,11 @@ public struct SenderRemote: Sendable, Equatable {
         return trimmed(name.dropFirst(prefix.count)) == trimmed(Substring(dacpID))
     }
 
-    /// The request that gives the sender `command` (its port known).
-    public func request(_ command: Command, port: UInt16) -> [UInt8] {
-        Array("GET /ctrl-int/1/\(command.rawValue) HTTP/1.1\r\nHost: \(host):\(port)\r\nActive-Remote: \(activeRemote)\r\nConnection: close\r\n\r\n".utf8)
-    }
+    /// The path that gives the sender `command`.
+    public static func path(_ command: Command) -> String { "/ctrl-int/1/\(command.rawValue)" }
 
-    /// Whether the sender took it: its answer's status line (`204 No Content` as a rule).
-    public static func accepted(_ answer: [UInt8]) -> Bool {
-        let line = answer.prefix { $0 != 0x0D && $0 != 0x0A }
-        let parts = line.split(separator: 0x20)
-        guard parts.count >= 2, parts[0].starts(with: Array("HTTP/1.".utf8)),
-              let status = Int(String(decoding: parts[1], as: UTF8.self)) else { return false }
-        return (200..<300).contains(status)
-    }
+    /// The request's own header: the token the sender gave for it.
+    public var headers: [String: String] { ["Active-Remote": activeRemote] }
 
     /// What the sender is told when the house is (`housePlays`: whether the house plays
     /// now): its own transport follows ours, a toggle included (the house's state decides

@@ -2,6 +2,7 @@ import Dispatch
 import TuttiCore
 import TuttiDiscovery
 import TuttiNet
+import TuttiWeb
 
 /// Gives an AirPlay sender a command the house was given (DACP: `SenderRemote`), on a
 /// thread of its own: a sender that is slow to answer, or gone, never holds up the house.
@@ -44,16 +45,14 @@ enum SenderControl {
             }
             port = service.clockPort
         }
-        let answer: [UInt8]
+        var http = HTTPClient(host: remote.host, port: port)
+        http.timeout = timeout
+        let answer: HTTPClient.Response
         do {
-            let socket = try TCPSocket(connectingTo: try SocketAddress(host: remote.host, port: port), timeout: timeout)
-            try socket.sendAll(remote.request(command, port: port))
-            answer = try socket.receive(limit: 4_096)
+            answer = try http.request("GET", SenderRemote.path(command), headers: remote.headers)
         } catch {
             throw .unreachable("\(remote.host):\(port): \(error)")
         }
-        guard SenderRemote.accepted(answer) else {
-            throw .refused(String(decoding: answer.prefix { $0 != 0x0D && $0 != 0x0A }.prefix(120), as: UTF8.self))
-        }
+        guard (200..<300).contains(answer.status) else { throw .refused("HTTP \(answer.status)") }
     }
 }
