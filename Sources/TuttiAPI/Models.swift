@@ -524,7 +524,8 @@ public struct CalibrationRequest: Codable, Equatable, Sendable {
 /// the answer on; the recording must have begun before `firstInSeconds`).
 public struct CalibrationStarted: Codable, Equatable, Sendable {
     public var id: String
-    /// The rooms' names, in the order they play (the first plays again last).
+    /// The rooms' names, each once, in the order they first play (the first also plays
+    /// between the others, and last).
     public var rooms: [String]
     public var keys: [String]
     public var firstInSeconds: Double

@@ -60,14 +60,14 @@ struct CalibrationTests {
 
     /// The web remote does the same in Chromium, whose microphone is the same monitor (by a
     /// source remapped from it, as Chromium lists no monitor): calibrate, look, apply with
-    /// one tap, and the check.
+    /// one tap, and the check; then the music, as the CLI's.
     @Test func theWebRemoteCalibratesWithThePhonesMicrophone() throws {
         guard Browser.available else {
             print("CalibrationTests skipped: Chromium is not installed (deploy/test-setup.sh installs it)")
             return
         }
         let h = try Harness("calibrate-web")
-        _ = try PulseRig(h)
+        let rig = try PulseRig(h)
         // Chromium lists no monitor among its microphones: a source of its own that is one,
         // made its default.
         let source = try h.run("remap-source", ["pactl", "load-module", "module-remap-source", "master=capture.monitor", "source_name=mic",
@@ -90,23 +90,25 @@ struct CalibrationTests {
         #expect(Harness.wait(timeout: 10) { (try? js("localStorage.getItem('tutti-token')")) as? String == token })
         _ = try js("document.getElementById('tab-rooms').click()")
         _ = try js("document.getElementById('calibrate').click()")
-        let shown = Harness.wait(timeout: 40) { (try? js("!!document.getElementById('calApply')")) as? Bool == true }
+        // A pass takes 15 s; one the house refuses is made again, twice at most.
+        let shown = Harness.wait(timeout: 60) { (try? js("!!document.getElementById('calApply')")) as? Bool == true }
         try browser.screenshot("calibration-measured")
         let text = { (try? js("document.getElementById('calResult').textContent + ' | ' + document.getElementById('message').textContent")) as? String ?? "" }
         #expect(shown, "\(text()) \(h.log("coordinator")) \(h.log("chromium").suffix(2_000))")
         // Room a plays 35 ms early: b is heard 35 ms after it, and would get 0 ms and a 0 ms.
         #expect(text().contains("35.0"), "\(text())")
         _ = try js("document.getElementById('calApply').click()")
-        #expect(Harness.wait(timeout: 40) { text().contains("now within") }, "\(text())")
+        #expect(Harness.wait(timeout: 60) { text().contains("now within") }, "\(text())")
         try browser.screenshot("calibration-checked")
         let rooms = try api.rooms
         let a = try #require(rooms.first { $0.key == "a" }), b = try #require(rooms.first { $0.key == "b" })
-        // A browser's audio path is the limit here: headless Chromium's capture loses or
-        // shifts sound by a render quantum (128 frames, 2.7 ms) now and then, which the page
-        // cannot see; most passes come within 15 to 100 µs (bench/NOTES.md). So: 35 ms wrong
-        // back to within 3 ms, and the check pass shown. The CLI's test judges the music.
-        #expect(min(a.outputDelayMs, b.outputDelayMs) == 0 && abs(a.outputDelayMs - b.outputDelayMs) < 3, "a \(a.outputDelayMs), b \(b.outputDelayMs)")
-        #expect(a.calibration?.by == "web" && a.calibration?.applied == true && a.calibration?.residualMs != nil, "\(String(describing: a.calibration))")
+        // Headless Chromium's capture shifts sound by a render quantum (128 frames, 2.7 ms)
+        // now and then; the reference room's probes between the others show it, and the page
+        // records again. So the browser is held to what the CLI is: 35 ms wrong back to
+        // within 0.3 ms, and the music within 100 µs.
+        #expect(min(a.outputDelayMs, b.outputDelayMs) == 0 && abs(a.outputDelayMs - b.outputDelayMs) < 0.3, "a \(a.outputDelayMs), b \(b.outputDelayMs)")
+        #expect(a.calibration?.by == "web" && a.calibration?.applied == true && (a.calibration?.residualMs ?? 1) < 0.3, "\(String(describing: a.calibration))")
+        try Self.musicIsTogether(h, rig, api)
     }
 
     /// The music, with the new delays: rooms A and B recorded apart (left, right), within

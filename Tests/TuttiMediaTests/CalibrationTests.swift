@@ -84,7 +84,9 @@ struct CalibrationTests {
     /// align them (the earliest room's stays where it was).
     @Test func roomsEarlyAndLateAreFoundToAFractionOfAFrame() throws {
         let plan = CalibrationPlan(id: "house", rooms: ["a", "b", "c"], now: 0, level: 0.25)
-        #expect(plan.probes.map(\.room) == ["a", "b", "c", "a"] && Set(plan.probes.map(\.seed)).count == 4)
+        #expect(plan.probes.map(\.room) == ["a", "b", "a", "c", "a"] && Set(plan.probes.map(\.seed)).count == 5 && plan.rooms == ["a", "b", "c"])
+        #expect(CalibrationPlan(id: "two", rooms: ["a", "b"], now: 0, level: 0.2).probes.map(\.room) == ["a", "b", "a", "b", "a"])
+        #expect(CalibrationPlan(id: "one", rooms: ["a"], now: 0, level: 0.2).probes.map(\.room) == ["a"])
         let recording = Self.record(plan, rooms: ["a": Room(lateMs: 0), "b": Room(lateMs: -20), "c": Room(lateMs: 300)])
         let outcome = try Self.solve(plan, recording, delays: ["a": 0, "b": 20, "c": 0])
         let offsets = Dictionary(uniqueKeysWithValues: outcome.rooms.map { ($0.room, $0.offsetMs ?? -1) })
@@ -133,11 +135,42 @@ struct CalibrationTests {
         let plan = CalibrationPlan(id: "glitch", rooms: ["a", "b"], now: 0, level: 0.25)
         var recording = Self.record(plan, rooms: ["a": Room(lateMs: 0), "b": Room(lateMs: 10)])
         let steady = try Self.solve(plan, recording)
-        #expect(steady.steady && abs(steady.clockPPM) < 5)
+        #expect(steady.steady && abs(steady.clockPPM) < 5 && steady.offLineMs < 0.005, "\(steady)")
         let cut = Int(0.3 * 48_000) + 48_000 + 24_000  // between a's probe and b's
         recording.removeSubrange(cut..<(cut + 960))
         let lost = try Self.solve(plan, recording)
-        #expect(!lost.steady && lost.clockPPM < -3_000, "\(lost.clockPPM) ppm")
+        #expect(!lost.steady && lost.clockPPM < -500, "\(lost.clockPPM) ppm")
+    }
+
+    /// Headless Chromium's capture now and then shifts by one render quantum (128 frames,
+    /// 2.7 ms) with a clock that still looks steady (a recorder 150 ppm slow, as its
+    /// resampling runs): wherever the quantum is lost or gained, between any two probes of
+    /// two rooms or of four, a reference arrival leaves its neighbours' line and the recording is
+    /// refused; without it, the same recordings are believed, to some µs.
+    @Test func aRenderQuantumLostOrGainedAnywhereIsSeen() throws {
+        for rooms in [["a", "b"], ["a", "b", "c", "d"]] {
+            let plan = CalibrationPlan(id: "quantum\(rooms.count)", rooms: rooms, now: 0, level: 0.25)
+            var truth: [String: Room] = [:]
+            for (i, room) in rooms.enumerated() { truth[room] = Room(lateMs: Double(i) * 7.5) }
+            let recording = Self.record(plan, rooms: truth, ppm: -150)
+            let clean = try Self.solve(plan, recording)
+            #expect(clean.steady && clean.offLineMs < 0.01, "\(clean)")
+            for room in clean.rooms { #expect(abs((room.offsetMs ?? -1) - (truth[room.room]?.lateMs ?? 0)) < 0.005, "\(clean)") }
+            for gap in 0..<(plan.probes.count - 1) {
+                // Halfway between probe `gap` and the next, in the recording's frames.
+                let seconds: Double = 0.3 + Double(plan.probes[gap].at - plan.probes[0].at) / 1e9 + 1.75
+                let at = Int(seconds * 48_000 * (1 - 150e-6))
+                // Lost after even probes, gained after odd ones.
+                var shifted = recording
+                if gap % 2 == 0 {
+                    shifted.removeSubrange(at..<(at + 128))
+                } else {
+                    shifted.insert(contentsOf: [Float](repeating: 0, count: 128), at: at)
+                }
+                let outcome = try Self.solve(plan, shifted)
+                #expect(!outcome.steady && outcome.offLineMs > 1.2, "\(rooms.count) rooms, between probes \(gap) and \(gap + 1): \(outcome)")
+            }
+        }
     }
 
     /// Silence, or a recording of nothing but noise: no room heard, and nothing proposed.

@@ -77,11 +77,12 @@ class Page:
         return result.get("result", {}).get("value")
 
 
-def open_page(url, port, profile, env=None, size="1280,720"):
-    """Starts headless Chromium with the page; returns (process, Page)."""
+def open_page(url, port, profile, env=None, size="1280,720", extra=()):
+    """Starts headless Chromium with the page (`extra`: Chromium's own arguments, added);
+    returns (process, Page)."""
     proc = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--mute-audio",
                              "--remote-debugging-address=127.0.0.1", f"--remote-debugging-port={port}",
-                             f"--user-data-dir={profile}", f"--window-size={size}", "about:blank"],
+                             f"--user-data-dir={profile}", f"--window-size={size}", *extra, "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 20
     while True:

@@ -586,7 +586,7 @@ async function calibrationPass(keys, tries) {
     await sleep(1000);
     const started = await call("POST", "/calibration", { level: $("calLevel").value / 100, rooms: keys });
     if (!started) return null;
-    $("calResult").textContent = "listening to " + (started.rooms.length > 1 ? started.rooms.slice(0, -1) : started.rooms).join(", ")
+    $("calResult").textContent = "listening to " + started.rooms.join(", ")
       + ": keep quiet for " + Math.ceil(started.recordSeconds) + " s…";
     await sleep((started.recordSeconds + 0.3) * 1000);
     tap.disconnect();

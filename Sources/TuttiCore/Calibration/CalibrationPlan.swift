@@ -4,11 +4,15 @@
 /// than the others that room is heard there. Only differences count, so the microphone's
 /// own latency (a phone's is unknown, and tens of milliseconds) cancels.
 ///
-/// The first room plays twice, first and last: the two arrivals measure the recording's
-/// clock against the house's (a phone's crystal 50 ppm off moves a probe 8 s later by
-/// 0.4 ms), and each arrival is corrected by it. Probes are `spacing` apart, enough for a
-/// room up to `maximumOffset` early or late (a Bluetooth speaker, a TV) and its echo to
-/// stay clear of the next room's probe. Pure.
+/// The first room is the reference: it plays before every other room and after the last
+/// (A B A C A …; with two rooms A B A B A, so that it plays at least three times). Its
+/// arrivals draw the recording's clock against the house's (a phone's crystal 50 ppm off
+/// moves a probe 8 s later by 0.4 ms), and each other room is measured against the
+/// reference's arrivals on either side of it. A recording that lost or gained sound between
+/// two of them (a browser's capture now and then shifts by a render quantum, 2.7 ms) puts
+/// one of them off the line its neighbours draw, and is not believed. Probes are `spacing`
+/// apart, enough for a room up to `maximumOffset` early or late (a Bluetooth speaker, a TV)
+/// and its echo to stay clear of the next probe. Pure.
 public struct CalibrationPlan: Codable, Sendable, Equatable {
     public struct Probe: Codable, Sendable, Equatable {
         /// The room's key.
@@ -36,6 +40,11 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
     /// recording that lost or gained sound between the first probe and the last reads as
     /// hundreds or thousands more (headless Chromium's first second: 670 to 700).
     public static let steadyPPM = 500.0
+    /// How far one of the reference room's arrivals may lie from where its neighbours put it
+    /// (ms): a probe is found to some µs, and a phone held in the hand moves a few cm (0.1 ms
+    /// at most); sound lost or gained between two probes moves every later one by what was
+    /// lost (a render quantum: 2.7 ms), and so one arrival by half of it from its neighbours.
+    public static let steadyStepMs = 0.5
     /// The largest output delay a room takes (ms; `RoomRegistry.setOutputDelay`).
     public static let maximumDelay = 2_000.0
 
@@ -43,13 +52,27 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
     public init(id: String, rooms: [String], now: Int64, level: Double, lead: Int64 = CalibrationPlan.lead) {
         self.id = id
         self.level = min(max(level, 0), 1)
-        var order = rooms
-        if let first = rooms.first, rooms.count > 1 { order.append(first) }
+        let order = Self.order(rooms)
         // Seeds from the plan's id, so that probes of two calibrations differ.
         let base = id.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }
         probes = order.enumerated().map { i, room in
             Probe(room: room, seed: base &+ UInt32(i) &* 0x9E37_79B9, at: now + lead + Int64(i) * Self.spacing)
         }
+    }
+
+    /// The order the rooms play in: the reference before every other room and after the
+    /// last; two rooms play twice each, so that the reference is heard three times.
+    static func order(_ rooms: [String]) -> [String] {
+        guard let reference = rooms.first, rooms.count > 1 else { return rooms }
+        var others = Array(rooms.dropFirst())
+        if others.count == 1 { others += others }
+        return others.flatMap { [reference, $0] } + [reference]
+    }
+
+    /// The rooms, each once, in the order they first play.
+    public var rooms: [String] {
+        var seen: Set<String> = []
+        return probes.map(\.room).filter { seen.insert($0).inserted }
     }
 
     /// When the last probe has been heard (and its echo has died away).
@@ -58,32 +81,79 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
     /// What a recording says of the rooms: `arrivals` (one per probe, in the plan's order;
     /// nil: not found), each room's output delay now (ms), and the recording's rate.
     public func solve(_ arrivals: [ProbeArrival?], delays: [String: Double], rate: Double = 48_000) -> CalibrationOutcome {
-        let heard = arrivals.map { $0.flatMap { $0.heard ? $0 : nil } }
-        // The recording's clock against the house's, from the first room's two probes.
+        func arrival(_ i: Int) -> ProbeArrival? { i < arrivals.count ? arrivals[i] : nil }
+        let heard = probes.indices.map { arrival($0).flatMap { $0.heard ? $0 : nil } }
+        // Each probe on the house's schedule (s from the first) and in the recording (s).
+        let scheduled = probes.map { Double($0.at - probes[0].at) / 1e9 }
+        let reference = probes.first?.room
+        let references = probes.indices.filter { probes[$0].room == reference && heard[$0] != nil }
+        // The recording's clock against the house's: the line through the reference's
+        // arrivals (least squares).
         var scale = 1.0
-        if probes.count > 2, let first = heard.first ?? nil, let last = heard.last ?? nil {
-            let expected = Double(probes[probes.count - 1].at - probes[0].at) / 1e9
-            let measured = (last.frame - first.frame) / rate
-            scale = measured / expected
+        if references.count >= 2 {
+            let t = references.map { scheduled[$0] }, a = references.map { heard[$0]!.frame / rate }
+            let tm = t.reduce(0, +) / Double(t.count), am = a.reduce(0, +) / Double(a.count)
+            let sxy = zip(t, a).map { ($0 - tm) * ($1 - am) }.reduce(0, +), sxx = t.map { ($0 - tm) * ($0 - tm) }.reduce(0, +)
+            scale = sxy / sxx
+        }
+        // How far each of its arrivals lies from where its two neighbours put it (ms): sound
+        // lost or gained between two of them moves one half as far as what was lost.
+        var offLine = 0.0
+        if references.count >= 3 {
+            for k in 1..<(references.count - 1) {
+                let (b, i, n) = (references[k - 1], references[k], references[k + 1])
+                let f = (scheduled[i] - scheduled[b]) / (scheduled[n] - scheduled[b])
+                let expected = heard[b]!.frame * (1 - f) + heard[n]!.frame * f
+                offLine = max(offLine, abs(heard[i]!.frame - expected) / rate * 1_000)
+            }
         }
         // Each probe's lateness (ms): its arrival against its schedule, on the house's clock.
-        var lateness: [String: Double] = [:]
+        func late(_ i: Int) -> Double { (heard[i]!.frame / rate / scale - scheduled[i]) * 1_000 }
+        // The reference's lateness at a time: between its arrivals on either side, linearly.
+        func referenceLate(at i: Int) -> Double? {
+            let before = references.last { $0 < i }, after = references.first { $0 > i }
+            switch (before, after) {
+            case let (b?, a?):
+                let f = (scheduled[i] - scheduled[b]) / (scheduled[a] - scheduled[b])
+                return late(b) * (1 - f) + late(a) * f
+            case let (b?, nil): return late(b)
+            case let (nil, a?): return late(a)
+            default: return nil
+            }
+        }
+        var lateness: [String: [Double]] = [:]
         var confidence: [String: Double] = [:]
         var width: [String: Double] = [:]
-        // The closing probe only measures the recording's clock.
-        let measured = probes.count > 1 ? Array(probes.dropLast()) : probes
-        for (i, probe) in measured.enumerated() {
-            confidence[probe.room] = arrivals[i]?.confidence ?? 0
-            width[probe.room] = arrivals[i].map { $0.width / rate * 1_000 }
-            guard let arrival = heard[i] else { continue }
-            let arrived = arrival.frame / rate / scale
-            lateness[probe.room] = (arrived - Double(probe.at - probes[0].at) / 1e9) * 1_000
+        for (i, probe) in probes.enumerated() {
+            // A room's weakest probe says how surely it was heard.
+            confidence[probe.room] = min(confidence[probe.room] ?? .infinity, arrival(i)?.confidence ?? 0)
+            if let w = arrival(i)?.width { width[probe.room] = max(width[probe.room] ?? 0, w / rate * 1_000) }
+            guard heard[i] != nil else { continue }
+            if probe.room == reference {
+                // The others are measured against it (its arrivals' scatter is `offLine`).
+                lateness[probe.room] = [0]
+            } else if let base = referenceLate(at: i) {
+                lateness[probe.room, default: []].append(late(i) - base)
+            } else {
+                // The reference was never heard: against the schedule alone.
+                lateness[probe.room, default: []].append(late(i))
+            }
         }
-        let rooms = measured.map(\.room)
+        // A room that played twice: the two must agree as the reference's arrivals do.
+        for values in lateness.values where values.count > 1 {
+            offLine = max(offLine, values.max()! - values.min()!)
+        }
+        let rooms = self.rooms
+        // A room not heard every time it played counts as not heard (the reference: when it
+        // was heard at all, the others were measured against it).
+        for room in rooms where room != reference && probes.indices.contains(where: { probes[$0].room == room && heard[$0] == nil }) {
+            lateness[room] = nil
+        }
         // Relative to the earliest heard room (every offset ≥ 0).
-        let earliest = lateness.values.min() ?? 0
+        let means = lateness.mapValues { $0.reduce(0, +) / Double($0.count) }
+        let earliest = means.values.min() ?? 0
         var offsets: [String: Double] = [:]
-        for (room, late) in lateness { offsets[room] = late - earliest }
+        for (room, late) in means { offsets[room] = late - earliest }
         // Beyond the largest offset a room can have: another room's probe, or noise.
         let wild = offsets.filter { $0.value > 2 * Self.maximumOffset }.map(\.key)
         for room in wild { offsets[room] = nil }
@@ -107,7 +177,8 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
         }
         let spread = offsets.isEmpty ? nil : (offsets.values.max()! - offsets.values.min()!)
         let ppm = (scale - 1) * 1e6
-        return CalibrationOutcome(id: id, rooms: results, spreadMs: spread, clockPPM: ppm, steady: abs(ppm) <= Self.steadyPPM)
+        return CalibrationOutcome(id: id, rooms: results, spreadMs: spread, clockPPM: ppm, offLineMs: offLine,
+                                  steady: abs(ppm) <= Self.steadyPPM && offLine <= Self.steadyStepMs)
     }
 }
 
@@ -147,17 +218,23 @@ public struct CalibrationOutcome: Codable, Sendable, Equatable {
     /// The largest offset between two heard rooms (ms): what is left to align, and after a
     /// calibration applied, its residual.
     public var spreadMs: Double?
-    /// The recording's clock against the house's (ppm), as the first room's two probes said.
+    /// The recording's clock against the house's (ppm), as the reference room's probes said.
     public var clockPPM: Double
-    /// Whether that clock ran as a clock does (within `CalibrationPlan.steadyPPM`): a
-    /// recording that lost or gained sound on the way says nothing true of its rooms.
+    /// How far one of the reference room's arrivals lay from where its neighbours put it, or
+    /// a room's two measurements from each other (ms): some µs when the recording ran as a
+    /// clock does.
+    public var offLineMs: Double
+    /// Whether the recording ran as a clock does (within `CalibrationPlan.steadyPPM` and
+    /// `steadyStepMs`): a recording that lost or gained sound on the way says nothing true
+    /// of its rooms.
     public var steady: Bool
 
-    public init(id: String, rooms: [Room], spreadMs: Double?, clockPPM: Double, steady: Bool = true) {
+    public init(id: String, rooms: [Room], spreadMs: Double?, clockPPM: Double, offLineMs: Double = 0, steady: Bool = true) {
         self.id = id
         self.rooms = rooms
         self.spreadMs = spreadMs
         self.clockPPM = clockPPM
+        self.offLineMs = offLineMs
         self.steady = steady
     }
 }

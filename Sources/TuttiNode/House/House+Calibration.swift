@@ -41,7 +41,7 @@ extension House {
         calibrations = calibrations.filter { $0.value.end > t - 600_000_000_000 }
         log.info("calibration \(plan.id): \(keys.count) room\(keys.count == 1 ? "" : "s") play probes from \(Double(lead) / 1e9) s on, "
                  + "level \(Int((level * 100).rounded()))%")
-        return CalibrationStarted(id: plan.id, rooms: plan.probes.map { registry.rooms[$0.room]?.settings.name ?? $0.room }, keys: keys,
+        return CalibrationStarted(id: plan.id, rooms: plan.rooms.map { registry.rooms[$0]?.settings.name ?? $0 }, keys: keys,
                                   firstInSeconds: Double(plan.probes[0].at - t) / 1e9, recordSeconds: Double(plan.end - t) / 1e9,
                                   level: plan.level)
     }
@@ -65,9 +65,14 @@ extension House {
         for probe in plan.probes { delays[probe.room] = registry.rooms[probe.room]?.settings.outputDelayMilliseconds ?? 0 }
         let outcome = plan.solve(arrivals, delays: delays)
         guard outcome.steady else {
-            log.warning("calibration \(id): the recording's clock ran \(outcome.clockPPM.fixed(0)) ppm off the house's: not used")
-            throw .conflict("the recording's clock ran \(Int(outcome.clockPPM.rounded())) ppm off the house's between the first probe and the last: "
-                            + "it lost or gained sound on the way (a busy browser or recorder), so its offsets are not true; record again")
+            log.warning("calibration \(id): the recording's clock ran \(outcome.clockPPM.fixed(0)) ppm off the house's, "
+                        + "its reference probes \(outcome.offLineMs.fixed(3)) ms off their neighbours' line: not used")
+            if abs(outcome.clockPPM) > CalibrationPlan.steadyPPM {
+                throw .conflict("the recording's clock ran \(Int(outcome.clockPPM.rounded())) ppm off the house's between the first probe and the last: "
+                                + "it lost or gained sound on the way (a busy browser or recorder), so its offsets are not true; record again")
+            }
+            throw .conflict("a probe of the first room arrived \(outcome.offLineMs.fixed(2)) ms from where its neighbours put it: the recording lost or gained "
+                            + "sound between them (a busy browser or recorder), or the microphone moved; record again, holding it still")
         }
         calibrationOutcomes[id] = outcome
         calibrationOutcomes = calibrationOutcomes.filter { calibrations[$0.key] != nil }

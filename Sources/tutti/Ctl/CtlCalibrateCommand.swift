@@ -57,8 +57,20 @@ struct CalibrateCommand: ParsableCommand {
         }
     }
 
-    /// One pass: the microphone on, the probes, the recording sent back.
+    /// One pass: the microphone on, the probes, the recording sent back; a recording the
+    /// coordinator found unsteady (it lost or gained sound) is made again, twice at most.
     static func pass(_ client: CtlClient, _ microphone: Microphone, _ request: CalibrationRequest, apply: Bool, quiet: Bool) throws -> CalibrationReport {
+        for _ in 0..<2 {
+            do {
+                return try record(client, microphone, request, apply: apply, quiet: quiet)
+            } catch let failure as CtlFailure where failure.status == 409 && failure.description.contains("record again") {
+                if !quiet { print("the recording was not steady (\(failure.description)); again…") }
+            }
+        }
+        return try record(client, microphone, request, apply: apply, quiet: quiet)
+    }
+
+    static func record(_ client: CtlClient, _ microphone: Microphone, _ request: CalibrationRequest, apply: Bool, quiet: Bool) throws -> CalibrationReport {
         let folder = try Files.makePrivateFolder(prefix: "tutti-calibrate-")
         defer { Files.removeFolder(folder) }
         let path = folder + "/recording.f32"
@@ -75,7 +87,7 @@ struct CalibrateCommand: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.05)
         }
         let started = try client.send("POST", "/calibration", body: request, as: CalibrationStarted.self)
-        if !quiet { print("calibrating \(started.rooms.dropLast(started.rooms.count > 1 ? 1 : 0).joined(separator: ", ")): \(String(format: "%.0f", started.recordSeconds)) s, keep quiet…") }
+        if !quiet { print("calibrating \(started.rooms.joined(separator: ", ")): \(String(format: "%.0f", started.recordSeconds)) s, keep quiet…") }
         Thread.sleep(forTimeInterval: started.recordSeconds + 0.3)
         recorder.terminate(grace: 1)
         guard let bytes = Files.read(path, limit: 64 << 20) else { throw CtlFailure(description: "the recording could not be read") }

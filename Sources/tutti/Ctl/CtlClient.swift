@@ -41,6 +41,8 @@ struct CtlOptions: ParsableArguments {
 /// A refused or failed call, printed as `error: ...` with a non-zero exit.
 struct CtlFailure: Error, CustomStringConvertible {
     var description: String
+    /// The coordinator's answer, when it refused.
+    var status: Int? = nil
 }
 
 /// Talks to the control API: JSON in and out, errors turned into messages.
@@ -96,7 +98,7 @@ struct CtlClient {
         guard (200..<300).contains(response.status) else {
             let message = (try? JSONDecoder().decode([String: String].self, from: Data(response.body)))?["error"]
                 ?? String(decoding: response.body, as: UTF8.self)
-            throw CtlFailure(description: message.isEmpty ? "the coordinator answered \(response.status)" : message)
+            throw CtlFailure(description: message.isEmpty ? "the coordinator answered \(response.status)" : message, status: response.status)
         }
         return response.body
     }
