@@ -79,20 +79,28 @@ class Page:
 
 def open_page(url, port, profile, env=None, size="1280,720", extra=()):
     """Starts headless Chromium with the page (`extra`: Chromium's own arguments, added);
-    returns (process, Page)."""
+    returns (process, Page). `port` is ignored: Chromium takes a free one and names it in
+    the profile's DevToolsActivePort, so that a Chromium left over from another run on a
+    fixed port is never the one spoken to."""
+    os.makedirs(profile, exist_ok=True)
+    active = os.path.join(profile, "DevToolsActivePort")
+    if os.path.exists(active):
+        os.remove(active)
     proc = subprocess.Popen(["chromium", "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--mute-audio",
-                             "--remote-debugging-address=127.0.0.1", f"--remote-debugging-port={port}",
+                             "--remote-debugging-address=127.0.0.1", "--remote-debugging-port=0",
                              f"--user-data-dir={profile}", f"--window-size={size}", *extra, "about:blank"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     deadline = time.monotonic() + 20
     while True:
         try:
+            with open(active) as f:
+                port = int(f.read().split()[0])
             request = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?{url}", method="PUT")
             with urllib.request.urlopen(request, timeout=2) as response:
                 target = json.loads(response.read())
             return proc, Page(target["webSocketDebuggerUrl"])
         except Exception:
-            if time.monotonic() > deadline:
+            if time.monotonic() > deadline or proc.poll() is not None:
                 proc.kill()
                 raise
             time.sleep(0.2)
