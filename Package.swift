@@ -110,7 +110,7 @@ let package = Package(
         // ranges, ICY metadata) and remote playlists, through async-http-client, its only
         // importer. Only the coordinator links it.
         .target(name: "TuttiRemote", dependencies: [
-            "TuttiCore", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            "TuttiCore", "TuttiNet", .product(name: "AsyncHTTPClient", package: "async-http-client"),
         ]),
         // The control API: HTTP + JSON and the WebSocket event stream (Hummingbird).
         // The control API's contract: its models (the JSON clients see), the service the

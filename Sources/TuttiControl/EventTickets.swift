@@ -1,5 +1,5 @@
-import Dispatch
 import Synchronization
+import TuttiNet
 
 /// One-time tickets for the event stream (`POST /api/v1/events/ticket`, with the token): a
 /// browser cannot send the token on a WebSocket, so the web remote asks for a ticket with it
@@ -14,7 +14,7 @@ final class EventTickets: Sendable {
     static let limit = 256
     private let issued = Mutex<[String: UInt64]>([:])
 
-    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    private static func now() -> UInt64 { UInt64(SystemClock.hostNanoseconds()) }
 
     /// A new ticket.
     func issue() -> String {

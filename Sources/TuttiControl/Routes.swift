@@ -3,6 +3,7 @@ import Hummingbird
 import Synchronization
 import TuttiAPI
 import TuttiCore
+import TuttiNet
 
 extension NowPlaying: ResponseEncodable {}
 extension QueueView: ResponseEncodable {}
@@ -44,7 +45,7 @@ final class TokenGate: Sendable {
 
     /// Refuses an address that failed too often lately.
     func admit(_ context: ControlContext) throws(ControlError) {
-        let now = Int64(DispatchTime.now().uptimeNanoseconds)
+        let now = SystemClock.hostNanoseconds()
         if let wait = limit.withLock({ $0.wait(for: context.peer, at: now) }) {
             throw ControlError(status: 429, "too many wrong tokens or codes from \(context.peer): try again in \(wait / 1_000_000_000 + 1) s")
         }
@@ -52,7 +53,7 @@ final class TokenGate: Sendable {
 
     /// Counts a wrong token or pairing code against the address.
     func failed(_ context: ControlContext) {
-        let now = Int64(DispatchTime.now().uptimeNanoseconds)
+        let now = SystemClock.hostNanoseconds()
         limit.withLock { $0.failed(context.peer, at: now) }
     }
 

@@ -114,7 +114,7 @@ public final class MusicLibrary: LibraryService {
     /// Scans at once, on the caller's thread (the command line, tests): what changed.
     @discardableResult
     public func scanNow() throws -> LibraryStatus.Scan {
-        let started = Date()
+        let started = SystemClock.hostNanoseconds()
         var files: [FolderWalk.File] = []
         var folders: [String] = []
         var lrc = Set<String>()
@@ -189,7 +189,7 @@ public final class MusicLibrary: LibraryService {
         let coversMoved = try index.covers() != covers
         let changedAny = last == nil || !changed.isEmpty || !gone.isEmpty || !lyricsMoved.isEmpty || coversMoved
         if changedAny { try index.finish(removing: gone, covers: covers) }
-        let scan = LibraryStatus.Scan(endedAt: Date().timeIntervalSince1970, seconds: Date().timeIntervalSince(started),
+        let scan = LibraryStatus.Scan(endedAt: SystemClock.unixSeconds(), seconds: Double(SystemClock.hostNanoseconds() - started) / 1e9,
                                       added: added, updated: updated, removed: removed, unreadable: unreadable)
         try index.record(scan)
         if changedAny {
@@ -211,14 +211,14 @@ public final class MusicLibrary: LibraryService {
     }
 
     public func search(_ query: String, limit: Int) throws(ControlError) -> LibrarySearch {
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = SystemClock.hostNanoseconds()
         guard query.utf8.count <= 256 else { throw .badRequest("the query is longer than 256 bytes") }
         guard let match = LibraryIndex.match(query) else {
             return LibrarySearch(query: query, artists: [], albums: [], tracks: [], milliseconds: 0)
         }
         let found = try read { try index.search(match: match, limit: max(1, min(limit, 200))) }
         return LibrarySearch(query: query, artists: found.artists, albums: found.albums, tracks: found.tracks,
-                             milliseconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6)
+                             milliseconds: Double(SystemClock.hostNanoseconds() - started) / 1e6)
     }
 
     public func albums() throws(ControlError) -> [LibraryAlbum] { try read { try index.albums() } }

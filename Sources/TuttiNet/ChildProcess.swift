@@ -74,8 +74,8 @@ public final class ChildProcess: @unchecked Sendable {
     /// Waits up to `timeout` seconds; returns the exit code, or nil if still running.
     @discardableResult
     public func wait(timeout: Double) -> Int32? {
-        let deadline = Date().addingTimeInterval(timeout)
-        while isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let deadline = SystemClock.hostNanoseconds() + Int64(timeout * 1e9)
+        while isRunning && SystemClock.hostNanoseconds() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         return exitCode
     }
 

@@ -190,6 +190,12 @@ public struct SystemClock: MonotonicClock {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
+    /// The wall clock as Unix time (s): when something happened, as people and files say it
+    /// (a calibration's date, a saved position's, a library scan's). Never for durations.
+    public static func unixSeconds() -> Double {
+        Double(wallNanoseconds()) / 1e9
+    }
+
     /// CLOCK_REALTIME, for converting the kernel's and the sound server's wall-clock stamps.
     public static func wallNanoseconds() -> Int64 {
         var ts = timespec()

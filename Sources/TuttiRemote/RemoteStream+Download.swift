@@ -2,22 +2,23 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import TuttiCore
+import TuttiNet
 
 /// The download: a task that asks the server, reads its answer into the buffer (waiting for
 /// space beyond `BufferPolicy.aheadBytes`), takes ICY metadata out, and asks again when the
 /// connection drops.
 extension RemoteStream {
-    func current(_ g: Int) -> Bool { condition.withLock { g == generation && !closed } }
+    func current(_ g: Int) -> Bool { shared.withLock { g == $0.generation && !$0.closed } }
 
     func download(generation g: Int, from first: Int64) async {
         var attempts = 0
         var lastError = ""
         var offset = first
         while current(g), !Task.isCancelled {
-            let before = condition.withLock { start + Int64(buffer.count) }
+            let before = shared.withLock { $0.loadedOffset }
             defer {
                 // A connection that brought bytes before it dropped starts the count again.
-                if condition.withLock({ start + Int64(buffer.count) }) > before { attempts = 0 }
+                if shared.withLock({ $0.loadedOffset }) > before { attempts = 0 }
             }
             do throws(RemoteError) {
                 let more = try await connect(generation: g, at: offset)
@@ -29,7 +30,7 @@ extension RemoteStream {
                 // Before the server has ever answered, an error ends the source at once, with
                 // its reason (the client has already tried to connect for its connect timeout);
                 // after, a transient one is asked again up to `maximumAttempts` times in a row.
-                let known = condition.withLock { facts_ != nil }
+                let known = shared.withLock { $0.facts != nil }
                 if !error.isTransient || !known || attempts >= maximumAttempts {
                     fail(g, known && error.isTransient ? .gaveUp(url: url, attempts: attempts, last: "\(error)") : error)
                     return
@@ -41,27 +42,26 @@ extension RemoteStream {
                 fail(g, .gaveUp(url: url, attempts: attempts - 1, last: lastError))
                 return
             }
-            condition.withLock { if g == generation { phase_ = .reconnecting } }
+            shared.withLock { if g == $0.generation { $0.phase = .reconnecting } }
             // 0.25 s, 0.5, 1, 2, then 4 s between tries.
             let pause = min(4.0, 0.25 * Double(1 << min(attempts - 1, 4)))
             try? await Task.sleep(for: .seconds(pause))
-            offset = condition.withLock { start + Int64(buffer.count) }
+            offset = shared.withLock { $0.loadedOffset }
         }
     }
 
     func fail(_ g: Int, _ error: RemoteError) {
-        condition.withLock {
-            guard g == generation else { return }
-            failure_ = error
-            phase_ = .failed
-            condition.broadcast()
+        shared.post { s in
+            guard g == s.generation else { return }
+            s.failure = error
+            s.phase = .failed
         }
     }
 
     /// One connection: reads the answer into the buffer. Returns true when the stream should
     /// be asked for again (it ended early), false when it is done.
     func connect(generation g: Int, at offset: Int64) async throws(RemoteError) -> Bool {
-        let known = condition.withLock { facts_ }
+        let known = shared.withLock { $0.facts }
         let live = known?.isLive ?? false
         // A live stream is asked for from "now"; a file from where it stopped, by a range
         // when the server serves them, else from the start (the bytes before are skipped).
@@ -78,12 +78,12 @@ extension RemoteStream {
         let facts = try Self.facts(of: answer, url: url, offset: ranged ? offset : 0, known: known)
         var skip = !live && !ranged ? offset : 0
         var demuxer = answer.header("icy-metaint").flatMap { Int($0.trimmingSpaces()) }.flatMap(IcyDemuxer.init(interval:))
-        guard condition.withLock({ () -> Bool in
-            guard g == generation else { return false }
-            facts_ = facts
-            rateMark = nil
-            if phase_ != .ready { phase_ = .buffering }
-            if facts.isLive, offset > 0 || !buffer.isEmpty { junctions.append(start + Int64(buffer.count)) }
+        guard shared.withLock({ s -> Bool in
+            guard g == s.generation else { return false }
+            s.facts = facts
+            s.rateMark = nil
+            if s.phase != .ready { s.phase = .buffering }
+            if facts.isLive, offset > 0 || !s.buffer.isEmpty { s.junctions.append(s.loadedOffset) }
             return true
         }) else { return false }
         var audio: [UInt8] = []
@@ -109,56 +109,59 @@ extension RemoteStream {
             throw RemoteError(error, url: url)
         }
         // The body ended: a file that is whole is done; anything else is asked for again.
-        let whole = condition.withLock { () -> Bool in
-            guard let size = facts_?.size, !(facts_?.isLive ?? true) else { return false }
-            return start + Int64(buffer.count) >= size
+        let whole = shared.withLock { s -> Bool in
+            guard let size = s.facts?.size, !(s.facts?.isLive ?? true) else { return false }
+            return s.loadedOffset >= size
         }
         if whole || (!facts.isLive && facts.size == nil) {
-            condition.withLock {
-                if g == generation {
-                    complete_ = true
-                    phase_ = .loaded
-                    condition.broadcast()
-                }
-            }
+            finished(g)
             return false
         }
         return true
     }
 
     func append(_ audio: [UInt8], metadata: [IcyMetadata], generation g: Int) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard g == generation, !closed else { return false }
-        buffer += audio
-        let now = ContinuousClock.now, loaded = start + Int64(buffer.count)
-        if let mark = rateMark {
-            let seconds = Double((now - mark.at).components.attoseconds) / 1e18 + Double((now - mark.at).components.seconds)
-            if seconds >= 1 {
-                rate_ = Double(loaded - mark.bytes) / seconds
-                rateMark = (now, loaded)
+        let change = { (s: inout Shared) -> Bool in
+            guard g == s.generation, !s.closed else { return false }
+            s.buffer += audio
+            let now = SystemClock.hostNanoseconds(), loaded = s.loadedOffset
+            if let mark = s.rateMark {
+                let seconds = Double(now - mark.at) / 1e9
+                if seconds >= 1 {
+                    s.rate = Double(loaded - mark.bytes) / seconds
+                    s.rateMark = (now, loaded)
+                }
+            } else {
+                s.rateMark = (now, loaded)
             }
-        } else {
-            rateMark = (now, loaded)
+            for block in metadata where block.streamTitle != s.title && block.fields["StreamTitle"] != nil {
+                s.title = block.streamTitle
+            }
+            return true
         }
-        for block in metadata where block.streamTitle != title_ && block.fields["StreamTitle"] != nil {
-            title_ = block.streamTitle
-        }
-        if !audio.isEmpty { condition.broadcast() }
-        return true
+        // The reader is woken only when there is something for it.
+        return audio.isEmpty ? shared.withLock(change) : shared.post(change)
     }
 
     func waitForSpace(_ g: Int) async {
+        let ahead = policy.aheadBytes
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            condition.lock()
-            if g == generation, !closed, buffer.count - head >= policy.aheadBytes {
-                spaceWaiter = continuation
-                rateMark = nil  // the server waits on us: not its speed
-                condition.unlock()
-            } else {
-                condition.unlock()
-                continuation.resume()
+            let waits = shared.withLock { s -> Bool in
+                guard g == s.generation, !s.closed, s.buffer.count - s.head >= ahead else { return false }
+                s.spaceWaiter = continuation
+                s.rateMark = nil  // the server waits on us: not its speed
+                return true
             }
+            if !waits { continuation.resume() }
+        }
+    }
+
+    /// The whole stream is loaded (a file's end, or an HLS playlist's).
+    func finished(_ g: Int) {
+        shared.post { s in
+            guard g == s.generation else { return }
+            s.complete = true
+            s.phase = .loaded
         }
     }
 

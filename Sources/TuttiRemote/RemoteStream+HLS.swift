@@ -59,11 +59,12 @@ extension RemoteStream {
         }
         if let method = playlist.encryption { throw .unsupported(url: url, reason: "its HLS segments are encrypted (\(method))") }
         let mediaURL = base
-        guard condition.withLock({ () -> Bool in
-            guard g == generation else { return false }
-            facts_ = Facts(size: nil, isLive: !playlist.ended, canSeek: false, station: nil, genre: nil,
-                           contentType: Self.segmentType(firstSegment.url), announcedBitRate: nil)
-            phase_ = .buffering
+        let facts = Facts(size: nil, isLive: !playlist.ended, canSeek: false, station: nil, genre: nil,
+                          contentType: Self.segmentType(firstSegment.url), announcedBitRate: nil)
+        guard shared.withLock({ s -> Bool in
+            guard g == s.generation else { return false }
+            s.facts = facts
+            s.phase = .buffering
             return true
         }) else { return }
         var next = playlist.segments[playlist.startIndex].sequence
@@ -75,7 +76,7 @@ extension RemoteStream {
                 let restart = segment.discontinuity || (segment.sequence > next && next > 0)
                 if restart {
                     // The decoder starts afresh here (with the initialization section again).
-                    condition.withLock { if !buffer.isEmpty || start > 0 { junctions.append(start + Int64(buffer.count)) } }
+                    shared.withLock { s in if !s.buffer.isEmpty || s.start > 0 { s.junctions.append(s.loadedOffset) } }
                     mapSent = nil
                 }
                 if let map = segment.map, map != mapSent {
@@ -89,19 +90,13 @@ extension RemoteStream {
                     if case .status = error {} else { throw error }
                 }
                 if let title = segment.title {
-                    condition.withLock { if g == generation { title_ = title } }
+                    shared.withLock { if g == $0.generation { $0.title = title } }
                 }
                 next = segment.sequence + 1
                 fresh = true
             }
             if playlist.ended {
-                condition.withLock {
-                    if g == generation {
-                        complete_ = true
-                        phase_ = .loaded
-                        condition.broadcast()
-                    }
-                }
+                finished(g)
                 return
             }
             // A live playlist is asked for again after a target duration (`reloadWait`).
@@ -115,7 +110,7 @@ extension RemoteStream {
             // Fallen behind the window (or the stream started over): from its live edge.
             if let oldest = playlist.segments.first?.sequence, next < oldest || next > (playlist.segments.last?.sequence ?? 0) + 1 {
                 next = playlist.segments[playlist.startIndex].sequence
-                condition.withLock { junctions.append(start + Int64(buffer.count)) }
+                shared.withLock { $0.junctions.append($0.loadedOffset) }
                 mapSent = nil
             }
         }

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import TuttiCore
+import TuttiNet
 
 /// One remote MP3 source, downloading ahead of the player: a task reads the server's
 /// answer into a buffer (at most `BufferPolicy.aheadBytes` ahead of the reader, the rest
@@ -41,26 +42,31 @@ public final class RemoteStream: @unchecked Sendable {
     /// Bytes kept behind the reader, so that a seek a little back needs no new request.
     let keptBehind = 512 * 1024
 
-    let condition = NSCondition()
-    // Guarded by `condition`.
-    var buffer: [UInt8] = []
-    /// The stream offset of buffer[0]; the reader is at `start + head`.
-    var start: Int64 = 0
-    var head = 0
-    /// Where each connection's bytes begin (for live streams), not yet reached by the reader.
-    var junctions: [Int64] = []
-    var facts_: Facts?
-    var title_: String?
-    var phase_ = StreamStatus.Phase.connecting
-    var complete_ = false
-    var failure_: RemoteError?
-    var generation = 0
-    var task: Task<Void, Never>?
-    var spaceWaiter: CheckedContinuation<Void, Never>?
-    var closed = false
-    /// How fast the server sends: bytes over the last second or more of a connection.
-    var rateMark: (at: ContinuousClock.Instant, bytes: Int64)?
-    var rate_: Double?
+    /// What the download and the reader share.
+    struct Shared {
+        var buffer: [UInt8] = []
+        /// The stream offset of buffer[0]; the reader is at `start + head`.
+        var start: Int64 = 0
+        var head = 0
+        /// Where each connection's bytes begin (for live streams), not yet reached by the reader.
+        var junctions: [Int64] = []
+        var facts: Facts?
+        var title: String?
+        var phase = StreamStatus.Phase.connecting
+        var complete = false
+        var failure: RemoteError?
+        var generation = 0
+        var task: Task<Void, Never>?
+        var spaceWaiter: CheckedContinuation<Void, Never>?
+        var closed = false
+        /// How fast the server sends: bytes over the last second or more of a connection.
+        var rateMark: (at: Int64, bytes: Int64)?
+        var rate: Double?
+
+        /// The stream offset up to which bytes are loaded.
+        var loadedOffset: Int64 { start + Int64(buffer.count) }
+    }
+    let shared = Inbox(Shared())
 
     public init(url: String, fetcher: RemoteFetcher = .shared, policy: BufferPolicy = BufferPolicy()) {
         self.url = url
@@ -79,103 +85,97 @@ public final class RemoteStream: @unchecked Sendable {
 
     /// Stops the download for good.
     public func close() {
-        condition.lock()
-        closed = true
-        let t = task
-        task = nil
-        let waiter = spaceWaiter
-        spaceWaiter = nil
-        condition.unlock()
+        let (t, waiter) = shared.withLock { s in
+            s.closed = true
+            defer { (s.task, s.spaceWaiter) = (nil, nil) }
+            return (s.task, s.spaceWaiter)
+        }
         t?.cancel()
         waiter?.resume()
     }
 
-    public var facts: Facts? { condition.withLock { facts_ } }
-    public var streamTitle: String? { condition.withLock { title_ } }
-    public var phase: StreamStatus.Phase { condition.withLock { phase_ } }
+    public var facts: Facts? { shared.withLock { $0.facts } }
+    public var streamTitle: String? { shared.withLock { $0.title } }
+    public var phase: StreamStatus.Phase { shared.withLock { $0.phase } }
     /// True when the whole (finite) file has been loaded.
-    public var isComplete: Bool { condition.withLock { complete_ } }
+    public var isComplete: Bool { shared.withLock { $0.complete } }
     /// Why the stream stopped for good, if it did.
-    public var failure: RemoteError? { condition.withLock { failure_ } }
+    public var failure: RemoteError? { shared.withLock { $0.failure } }
     /// Bytes loaded ahead of the reader.
-    public var bufferedBytes: Int { condition.withLock { buffer.count - head } }
+    public var bufferedBytes: Int { shared.withLock { $0.buffer.count - $0.head } }
     /// How fast the server has been sending (bytes a second), once measured.
-    public var bytesPerSecond: Double? { condition.withLock { rate_ } }
+    public var bytesPerSecond: Double? { shared.withLock { $0.rate } }
     /// The stream offset up to which bytes are loaded.
-    public var loadedOffset: Int64 { condition.withLock { start + Int64(buffer.count) } }
+    public var loadedOffset: Int64 { shared.withLock { $0.loadedOffset } }
 
     /// Takes up to `maximum` bytes (nil when none are loaded), stopping at the start of a
     /// new connection's bytes.
     public func take(maximum: Int) -> Piece? {
-        condition.lock()
-        defer { condition.unlock() }
-        let at = start + Int64(head)
-        var anew = false
-        if let first = junctions.first, first <= at {
-            junctions.removeFirst()
-            anew = true
+        let (keptBehind, ahead) = (keptBehind, policy.aheadBytes)
+        return shared.withLock { s in
+            let at = s.start + Int64(s.head)
+            var anew = false
+            if let first = s.junctions.first, first <= at {
+                s.junctions.removeFirst()
+                anew = true
+            }
+            var end = min(s.buffer.count, s.head + maximum)
+            if let next = s.junctions.first { end = min(end, Int(next - s.start)) }
+            guard end > s.head else { return nil }
+            let piece = Piece(bytes: s.buffer[s.head..<end], startsAnew: anew)
+            s.head = end
+            // Forget what lies far behind (keeping some, for short seeks back).
+            if s.head > keptBehind * 2 {
+                let drop = s.head - keptBehind
+                s.buffer.removeFirst(drop)
+                s.start += Int64(drop)
+                s.head -= drop
+            }
+            if let waiter = s.spaceWaiter, s.buffer.count - s.head < ahead / 2 {
+                s.spaceWaiter = nil
+                waiter.resume()
+            }
+            return piece
         }
-        var end = min(buffer.count, head + maximum)
-        if let next = junctions.first { end = min(end, Int(next - start)) }
-        guard end > head else { return nil }
-        let piece = Piece(bytes: buffer[head..<end], startsAnew: anew)
-        head = end
-        // Forget what lies far behind (keeping some, for short seeks back).
-        if head > keptBehind * 2 {
-            let drop = head - keptBehind
-            buffer.removeFirst(drop)
-            start += Int64(drop)
-            head -= drop
-        }
-        if let waiter = spaceWaiter, buffer.count - head < policy.aheadBytes / 2 {
-            spaceWaiter = nil
-            waiter.resume()
-        }
-        return piece
     }
 
     /// Sleeps until more than `loaded` bytes are loaded ahead, the stream ends or fails, or
     /// `seconds` pass.
     public func waitForBytes(beyond loaded: Int, seconds: Double) {
-        condition.lock()
-        if buffer.count - head <= loaded, !complete_, failure_ == nil, !closed {
-            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
-        }
-        condition.unlock()
+        shared.wait(timeout: Int64(seconds * 1e9)) { s in s.buffer.count - s.head > loaded || s.complete || s.failure != nil || s.closed }
     }
 
     /// Moves the reader to stream offset `offset`: within what is loaded when it can, else by
     /// asking the server again from there (which must serve ranges, or `offset` is 0).
     public func move(to offset: Int64) throws(RemoteError) {
-        condition.lock()
-        if offset >= start, offset <= start + Int64(buffer.count), junctions.isEmpty {
-            head = Int(offset - start)
-            condition.unlock()
-            return
+        let (moved, canSeek) = shared.withLock { s -> (Bool, Bool) in
+            guard offset >= s.start, offset <= s.loadedOffset, s.junctions.isEmpty else { return (false, s.facts?.canSeek ?? false) }
+            s.head = Int(offset - s.start)
+            return (true, true)
         }
-        let canSeek = facts_?.canSeek ?? false
-        condition.unlock()
+        if moved { return }
         guard canSeek || offset == 0 else { throw .status(url: url, code: 416, reason: "this stream cannot seek (the server serves no byte ranges)") }
         restart(at: offset)
     }
 
     private func restart(at offset: Int64) {
-        condition.lock()
-        generation += 1
-        let g = generation
-        let old = task
-        buffer.removeAll(keepingCapacity: true)
-        start = offset
-        head = 0
-        junctions.removeAll()
-        complete_ = false
-        failure_ = nil
-        phase_ = .connecting
-        rateMark = nil
-        let waiter = spaceWaiter
-        spaceWaiter = nil
-        task = closed ? nil : Task { [weak self] in await self?.download(generation: g, from: offset) }
-        condition.unlock()
+        let (old, waiter) = shared.withLock { s in
+            s.generation += 1
+            let g = s.generation
+            let old = s.task
+            s.buffer.removeAll(keepingCapacity: true)
+            s.start = offset
+            s.head = 0
+            s.junctions.removeAll()
+            s.complete = false
+            s.failure = nil
+            s.phase = .connecting
+            s.rateMark = nil
+            let waiter = s.spaceWaiter
+            s.spaceWaiter = nil
+            s.task = s.closed ? nil : Task { [weak self] in await self?.download(generation: g, from: offset) }
+            return (old, waiter)
+        }
         old?.cancel()
         waiter?.resume()
     }

@@ -42,8 +42,8 @@ public struct ControlCertificate: Sendable {
     }
 
     /// A new self-signed certificate for a server named `names` (DNS) and reached at
-    /// `addresses` (IPv4 or IPv6, 4 or 16 bytes), valid from an hour ago for ten years.
-    public static func make(names: [String], addresses: [[UInt8]], now: Date = Date()) throws(CertificateError) -> ControlCertificate {
+    /// `addresses` (IPv4 or IPv6, 4 or 16 bytes), valid from an hour before `now` for ten years.
+    public static func make(names: [String], addresses: [[UInt8]], now: Date) throws(CertificateError) -> ControlCertificate {
         do {
             let key = P256.Signing.PrivateKey()
             let name = try DistinguishedName {

@@ -22,7 +22,7 @@ public enum TLSTrust: Sendable {
 
 /// One TLS connection over a connected TCP socket, for the blocking clients: NIOSSL runs
 /// the handshake and the records on NIO's event loop, and the caller's thread waits for
-/// bytes on a condition.
+/// bytes in an `Inbox`.
 final class TLSLink: @unchecked Sendable {
     private let channel: any Channel
     private let inbox: TLSInbox
@@ -123,12 +123,14 @@ final class TLSLink: @unchecked Sendable {
 final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
     typealias InboundIn = ByteBuffer
 
-    private let condition = NSCondition()
-    private var chunks: [[UInt8]] = []
-    private var handshaken = false
-    private var ended = false
-    private var refusal: String?
-    private var error: (any Error)?
+    private struct Received {
+        var chunks: [[UInt8]] = []
+        var handshaken = false
+        var ended = false
+        var refusal: String?
+        var error: (any Error)?
+    }
+    private let received = Inbox(Received())
     private let trust: TLSTrust
 
     init(trust: TLSTrust) {
@@ -137,45 +139,36 @@ final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
 
     /// Why the connection failed, in words, if it did.
     var failure: SystemError? {
-        condition.withLock { describeFailure() }
+        received.withLock { describeFailure($0) }
     }
 
     func refuse(_ why: String) {
-        condition.withLock { refusal = why }
+        received.withLock { $0.refusal = why }
     }
 
     func waitForHandshake(timeout: Double, peer: String) throws(SystemError) {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while !handshaken && !ended {
-            if !condition.wait(until: deadline) { throw .timedOut("TLS handshake with \(peer)") }
+        let failure = received.wait(timeout: Int64(timeout * 1e9), until: { $0.handshaken || $0.ended }) { r, ready -> SystemError? in
+            if !ready { return .timedOut("TLS handshake with \(peer)") }
+            if !r.handshaken { return describeFailure(r) ?? TLSLink.failure("TLS handshake with \(peer) (the server closed the connection)") }
+            return nil
         }
-        if !handshaken {
-            throw describeFailure() ?? TLSLink.failure("TLS handshake with \(peer) (the server closed the connection)")
-        }
+        if let failure { throw failure }
     }
 
     func next(timeout: Double) throws(SystemError) -> [UInt8] {
-        // (Foundation's wait(until:) traps on a distant date: no timeout waits without one.)
-        let deadline = timeout > 0 ? Date(timeIntervalSinceNow: timeout) : nil
-        condition.lock()
-        defer { condition.unlock() }
-        while chunks.isEmpty && !ended {
-            if let deadline {
-                if !condition.wait(until: deadline) { throw .timedOut("read") }
-            } else {
-                condition.wait()
-            }
+        let taken = received.wait(timeout: timeout > 0 ? Int64(timeout * 1e9) : nil, until: { !$0.chunks.isEmpty || $0.ended }) {
+            r, ready -> Result<[UInt8], SystemError> in
+            if !ready { return .failure(.timedOut("read")) }
+            if !r.chunks.isEmpty { return .success(r.chunks.removeFirst()) }
+            if let failure = describeFailure(r) { return .failure(failure) }
+            return .success([])
         }
-        if !chunks.isEmpty { return chunks.removeFirst() }
-        if let failure = describeFailure() { throw failure }
-        return []
+        return try taken.get()
     }
 
-    private func describeFailure() -> SystemError? {
-        if let refusal { return TLSLink.failure(refusal) }
-        if let error {
+    private func describeFailure(_ received: Received) -> SystemError? {
+        if let refusal = received.refusal { return TLSLink.failure(refusal) }
+        if let error = received.error {
             if case NIOSSLError.uncleanShutdown = error { return nil }
             if "\(error)".contains("CERTIFICATE_VERIFY_FAILED") {
                 let whose = if case let .authorities(file) = trust { "the certificates in \(file)" } else { "this machine's certificate authorities" }
@@ -189,35 +182,23 @@ final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let bytes = Array(unwrapInboundIn(data).readableBytesView)
-        condition.withLock {
-            chunks.append(bytes)
-            condition.broadcast()
-        }
+        received.post { $0.chunks.append(bytes) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case TLSUserEvent.handshakeCompleted = event {
-            condition.withLock {
-                handshaken = true
-                condition.broadcast()
-            }
+            received.post { $0.handshaken = true }
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        condition.withLock {
-            if self.error == nil { self.error = error }
-            condition.broadcast()
-        }
+        received.post { if $0.error == nil { $0.error = error } }
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        condition.withLock {
-            ended = true
-            condition.broadcast()
-        }
+        received.post { $0.ended = true }
         context.fireChannelInactive()
     }
 }

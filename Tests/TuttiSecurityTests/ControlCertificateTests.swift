@@ -6,7 +6,7 @@ import Testing
 @Suite("The control API's certificate")
 struct ControlCertificateTests {
     @Test func aMadeCertificateReadsBackWithItsKeyAndPin() throws {
-        let made = try ControlCertificate.make(names: ["house", "house.local", "localhost"], addresses: [[127, 0, 0, 1], [192, 168, 1, 20]])
+        let made = try ControlCertificate.make(names: ["house", "house.local", "localhost"], addresses: [[127, 0, 0, 1], [192, 168, 1, 20]], now: Date())
         #expect(made.certificatePEM.hasPrefix("-----BEGIN CERTIFICATE-----"))
         #expect(made.privateKeyPEM.hasPrefix("-----BEGIN PRIVATE KEY-----"))
         let read = try ControlCertificate(certificatePEM: made.certificatePEM, privateKeyPEM: made.privateKeyPEM)
@@ -15,11 +15,11 @@ struct ControlCertificateTests {
         // The pin is the SHA-256 of the DER SubjectPublicKeyInfo, as TLS clients see the key.
         let key = try P256.Signing.PrivateKey(pemRepresentation: made.privateKeyPEM)
         #expect(ControlCertificate.pin(subjectPublicKeyInfo: key.publicKey.derRepresentation) == made.pin)
-        #expect(try ControlCertificate.make(names: ["house"], addresses: []).pin != made.pin, "each certificate its own key")
+        #expect(try ControlCertificate.make(names: ["house"], addresses: [], now: Date()).pin != made.pin, "each certificate its own key")
     }
 
     @Test func aKeyThatIsNotTheCertificatesOrGarbageIsRefused() throws {
-        let a = try ControlCertificate.make(names: ["a"], addresses: []), b = try ControlCertificate.make(names: ["b"], addresses: [])
+        let a = try ControlCertificate.make(names: ["a"], addresses: [], now: Date()), b = try ControlCertificate.make(names: ["b"], addresses: [], now: Date())
         #expect(throws: CertificateError("the private key is not the certificate's")) {
             try ControlCertificate(certificatePEM: a.certificatePEM, privateKeyPEM: b.privateKeyPEM)
         }

@@ -312,7 +312,9 @@ function fillQueue() {
     handle.onpointerdown = e => dragItem(e, li, handle, item);
     // By keyboard: ↑ and ↓ move it a place, and it keeps the focus.
     handle.onkeydown = async e => {
-      const to = e.key === "ArrowUp" ? item.index - 1 : e.key === "ArrowDown" ? item.index + 1 : null;
+      // From where the queue has it now (a render may have moved it since this one).
+      const at = queue.items.findIndex(i => i.id === item.id), from = at < 0 ? item.index : at;
+      const to = e.key === "ArrowUp" ? from - 1 : e.key === "ArrowDown" ? from + 1 : null;
       if (to === null) return;
       e.preventDefault();
       if (to < 0 || to >= queue.items.length) return;

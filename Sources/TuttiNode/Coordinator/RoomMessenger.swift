@@ -3,17 +3,19 @@ import TuttiCore
 import TuttiNet
 
 /// Sends the rooms what the coordinator decides for them, on the clock port: their
-/// settings, and the end of an epoch, each sealed with the key of the member that speaks for
-/// the room (no other member can make them). Followers answer from the address their
-/// reports come from.
+/// settings, the end of an epoch and calibration probes, each sealed with the key of the
+/// member that speaks for the room (no other member can make them). Followers answer from
+/// the address their reports come from. Each is one `sendto` that never waits (the house
+/// actor calls it): a full send buffer drops the datagram, as the network may, and what
+/// matters goes in several copies.
 final class RoomMessenger: Sendable {
-    private let socket: UDPSocket
-    private let clock: SystemClock
+    private let socket: any DatagramSocket & Sendable
+    private let clock: any MonotonicClock
     private let keys: any MemberKeys
     /// Each room's address, and the member that reported it.
     private let addresses = Mutex<[String: (address: SocketAddress, member: UInt16)]>([:])
 
-    init(socket: UDPSocket, clock: SystemClock, keys: any MemberKeys) {
+    init(socket: any DatagramSocket & Sendable, clock: any MonotonicClock, keys: any MemberKeys) {
         self.socket = socket
         self.clock = clock
         self.keys = keys
@@ -38,7 +40,7 @@ final class RoomMessenger: Sendable {
             version: settings.version, volume: settings.volume, muted: settings.muted,
             outputDelayMicroseconds: UInt32(max(0, min(settings.outputDelayMilliseconds * 1000, 4e9))), stream: stream)
         guard let bytes = seal(message, for: member) else { return }
-        try? socket.send(bytes, to: address)
+        try? socket.send(bytes, to: address, wait: false)
     }
 
     /// `copies` datagrams to each room at once: one lost on a lossy path would leave the
@@ -47,7 +49,7 @@ final class RoomMessenger: Sendable {
         let targets = addresses.withLock { table in rooms.compactMap { table[$0.key] } }
         let sealed = targets.compactMap { target in seal(.epochEnd(epoch: epoch, at: NTPTimestamp(end)), for: target.member).map { ($0, target.address) } }
         for _ in 0..<copies {
-            for (bytes, address) in sealed { try? socket.send(bytes, to: address) }
+            for (bytes, address) in sealed { try? socket.send(bytes, to: address, wait: false) }
         }
     }
 
@@ -56,7 +58,7 @@ final class RoomMessenger: Sendable {
     func probe(_ probe: CalibrationProbe, at start: CoordinatorTime, to key: String, copies: Int = 3) {
         guard let (address, member) = addresses.withLock({ $0[key] }),
               let bytes = seal(.probe(seed: probe.seed, level: Double(probe.level), at: NTPTimestamp(start)), for: member) else { return }
-        for _ in 0..<copies { try? socket.send(bytes, to: address) }
+        for _ in 0..<copies { try? socket.send(bytes, to: address, wait: false) }
     }
 
     /// The peer at `address` enrolled as `member`: what goes to its room from now on is

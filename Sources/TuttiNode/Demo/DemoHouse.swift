@@ -93,9 +93,9 @@ public final class DemoHouse: @unchecked Sendable {
             screen.stop()
             screen.waitUntilFinished(timeout: 1)  // the screen puts the terminal back
         }
-        let deadline = duration.map { Date().addingTimeInterval($0) }
+        let deadline = duration.map { SystemClock.hostNanoseconds() + Int64($0 * 1e9) }
         while !stopFlag.isSet {
-            if let deadline, Date() >= deadline { break }
+            if let deadline, SystemClock.hostNanoseconds() >= deadline { break }
             if children.withLock({ $0.contains { !$0.isRunning } }) {
                 throw DemoError.childExited
             }

@@ -1,6 +1,7 @@
 import Foundation
 import TuttiAPI
 import TuttiCore
+import TuttiNet
 import TuttiMedia
 
 /// Calibration: the rooms play probes in turn (`CalibrationPlan`) while a microphone where
@@ -88,7 +89,7 @@ extension House {
     /// output delays to the proposed ones); tells the house's clients.
     private func remember(_ outcome: CalibrationOutcome, apply: Bool, by: String) async throws(ControlError) -> CalibrationReport {
         let id = outcome.id
-        let at = Date().timeIntervalSince1970
+        let at = SystemClock.unixSeconds()
         let by = String(by.prefix(16).filter { $0.isLetter || $0.isNumber || $0 == "-" })
         var changed = false
         for room in outcome.rooms where room.heard {

@@ -2,6 +2,7 @@ import Foundation
 import TuttiAPI
 import TuttiControl
 import TuttiCore
+import TuttiNet
 
 /// Changes, from the control API. Each one is made at once (the actor's state changes in
 /// one step, with nothing awaited in between) and saved before it is acknowledged.
@@ -189,7 +190,7 @@ extension House {
         guard let item = s.item else { throw .conflict("nothing is playing or queued to \(kind)") }
         let tags = library.known(item.path).tags
         let entry = feedbackLog.record(kind, path: item.path, title: tags.title, artist: tags.artist,
-                                       position: s.position, date: Date().timeIntervalSince1970)
+                                       position: s.position, date: SystemClock.unixSeconds())
         broadcast(Event(.feedback(entry), at: now.nanoseconds, zone: id))
         publishAll(force: true)
         try await commit()

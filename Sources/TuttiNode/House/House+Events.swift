@@ -188,7 +188,7 @@ extension House {
             playing = playing || plays[id]!.transport.snapshot(at: t).state == .playing
         }
         deliverSettings(force: false)
-        if playing, Date().timeIntervalSince(lastSaved) > 5 {
+        if playing, lastSaved.map({ clock.nanosecondsNow() - $0 > 5_000_000_000 }) ?? true {
             saveSoon()
         }
     }

@@ -48,7 +48,7 @@ extension House {
         // The default zone's queue is saved where it always was; its name among the zones.
         state.zones = [SavedZone(info: zoneList.zones[0], queue: PlayQueue(), position: 0, epoch: 0)] + zoneList.zones.dropFirst().map(saved)
         saveVersion += 1
-        lastSaved = Date()
+        lastSaved = clock.nanosecondsNow()
         return (state, saveVersion)
     }
 

@@ -84,7 +84,7 @@ public actor House: ControlService {
 
     // Saving.
     nonisolated let saver: StateSaver
-    var lastSaved = Date.distantPast
+    var lastSaved: Int64?
     /// Changes counted, so that the newest state wins on disk.
     var saveVersion = 0
 

@@ -46,7 +46,7 @@ public final class StateStore: @unchecked Sendable {
             }
             return state
         } catch {
-            let aside = statePath + ".unreadable-\(Int(Date().timeIntervalSince1970))"
+            let aside = statePath + ".unreadable-\(Int(SystemClock.unixSeconds()))"
             try? FileManager.default.moveItem(atPath: statePath, toPath: aside)
             log.error("cannot read the saved state \(statePath) (\(error)); kept it as \(aside) and starting afresh")
             return nil
@@ -114,7 +114,7 @@ public final class StateStore: @unchecked Sendable {
     public func keyring(sealsStream: Bool, loadedAt: Int64) throws -> HouseKeyring {
         let key = try houseKey()
         return HouseKeyring(houseKey: key, saved: try loadMembers(), sealsStream: sealsStream, loadedAt: loadedAt,
-                            wallClock: { Int64(Date().timeIntervalSince1970) }) { [self] in saveMembers($0) }
+                            wallClock: { Int64(SystemClock.unixSeconds()) }) { [self] in saveMembers($0) }
     }
 
     public var certificatePath: String { Self.certificatePath(in: directory) }
@@ -134,7 +134,7 @@ public final class StateStore: @unchecked Sendable {
         names = names.enumerated().filter { !$0.element.isEmpty && names.firstIndex(of: $0.element) == $0.offset }.map(\.element)
         let addresses = SocketAddress.interfaceAddresses().map { a in (0..<4).map { UInt8(truncatingIfNeeded: a >> (24 - 8 * $0)) } }
             + [[UInt8](repeating: 0, count: 15) + [1]]
-        let certificate = try ControlCertificate.make(names: names, addresses: addresses)
+        let certificate = try ControlCertificate.make(names: names, addresses: addresses, now: Date(timeIntervalSince1970: SystemClock.unixSeconds()))
         try FileManager.default.createDirectory(atPath: directory + "/tls", withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         try AtomicFile.write(Data(certificate.privateKeyPEM.utf8), to: certificateKeyPath, permissions: 0o600)

@@ -10,22 +10,6 @@ import TuttiNet
 /// `LiveTimeline` places on the timeline as it arrives), encodes, stamps presentation times
 /// and sends each packet ahead of them: stored audio up to `lookahead`, live audio
 /// `latency` (`SendSchedule`).
-/// What the player encodes with: Opus, or a test codec.
-protocol FrameEncoding: AnyObject {
-    /// Frames per packet (48 kHz).
-    var frameSize: Int { get }
-    /// Frames the encoder delays its output by.
-    var lookahead: Int { get }
-    /// Encodes `frameSize` frames from `offset` (in samples) of interleaved stereo `pcm`.
-    func encode(_ pcm: [Float], offset: Int) throws -> [UInt8]
-    /// Forgets the signal so far (a new epoch).
-    func reset()
-}
-
-extension OpusFrameEncoder: FrameEncoding {
-    var frameSize: Int { settings.frameSize }
-}
-
 final class Player: @unchecked Sendable {
     struct Configuration {
         var encoder = OpusFrameEncoder.Settings()
@@ -47,15 +31,19 @@ final class Player: @unchecked Sendable {
     var onNews: @Sendable (PlayerNews) -> Void = { _ in }
     private let log = Log("coordinator")
 
-    // The inbox: actions from the house, and a condition to wake the loop.
-    private let condition = NSCondition()
-    private var inbox: [TransportAction] = []
-    /// The paths of the items the actions name.
-    private var paths: [Int: String] = [:]
-    /// Answers to realignments received.
-    private var answers = 0
-    /// The latency the house last set for a live input (ns), until the player's thread takes it.
-    private var latencyTarget: Int64?
+    /// What the house hands the player's thread.
+    private struct Mail {
+        var actions: [TransportAction] = []
+        /// The paths of the items the actions name.
+        var paths: [Int: String] = [:]
+        /// Answers to realignments received.
+        var answers = 0
+        /// The latency the house last set for a live input (ns), until the player's thread takes it.
+        var latencyTarget: Int64?
+        /// Something woke the player that it must look at (the stop flag).
+        var woken = false
+    }
+    private let inbox = Inbox(Mail())
 
     // The player's thread only.
     /// The stream's timeline and what to do next.
@@ -110,27 +98,21 @@ final class Player: @unchecked Sendable {
     /// `answering`: they answer a realignment (which the player waits for).
     func perform(_ actions: [TransportAction], paths: [Int: String] = [:], answering: Bool = false) {
         guard !actions.isEmpty || answering else { return }
-        condition.lock()
-        inbox += actions
-        self.paths.merge(paths) { _, new in new }
-        if answering { answers += 1 }
-        condition.signal()
-        condition.unlock()
+        inbox.post { mail in
+            mail.actions += actions
+            mail.paths.merge(paths) { _, new in new }
+            if answering { mail.answers += 1 }
+        }
     }
 
     /// A live input is to be heard `latency` after it arrives (ns): the player moves there
     /// without a gap (`SenderMachine.setLatency`).
     func setLatency(_ latency: Int64) {
-        condition.lock()
-        latencyTarget = latency
-        condition.signal()
-        condition.unlock()
+        inbox.post { $0.latencyTarget = latency }
     }
 
     func wake() {
-        condition.lock()
-        condition.signal()
-        condition.unlock()
+        inbox.post { $0.woken = true }
     }
 
     /// Runs until the stop flag is set; then lets its source go (a receiver's process ends
@@ -139,17 +121,14 @@ final class Player: @unchecked Sendable {
         defer { source = nil }
         while !stopFlag.isSet {
             let until = turn()
-            condition.lock()
             // Rest until then, or until the house acts (answers, when it was asked).
+            let timeout = until - clock.nanosecondsNow()
             if let seen = awaiting?.seen {
-                while answers == seen, !stopFlag.isSet, clock.nanosecondsNow() < until {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: Double(until - clock.nanosecondsNow()) / 1e9))
-                }
-            } else if inbox.isEmpty, latencyTarget == nil {
-                let wait = Double(max(0, min(until - clock.nanosecondsNow(), 200_000_000))) / 1e9
-                _ = condition.wait(until: Date(timeIntervalSinceNow: wait))
+                inbox.wait(timeout: timeout) { $0.answers != seen || $0.woken }
+            } else {
+                inbox.wait(timeout: min(timeout, 200_000_000)) { !$0.actions.isEmpty || $0.latencyTarget != nil || $0.woken }
             }
-            condition.unlock()
+            inbox.withLock { $0.woken = false }
         }
     }
 
@@ -171,12 +150,12 @@ final class Player: @unchecked Sendable {
                 let (actions, _) = takeInbox(counting: nil)
                 if !actions.isEmpty { machine.take(actions, now: now) }
             }
-            if let latency = condition.withLock({ defer { latencyTarget = nil }; return latencyTarget }) { machine.setLatency(latency) }
+            if let latency = inbox.withLock({ mail in defer { mail.latencyTarget = nil }; return mail.latencyTarget }) { machine.setLatency(latency) }
             switch machine.next(now: now) {
             case let .wait(until):
                 return until
             case let .ask(news, until):
-                awaiting = (until, condition.withLock { answers })
+                awaiting = (until, inbox.withLock { $0.answers })
                 onNews(news)
             case let .send(packet):
                 send(packet)
@@ -225,12 +204,11 @@ final class Player: @unchecked Sendable {
     /// The house's actions since the last look; with `counting`, whether it answered since
     /// that many answers.
     private func takeInbox(counting seen: Int?) -> ([TransportAction], Bool) {
-        condition.lock()
-        defer { condition.unlock() }
-        if let seen, answers == seen { return ([], false) }
-        let actions = inbox
-        inbox.removeAll()
-        return (actions, seen != nil)
+        inbox.withLock { mail in
+            if let seen, mail.answers == seen { return ([], false) }
+            defer { mail.actions.removeAll() }
+            return (mail.actions, seen != nil)
+        }
     }
 
     /// Opens queue item `id` at media `position`; a source of the same item that seeks in
@@ -247,10 +225,10 @@ final class Player: @unchecked Sendable {
         }
         source = nil
         statuses.reset()
-        condition.lock()
-        let known = paths[id]
-        if paths.count > 64 { paths = paths.filter { $0.key == id } }  // forget those played long ago
-        condition.unlock()
+        let known = inbox.withLock { mail in
+            defer { if mail.paths.count > 64 { mail.paths = mail.paths.filter { $0.key == id } } }  // forget those played long ago
+            return mail.paths[id]
+        }
         guard let path = known else {
             machine.openFailed(itemID: id, reason: "queue item \(id) is gone")
             return

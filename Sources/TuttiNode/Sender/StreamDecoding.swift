@@ -32,20 +32,22 @@ final class StreamDecoding: @unchecked Sendable {
     /// Seconds decoded ahead at most.
     static let ahead = 3.0
 
-    private let condition = NSCondition()
-    // Guarded by `condition`.
-    private var chunks: [Chunk] = []
-    private var queued = 0.0
-    private var seekTarget: Int64?
-    private var stopping = false
-    private var opened_: Opened?
-    private var failure_: (any Error)?
-    private var ended_ = false
-    private var title_: String?
-    /// Since the decoder opened (or sought): the input's bytes taken then, and the seconds
-    /// decoded since.
-    private var takenMark: Int64 = 0
-    private var decodedSince = 0.0
+    /// What the player's thread and the decoder's share.
+    private struct Shared {
+        var chunks: [Chunk] = []
+        var queued = 0.0
+        var seekTarget: Int64?
+        var stopping = false
+        var opened: Opened?
+        var failure: (any Error)?
+        var ended = false
+        var title: String?
+        /// Since the decoder opened (or sought): the input's bytes taken then, and the
+        /// seconds decoded since.
+        var takenMark: Int64 = 0
+        var decodedSince = 0.0
+    }
+    private let shared = Inbox(Shared())
     private let log = Log("coordinator")
 
     init(url: String, stream: RemoteStream) {
@@ -59,72 +61,63 @@ final class StreamDecoding: @unchecked Sendable {
 
     /// Lets the stream go: the thread ends at once (a read that waits gives up).
     func stop() {
-        condition.withLock {
-            stopping = true
-            condition.broadcast()
-        }
+        shared.post { $0.stopping = true }
         input.interruption.store(true, ordering: .relaxed)
     }
 
     /// Goes on from media position `position` (48 kHz): what was decoded is dropped.
     func seek(to position: Int64) {
-        condition.withLock {
-            seekTarget = position
-            chunks.removeAll()
-            queued = 0
-            ended_ = false
-            condition.broadcast()
+        shared.post { shared in
+            shared.seekTarget = position
+            shared.chunks.removeAll()
+            shared.queued = 0
+            shared.ended = false
         }
         input.interruption.store(true, ordering: .relaxed)
     }
 
     /// The next decoded frames, if any.
     func take() -> Chunk? {
-        condition.withLock {
-            guard !chunks.isEmpty else { return nil }
-            let chunk = chunks.removeFirst()
-            queued -= Double(chunk.samples.count / 2) / Double(chunk.rate)
-            condition.broadcast()
+        shared.post { shared in
+            guard !shared.chunks.isEmpty else { return nil }
+            let chunk = shared.chunks.removeFirst()
+            shared.queued -= Double(chunk.samples.count / 2) / Double(chunk.rate)
             return chunk
         }
     }
 
     /// Sleeps until frames come (or the stream ends or fails), at most `seconds`.
     func wait(seconds: Double) {
-        condition.lock()
-        if chunks.isEmpty, !ended_, failure_ == nil {
-            _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
-        }
-        condition.unlock()
+        shared.wait(timeout: Int64(seconds * 1e9)) { !$0.chunks.isEmpty || $0.ended || $0.failure != nil }
     }
 
     /// Seconds decoded and waiting.
-    var bufferedSeconds: Double { condition.withLock { max(0, queued) } }
+    var bufferedSeconds: Double { shared.withLock { max(0, $0.queued) } }
 
     /// Seconds of audio the decoder has taken in but not yet given out (what FFmpeg holds
     /// while it reads a stream's first packets, or a frame's worth): at a stream's bit rate,
     /// the bytes taken less what was decoded of them; at most a second.
     func heldSeconds(bitRate: Int) -> Double {
         let taken = input.taken.load(ordering: .relaxed)
-        return condition.withLock {
-            max(0, min(1, Double(taken - takenMark) * 8 / Double(max(8_000, bitRate)) - decodedSince))
+        return shared.withLock {
+            max(0, min(1, Double(taken - $0.takenMark) * 8 / Double(max(8_000, bitRate)) - $0.decodedSince))
         }
     }
 
     private func mark() {
         let taken = input.taken.load(ordering: .relaxed)
-        condition.withLock {
-            takenMark = taken
-            decodedSince = 0
+        shared.withLock {
+            $0.takenMark = taken
+            $0.decodedSince = 0
         }
     }
-    var opened: Opened? { condition.withLock { opened_ } }
+    var opened: Opened? { shared.withLock { $0.opened } }
     /// Why decoding stopped for good, if it did.
-    var failure: (any Error)? { condition.withLock { failure_ } }
+    var failure: (any Error)? { shared.withLock { $0.failure } }
     /// Everything there is has been decoded (a finite file's end).
-    var ended: Bool { condition.withLock { ended_ } }
+    var ended: Bool { shared.withLock { $0.ended } }
     /// The live title the stream carries in its own bytes (a chained Ogg stream's comments).
-    var inBandTitle: String? { condition.withLock { title_ } }
+    var inBandTitle: String? { shared.withLock { $0.title } }
 
     // MARK: - The thread
 
@@ -139,10 +132,9 @@ final class StreamDecoding: @unchecked Sendable {
         var position: Int64 = 0
         while true {
             // A command first: a stop, or a seek.
-            let (stop, target) = condition.withLock { () -> (Bool, Int64?) in
-                let t = seekTarget
-                seekTarget = nil
-                return (stopping, t)
+            let (stop, target) = shared.withLock { shared -> (Bool, Int64?) in
+                defer { shared.seekTarget = nil }
+                return (shared.stopping, shared.seekTarget)
             }
             if stop { return }
             input.interruption.store(false, ordering: .relaxed)
@@ -191,8 +183,8 @@ final class StreamDecoding: @unchecked Sendable {
                                              seekingToOpen: false)
                     decoder = d
                     let length = stream.facts?.isLive == true ? nil : d.length.map { AudioFormat.frames($0, at: d.sampleRate) }
-                    condition.withLock {
-                        opened_ = Opened(length: length, bitRate: d.bitRate, tags: d.tags, format: d.formatName, codec: d.codecName)
+                    shared.withLock {
+                        $0.opened = Opened(length: length, bitRate: d.bitRate, tags: d.tags, format: d.formatName, codec: d.codecName)
                     }
                     log.debug("\(url): \(d.formatName)/\(d.codecName), \(d.sampleRate) Hz")
                 } catch {
@@ -207,11 +199,8 @@ final class StreamDecoding: @unchecked Sendable {
                 continue
             }
             // Room in the queue (or a command)?
-            let proceed = condition.withLock { () -> Bool in
-                while queued >= Self.ahead, !stopping, seekTarget == nil {
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: 0.2))
-                }
-                return !stopping && seekTarget == nil
+            let proceed = shared.wait(timeout: nil) { $0.queued < Self.ahead || $0.stopping || $0.seekTarget != nil } then: { shared, _ in
+                !shared.stopping && shared.seekTarget == nil
             }
             guard proceed else { continue }
             scratch.removeAll(keepingCapacity: true)
@@ -239,12 +228,9 @@ final class StreamDecoding: @unchecked Sendable {
                     input.beginAgain()
                     continue
                 }
-                condition.withLock {
-                    ended_ = true
-                    condition.broadcast()
-                    // Until a seek or a stop.
-                    while seekTarget == nil, !stopping { _ = condition.wait(until: Date(timeIntervalSinceNow: 1)) }
-                }
+                shared.post { $0.ended = true }
+                // Until a seek or a stop.
+                shared.wait(timeout: nil) { $0.seekTarget != nil || $0.stopping }
                 continue
             }
             let rate = decoder!.sampleRate
@@ -258,14 +244,13 @@ final class StreamDecoding: @unchecked Sendable {
                 skipUntil = nil
             }
             let title = decoder!.takeChangedTags().flatMap(Self.title)
-            condition.withLock {
-                decodedSince += Double(n) / Double(rate)
-                if seekTarget == nil {
-                    chunks.append(Chunk(rate: rate, samples: samples))
-                    queued += Double(samples.count / 2) / Double(rate)
+            shared.post { shared in
+                shared.decodedSince += Double(n) / Double(rate)
+                if shared.seekTarget == nil {
+                    shared.chunks.append(Chunk(rate: rate, samples: samples))
+                    shared.queued += Double(samples.count / 2) / Double(rate)
                 }
-                if let title { title_ = title }
-                condition.broadcast()
+                if let title { shared.title = title }
             }
         }
     }
@@ -273,25 +258,22 @@ final class StreamDecoding: @unchecked Sendable {
     /// Waits until the server has answered (the input's size and seeking are known then).
     private func waitForStart() -> Bool {
         while stream.facts == nil, stream.failure == nil {
-            if condition.withLock({ stopping }) { return false }
+            if shared.withLock({ $0.stopping }) { return false }
             stream.waitForBytes(beyond: 0, seconds: 0.05)
         }
-        return !condition.withLock { stopping }
+        return !shared.withLock { $0.stopping }
     }
 
     private func interrupted() -> Bool {
-        input.interruption.load(ordering: .relaxed) || condition.withLock { stopping || seekTarget != nil }
+        input.interruption.load(ordering: .relaxed) || shared.withLock { $0.stopping || $0.seekTarget != nil }
     }
 
     private func requeue(_ target: Int64) {
-        condition.withLock { if seekTarget == nil { seekTarget = target } }
+        shared.withLock { if $0.seekTarget == nil { $0.seekTarget = target } }
     }
 
     private func fail(_ error: any Error) {
-        condition.withLock {
-            failure_ = error
-            condition.broadcast()
-        }
+        shared.post { $0.failure = error }
     }
 
     /// Whether finding `target` exactly would mean waiting for a download: its bytes lie

@@ -21,11 +21,13 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
     private let coordinator: Coordinator
     private let configuration: Player.Configuration
     private let opener: @Sendable (String) throws -> any FrameSource
-    /// Running players by SSRC, and whether they are all to stop.
-    private let condition = NSCondition()
-    private var running: [UInt32: (player: Player, stop: StopFlag)] = [:]
-    private var threads = 0
-    private var stopping = false
+    /// Running players by SSRC, their threads, and whether they are all to stop.
+    private struct Running {
+        var players: [UInt32: (player: Player, stop: StopFlag)] = [:]
+        var threads = 0
+        var stopping = false
+    }
+    private let running = Inbox(Running())
 
     init(coordinator: Coordinator, configuration: Player.Configuration, opener: @escaping @Sendable (String) throws -> any FrameSource) {
         self.coordinator = coordinator
@@ -50,25 +52,21 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
             throw error
         }
         player.onNews = news
-        condition.lock()
-        defer { condition.unlock() }
-        if stopping { stop.set() }
-        running[outlet.ssrc] = (player, stop)
-        threads += 1
-        startThread(isDefault ? "tutti-player" : "tutti-zone") { [self] in
+        let running = running
+        running.withLock { state in
+            if state.stopping { stop.set() }
+            state.players[outlet.ssrc] = (player, stop)
+            state.threads += 1
+        }
+        startThread(isDefault ? "tutti-player" : "tutti-zone") {
             player.run()
-            condition.lock()
-            threads -= 1
-            condition.broadcast()
-            condition.unlock()
+            running.post { $0.threads -= 1 }
         }
         return (outlet.ssrc, player)
     }
 
     func stop(ssrc: UInt32) {
-        condition.lock()
-        let entry = running.removeValue(forKey: ssrc)
-        condition.unlock()
+        let entry = running.withLock { $0.players.removeValue(forKey: ssrc) }
         entry?.stop.set()
         entry?.player.wake()
         coordinator.streams.remove(ssrc: ssrc)
@@ -76,11 +74,10 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
 
     /// Asks every sender to stop (any thread).
     func stopAll() {
-        condition.lock()
-        stopping = true
-        let all = running.values
-        condition.broadcast()
-        condition.unlock()
+        let all = running.post { state in
+            state.stopping = true
+            return state.players.values
+        }
         for (player, stop) in all {
             stop.set()
             player.wake()
@@ -89,8 +86,6 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
 
     /// Blocks until `stopAll` was called and every sender's thread has ended.
     func waitUntilStopped() {
-        condition.lock()
-        while !stopping || threads > 0 { condition.wait() }
-        condition.unlock()
+        running.wait(timeout: nil) { $0.stopping && $0.threads == 0 }
     }
 }

@@ -77,13 +77,13 @@ struct CalibrateCommand: ParsableCommand {
         let recorder = try microphone.record(to: path)
         defer { recorder.terminate(grace: 1) }
         // The microphone must be running before the first probe is due.
-        let began = Date()
+        let began = SystemClock.hostNanoseconds()
         while ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0) < 9_600 * 4 {
             guard recorder.isRunning else {
                 let log = String(decoding: Files.read(path + ".log", limit: 2_000) ?? [], as: UTF8.self)
                 throw CtlFailure(description: "the microphone \(microphone) did not record: \(log.isEmpty ? "it ended" : log)")
             }
-            guard Date().timeIntervalSince(began) < 5 else { throw CtlFailure(description: "the microphone \(microphone) gave no sound in 5 s") }
+            guard SystemClock.hostNanoseconds() - began < 5_000_000_000 else { throw CtlFailure(description: "the microphone \(microphone) gave no sound in 5 s") }
             Thread.sleep(forTimeInterval: 0.05)
         }
         let started = try client.send("POST", "/calibration", body: request, as: CalibrationStarted.self)
