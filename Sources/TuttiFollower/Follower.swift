@@ -476,8 +476,8 @@ final class PlayoutNews {
     }
 
     /// Tells what changed from `before` (the last snapshot) to `snapshot`.
-    func tell(_ snapshot: PlayoutSnapshot, before: PlayoutSnapshot, now: Int64, unsealed: Int) {
-        metrics?.update(snapshot, unsealed: unsealed)
+    func tell(_ snapshot: PlayoutSnapshot, before: PlayoutSnapshot, now: Int64, unsealed: Int, untagged: Int = 0) {
+        metrics?.update(snapshot, unsealed: unsealed, untagged: untagged)
         if snapshot.state != before.state {
             log.info("state: \(snapshot.state.rawValue)")
             settling = true

@@ -17,6 +17,7 @@ final class FollowerMetrics: Sendable {
     private let floor = GaugeValue("tutti_follower_output_floor_seconds", "The margin kept between a write and the sound device running dry: grows when this machine wakes the follower late.")
     private let late = TotalCounter("tutti_follower_packets_late_total", "Packets that arrived after their turn.")
     private let unsealed = TotalCounter("tutti_follower_packets_unsealed_total", "Packets dropped as not sealed with the house key (strangers, replays).")
+    private let untagged = TotalCounter("tutti_follower_packets_untagged_total", "Packets dropped that opened with the stream's key but carried no tag for this member (another member playing into this room).")
     private let steps = TotalCounter("tutti_follower_steps_total", "Timing errors corrected by a jump of the position.")
     private let slews = TotalCounter("tutti_follower_slews_total", "Timing errors beyond a sample corrected by resampling.")
     private let outages = TotalCounter("tutti_follower_outages_total", "Times the stream stopped coming and playback stopped until it returned.")
@@ -32,7 +33,7 @@ final class FollowerMetrics: Sendable {
 
     init() {}
 
-    func update(_ s: PlayoutSnapshot, unsealed count: Int) {
+    func update(_ s: PlayoutSnapshot, unsealed count: Int, untagged notForUs: Int) {
         let st = s.statistics
         received.update(total: st.packetsReceived)
         missed.update(total: s.requests.missed)
@@ -46,6 +47,7 @@ final class FollowerMetrics: Sendable {
         floor.set(Double(s.floor) / 1e9)
         late.update(total: st.late)
         unsealed.update(total: count)
+        untagged.update(total: notForUs)
         steps.update(total: st.steps)
         slews.update(total: st.slews)
         outages.update(total: st.outages)

@@ -370,7 +370,7 @@ final class Playout {
         guard force || rendersToSnapshot <= 0 else { return }
         rendersToSnapshot = 10
         let latest = snapshot()
-        news.tell(latest, before: network.latest, now: now, unsealed: network.unsealed)
+        news.tell(latest, before: network.latest, now: now, unsealed: network.unsealed, untagged: network.untagged)
         network.latest = latest
     }
 }

@@ -6,12 +6,13 @@ import TuttiSecurity
 /// The coordinator's clock port: a thin shell over `ControlChannelService` (time answers,
 /// subscriptions, room reports, who may ask for retransmissions), which answers the
 /// followers' retransmission requests (RFC 4585 NACKs) with RFC 4588 retransmissions, by
-/// unicast to the asker. Its thread receives, hands each datagram to the machine, and
-/// carries out what it says.
+/// unicast to the asker. `turn` does what is due and carries out what the machine says of
+/// each datagram waiting, and says when it must turn again, as the follower's
+/// `Playout.step` does: `run` turns it on a thread of its own, asleep on the socket between
+/// turns; a simulated house turns it on a manual clock.
 final class ClockServer: @unchecked Sendable {
-    private let socket: UDPSocket
-    private let clock: SystemClock
-    private let stopFlag: StopFlag
+    private let socket: any DatagramSocket & Sendable
+    private let clock: any MonotonicClock
     /// This service's thread only.
     private var service: ControlChannelService<SocketAddress>
     /// The zones' streams: their subscribers, the packets sent lately (for peers that ask
@@ -35,7 +36,10 @@ final class ClockServer: @unchecked Sendable {
     private var nextSummary: Int64 = 0
     private let log = Log("coordinator")
 
-    init(socket: UDPSocket, clock: SystemClock, stopFlag: StopFlag, keyring: HouseKeyring, streams: StreamDirectory, sealed: Bool) {
+    /// The longest a turn rests (a key that its members now hold is moved within it).
+    static let longestRest: Int64 = 200_000_000
+
+    init(socket: any DatagramSocket & Sendable, clock: any MonotonicClock, keyring: HouseKeyring, streams: StreamDirectory, sealed: Bool) {
         self.socket = socket
         self.streams = streams
         self.keyring = keyring
@@ -43,50 +47,63 @@ final class ClockServer: @unchecked Sendable {
         // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
         if sealed { openers = [SRTPContext(keyring.streamInUse.key, capacity: 512)] }
         self.clock = clock
-        self.stopFlag = stopFlag
         service = ControlChannelService(keys: keyring, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
                                         atPort: { SocketAddress(address: $0.address, port: $1) })
     }
 
-    func run() {
+    /// Turns until `stopFlag` is set, asleep on the socket between turns (a datagram wakes it).
+    func run(until stopFlag: StopFlag) {
         while !stopFlag.isSet {
-            summarize()
-            moveStreamKey()
-            let received: Datagram?
+            let now = clock.nanosecondsNow()
+            let next: Int64
             do {
-                received = try socket.receive(timeoutMilliseconds: 200)
+                next = try turn(now: now)
+                let rest = Int32(max(0, min(next - clock.nanosecondsNow(), Self.longestRest)) / 1_000_000)
+                if let received = try socket.receive(timeoutMilliseconds: rest) { take(received) }
             } catch {
                 log.error("clock socket: \(error)")
                 return
             }
-            guard let received else { continue }
-            let (bytes, from, t2) = (received.bytes, received.from, received.receivedAt)
-            if GenericNACK.isFeedback(bytes) {
-                answer(bytes, from: from, at: t2)
-                continue
-            }
-            for action in service.receive(bytes, from: from, at: t2, clock: clock) {
-                switch action {
-                case let .send(reply, to):
-                    try? socket.send(reply, to: to)
-                case let .subscribe(target, expiry, ssrc, reply, to):
-                    let (accepted, isNew) = streams.subscribe(target, to: ssrc, until: expiry, at: t2)
-                    if accepted && isNew { log.info("unicast subscriber \(target) of stream \(ssrc.hex(digits: 8))") }
-                    if accepted {
-                        try? socket.send(reply, to: to)
-                    } else {
-                        log.warning("subscription table full; refusing \(target)")
-                    }
-                case let .report(report, peer, member, time):
-                    onReport?(report, peer, member, time)
-                case let .enrolled(member, name, peer):
-                    onEnrolled?(peer, member)
-                    log.info("'\(name.prefix(64))' at \(peer) enrolled with the house key: member \(member)")
-                case let .firstStranger(peer):
-                    log.warning("a message from \(peer) not signed with this house's key: dropped (a stranger, or a follower of "
-                                + "another house; such messages are counted every 10 s)")
+        }
+    }
+
+    /// Does what is due at `now` (the summary, a move of the stream's key), then takes every
+    /// datagram waiting; returns when it must turn again, if no datagram comes first.
+    func turn(now: Int64) throws(SystemError) -> Int64 {
+        summarize(now: now)
+        moveStreamKey(now: now)
+        while let received = try socket.receiveWaiting() { take(received) }
+        return min(nextSummary, now + Self.longestRest)
+    }
+
+    /// One datagram: a retransmission request, or a message for the control channel's machine.
+    private func take(_ received: Datagram) {
+        let (bytes, from, t2) = (received.bytes, received.from, received.receivedAt)
+        if GenericNACK.isFeedback(bytes) {
+            answer(bytes, from: from, at: t2)
+            return
+        }
+        for action in service.receive(bytes, from: from, at: t2, clock: clock) {
+            switch action {
+            case let .send(reply, to):
+                try? socket.send(reply, to: to, wait: true)
+            case let .subscribe(target, expiry, ssrc, reply, to):
+                let (accepted, isNew) = streams.subscribe(target, to: ssrc, until: expiry, at: t2)
+                if accepted && isNew { log.info("unicast subscriber \(target) of stream \(ssrc.hex(digits: 8))") }
+                if accepted {
+                    try? socket.send(reply, to: to, wait: true)
+                } else {
+                    log.warning("subscription table full; refusing \(target)")
                 }
+            case let .report(report, peer, member, time):
+                onReport?(report, peer, member, time)
+            case let .enrolled(member, name, peer):
+                onEnrolled?(peer, member)
+                log.info("'\(name.prefix(64))' at \(peer) enrolled with the house key: member \(member)")
+            case let .firstStranger(peer):
+                log.warning("a message from \(peer) not signed with this house's key: dropped (a stranger, or a follower of "
+                            + "another house; such messages are counted every 10 s)")
             }
         }
     }
@@ -110,7 +127,7 @@ final class ClockServer: @unchecked Sendable {
             return
         }
         for bytes in streams.outlet(nack.mediaSSRC).resend(nack, from: from, at: now) {
-            try? socket.send(bytes, to: from)
+            try? socket.send(bytes, to: from, wait: true)
         }
     }
 
@@ -124,8 +141,8 @@ final class ClockServer: @unchecked Sendable {
     /// The stream moves to a newer key once its members hold it (`HouseKeyring.switchDue`):
     /// every stream seals with it from its next packet, NACKs sealed with the one before are
     /// still taken, and the SDP file is written again.
-    private func moveStreamKey() {
-        guard sealed, let (generation, key) = keyring.switchDue(at: clock.nanosecondsNow()) else { return }
+    private func moveStreamKey(now: Int64) {
+        guard sealed, let (generation, key) = keyring.switchDue(at: now) else { return }
         for outlet in streams.all { outlet.rekey(key) }
         openers = [SRTPContext(key, capacity: 512)] + openers.prefix(1)
         onStreamKey?(key)
@@ -134,8 +151,7 @@ final class ClockServer: @unchecked Sendable {
 
     /// Every 10 s, when followers asked for packets again: how many, and what came of it; and
     /// how many messages from strangers were dropped.
-    private func summarize() {
-        let now = clock.nanosecondsNow()
+    private func summarize(now: Int64) {
         guard now >= nextSummary else { return }
         CoordinatorMetrics.shared.strangers.update(total: service.counts.unauthenticated + service.counts.unverified + service.counts.replayed)
         nextSummary = now + 10_000_000_000

@@ -55,8 +55,9 @@ extension Coordinator {
         // Raw PCM from a regular file only where the coordinator was started with it.
         let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
         // One sender per zone, each on a thread of its own; the default zone's first.
-        let senders = CoordinatorSenders(coordinator: self, configuration: playerConfiguration,
-                                         opener: { try openFrameSource($0, pcmFiles: pcmFiles) })
+        let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
+                                         opener: { try openFrameSource($0, pcmFiles: pcmFiles) },
+                                         onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) })
         do {
             try await house.attach(senders)
         } catch {
@@ -108,7 +109,7 @@ extension Coordinator {
         let server = clockServer
         let clockStop = stopFlag
         var group = ServiceGroupConfiguration(services: [
-            .init(service: ThreadService(name: "tutti-clock", loop: { server.run() }, stop: { clockStop.set() })),
+            .init(service: ThreadService(name: "tutti-clock", loop: { server.run(until: clockStop) }, stop: { clockStop.set() })),
             .init(service: ThreadService(name: "tutti-senders", loop: { senders.waitUntilStopped() }, stop: { senders.stopAll() })),
             .init(service: HouseService(house: house)),
             .init(service: Explained(service: api, what: "cannot serve the control API on \(control.host):\(control.port)",
@@ -126,7 +127,7 @@ extension Coordinator {
     /// Brings the sampled metrics up to date, for a scrape.
     func sampleMetrics(rooms: [RoomView], zones: [ZoneView]) {
         let metrics = CoordinatorMetrics.shared
-        metrics.packetsSent.update(total: packetsSent.load(ordering: .relaxed))
+        metrics.packetsSent.update(total: packetsSent)
         let r = streams.retransmissions
         metrics.retransmissionsAsked.update(total: r.requested)
         metrics.retransmissionsSent.update(total: r.resent)

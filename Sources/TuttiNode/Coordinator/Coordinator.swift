@@ -92,8 +92,6 @@ public final class Coordinator: @unchecked Sendable {
     /// retransmission, and their seal (SRTP, unless the configuration says not to). The
     /// default zone's is made with the coordinator.
     let streams: StreamDirectory
-    /// How many packets each stream keeps for retransmission, and resends at once.
-    private let resending: Retransmitter<SocketAddress>.Configuration
     /// The house's members and keys: the house key (the state folder's house.key, made on
     /// first start), each member's own, and the stream's (members.json).
     let keyring: HouseKeyring
@@ -109,8 +107,10 @@ public final class Coordinator: @unchecked Sendable {
     let log = Log("coordinator")
     /// The RTCP canonical name of this coordinator's streams.
     let cname = "tutti@\(ProcessInfo.processInfo.hostName)"
+    /// Where the streams leave: the send socket, the clock, the packets sent.
+    let wire: StreamWire
     /// Packets sent to at least one destination.
-    public let packetsSent = Atomic<Int>(0)
+    public var packetsSent: Int { wire.packetsSent.load(ordering: .relaxed) }
 
     public init(configuration: Configuration, clock: SystemClock) throws {
         self.configuration = configuration
@@ -137,28 +137,22 @@ public final class Coordinator: @unchecked Sendable {
         let ahead = Double(max(configuration.latencyMilliseconds, configuration.maxLatencyMilliseconds ?? 0, configuration.lookaheadMilliseconds))
         resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
-        self.resending = resending
-        streams = StreamDirectory(default: StreamOutlet(
-            ssrc: UInt32.random(in: 1...UInt32.max), master: configuration.sealStream ? keyring.streamInUse.key : nil,
-            destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), resending: resending,
-            members: { [keyring] in keyring.streamTags(for: $0, at: $1) }))
-        clockServer = ClockServer(socket: clockSocket, clock: clock, stopFlag: stopFlag, keyring: keyring, streams: streams,
+        wire = StreamWire(socket: sendSocket, clock: clock)
+        let members: @Sendable (UInt32, Int64) -> [StreamTagKey] = { [keyring] in keyring.streamTags(for: $0, at: $1) }
+        let sealed = configuration.sealStream
+        // The other zones' streams are sealed as the default zone's, and go to the multicast
+        // group and the followers that subscribe to them; not to the fixed unicast
+        // destinations: those are stock receivers of the default zone's stream, as the SDP
+        // file describes it, which another stream would only confuse.
+        streams = StreamDirectory(
+            default: StreamOutlet(ssrc: UInt32.random(in: 1...UInt32.max), master: sealed ? keyring.streamInUse.key : nil,
+                                  destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), wire: wire,
+                                  resending: resending, members: members),
+            making: .init(master: { [keyring] in sealed ? keyring.streamInUse.key : nil },
+                          destinations: configuration.multicast.map { [$0] } ?? [], resending: resending, members: members))
+        clockServer = ClockServer(socket: clockSocket, clock: clock, keyring: keyring, streams: streams,
                                   sealed: configuration.sealStream)
         clockServer.onStreamKey = { [weak self] _ in self?.rewriteSDP() }
-    }
-
-    /// A new zone's stream, with an SSRC of its own (none of the house's), sealed as the
-    /// default zone's: to the multicast group and the followers that subscribe to it. Not to
-    /// the fixed unicast destinations: those are stock receivers of the default zone's
-    /// stream, as the SDP file describes it, which another stream would only confuse.
-    func makeOutlet() -> StreamOutlet {
-        var ssrc = UInt32.random(in: 1...UInt32.max)
-        while streams.resolve(ssrc) == ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
-        let outlet = StreamOutlet(ssrc: ssrc, master: streamKey,
-                                  destinations: configuration.multicast.map { [$0] } ?? [], resending: resending,
-                                  members: { [keyring] in keyring.streamTags(for: $0, at: $1) })
-        streams.add(outlet)
-        return outlet
     }
 
     /// The port the clock service is bound to (useful when configured with port 0).
@@ -177,29 +171,6 @@ public final class Coordinator: @unchecked Sendable {
         parts += configuration.unicast.map { "unicast \($0)" }
         parts.append("unicast subscribers")
         return parts.joined(separator: ", ")
-    }
-
-    /// Sends an RTP packet of `outlet`'s stream to every destination, stamped with the
-    /// instant it leaves (a clock reading for its receivers) and sealed; counts it when at
-    /// least one took it.
-    func send(_ packet: RTPPacket, through outlet: StreamOutlet) {
-        let (bytes, targets) = outlet.send(packet, at: clock.nanosecondsNow()) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
-        var sent = false
-        for destination in targets {
-            do {
-                try sendSocket.send(bytes, to: destination)
-                sent = true
-            } catch {
-                log.debug("send to \(destination): \(error)")
-            }
-        }
-        if sent { packetsSent.add(1, ordering: .relaxed) }
-    }
-
-    /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
-    func send(_ report: RTCPSenderReport, through outlet: StreamOutlet) {
-        let (bytes, targets) = outlet.send(report: report.encode(), at: clock.nanosecondsNow())
-        for d in targets { try? sendSocket.send(bytes, to: d) }
     }
 
     func writeSDP(_ packetizer: StreamPacketizer) {

@@ -1,21 +1,45 @@
 import Synchronization
 import TuttiCore
 import TuttiNet
+import TuttiSecurity
 
 /// The house's streams, one per zone, by SSRC: where the clock service files a follower's
 /// subscription (in the stream it asks for, and in no other) and a retransmission request
 /// (in the stream whose packets it names). The default zone's stream is there from the
-/// start and answers for an SSRC the house does not have (0, or an earlier run's).
+/// start and answers for an SSRC the house does not have (0, or an earlier run's). It makes
+/// the other zones' streams too (`makeOutlet`): the senders ask it, not the coordinator.
 final class StreamDirectory: Sendable {
+    /// How a new zone's stream is made: sealed with the stream's key in use (nil: plain
+    /// RTP), to these destinations (the multicast group), keeping this many packets.
+    struct Making: Sendable {
+        var master: @Sendable () -> SRTPMasterKey?
+        var destinations: [SocketAddress]
+        var resending: Retransmitter<SocketAddress>.Configuration
+        var members: @Sendable (_ ssrc: UInt32, _ now: Int64) -> [StreamTagKey]
+    }
+
     private let outlets: Mutex<[UInt32: StreamOutlet]>
     let defaultOutlet: StreamOutlet
+    private let making: Making
 
-    init(default outlet: StreamOutlet) {
+    init(default outlet: StreamOutlet, making: Making) {
         defaultOutlet = outlet
+        self.making = making
         outlets = Mutex([outlet.ssrc: outlet])
     }
 
-    func add(_ outlet: StreamOutlet) { outlets.withLock { $0[outlet.ssrc] = outlet } }
+    /// A new zone's stream, with an SSRC of its own (none of the house's), on the default's
+    /// wire; listed here until `remove`.
+    func makeOutlet() -> StreamOutlet {
+        outlets.withLock { table in
+            var ssrc = UInt32.random(in: 1...UInt32.max)
+            while table[ssrc] != nil || ssrc == defaultOutlet.ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
+            let outlet = StreamOutlet(ssrc: ssrc, master: making.master(), destinations: making.destinations, wire: defaultOutlet.wire,
+                                      resending: making.resending, members: making.members)
+            table[ssrc] = outlet
+            return outlet
+        }
+    }
 
     func remove(ssrc: UInt32) {
         guard ssrc != defaultOutlet.ssrc else { return }

@@ -10,7 +10,8 @@ import TuttiSecurity
 /// the tags of the members each packet is for, which no other member can make).
 /// Without a key (`--plain-rtp`) packets leave as plain RTP, untagged. The sender's thread and the
 /// clock service's (subscriptions, retransmission requests) reach it through one lock,
-/// each call in one step.
+/// each call in one step. The player sends through it (`transmit`), on the coordinator's
+/// `StreamWire`.
 final class StreamOutlet: Sendable {
     private struct State {
         var sealing: SRTPContext?
@@ -27,11 +28,14 @@ final class StreamOutlet: Sendable {
     let ssrc: UInt32
     /// The members a packet of this stream is for at a time, whose tags it carries.
     private let members: @Sendable (_ ssrc: UInt32, _ now: Int64) -> [StreamTagKey]
+    /// Where its packets leave.
+    let wire: StreamWire
 
-    init(ssrc: UInt32, master: SRTPMasterKey?, destinations: [SocketAddress],
+    init(ssrc: UInt32, master: SRTPMasterKey?, destinations: [SocketAddress], wire: StreamWire,
          resending: Retransmitter<SocketAddress>.Configuration = .init(),
          members: @escaping @Sendable (_ ssrc: UInt32, _ now: Int64) -> [StreamTagKey] = { _, _ in [] }) {
         self.ssrc = ssrc
+        self.wire = wire
         self.members = members
         self.destinations = destinations
         isSealing = master != nil
@@ -50,6 +54,20 @@ final class StreamOutlet: Sendable {
             state.retransmitter.record(packet)
             return (Self.seal(packet, tags: tags, in: &state, now: now), destinations + state.subscribers.active(now: time))
         }
+    }
+
+    /// Sends `packet` to every destination now, sealed once for all of them and stamped with
+    /// the wire's clock just before; kept for retransmission.
+    func transmit(_ packet: RTPPacket) {
+        let clock = wire.clock
+        let (bytes, targets) = send(packet, at: clock.nanosecondsNow()) { CoordinatorTime(nanoseconds: clock.nanosecondsNow()) }
+        wire.send(bytes, to: targets, counted: true)
+    }
+
+    /// Sends an RTCP sender report to every destination's RTCP port (its RTP port + 1).
+    func transmit(report: RTCPSenderReport) {
+        let (bytes, targets) = send(report: report.encode(), at: wire.clock.nanosecondsNow())
+        wire.send(bytes, to: targets, counted: false)
     }
 
     /// An RTCP report to send now, and where (every destination's port + 1).

@@ -18,9 +18,13 @@ protocol ZoneSenders: Sendable {
 /// zone's stream is the coordinator's first. `stopAll` ends every one of them; `wait`
 /// returns once they all have ended (the service group's shutdown waits for it).
 final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
-    private let coordinator: Coordinator
+    /// The zones' streams, and the maker of new ones.
+    private let streams: StreamDirectory
+    private let clock: any MonotonicClock
     private let configuration: Player.Configuration
     private let opener: @Sendable (String) throws -> any FrameSource
+    /// The default zone's stream began an epoch (the SDP file describes its timing).
+    private let onDefaultEpoch: @Sendable (StreamPacketizer) -> Void
     /// Running players by SSRC, their threads, and whether they are all to stop.
     private struct Running {
         var players: [UInt32: (player: Player, stop: StopFlag)] = [:]
@@ -29,26 +33,31 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
     }
     private let running = Inbox(Running())
 
-    init(coordinator: Coordinator, configuration: Player.Configuration, opener: @escaping @Sendable (String) throws -> any FrameSource) {
-        self.coordinator = coordinator
+    init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration,
+         opener: @escaping @Sendable (String) throws -> any FrameSource,
+         onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) {
+        self.streams = streams
+        self.clock = clock
         self.configuration = configuration
         self.opener = opener
+        self.onDefaultEpoch = onDefaultEpoch
     }
 
     func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player) {
-        let coordinator = coordinator
         let isDefault = zone == ZoneInfo.defaultID
-        let outlet = isDefault ? coordinator.streams.defaultOutlet : coordinator.makeOutlet()
+        let outlet = isDefault ? streams.defaultOutlet : streams.makeOutlet()
         let stop = StopFlag()
         let player: Player
+        let onDefaultEpoch = onDefaultEpoch
         do {
+            // The player sends straight to its stream's outlet.
             player = try Player(
-                configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, clock: coordinator.clock, opener: opener,
-                send: { packet in coordinator.send(packet, through: outlet) },
-                sendReport: { report in coordinator.send(report, through: outlet) },
-                onEpoch: { packetizer in if isDefault { coordinator.writeSDP(packetizer) } })
+                configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, clock: clock, opener: opener,
+                send: { packet in outlet.transmit(packet) },
+                sendReport: { report in outlet.transmit(report: report) },
+                onEpoch: { packetizer in if isDefault { onDefaultEpoch(packetizer) } })
         } catch {
-            coordinator.streams.remove(ssrc: outlet.ssrc)
+            streams.remove(ssrc: outlet.ssrc)
             throw error
         }
         player.onNews = news
@@ -69,7 +78,7 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
         let entry = running.withLock { $0.players.removeValue(forKey: ssrc) }
         entry?.stop.set()
         entry?.player.wake()
-        coordinator.streams.remove(ssrc: ssrc)
+        streams.remove(ssrc: ssrc)
     }
 
     /// Asks every sender to stop (any thread).
