@@ -196,7 +196,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
             config.replayGain = ReplayGain(mode: replaygain ?? ReplayGain.standard.mode, preampDB: replaygainPreampDb ?? 0,
                                            untaggedDB: replaygainUntaggedDb ?? 0)
         }
-        let coordinator = try Coordinator(configuration: config, clock: SystemClock())
+        let coordinator = try Coordinator(configuration: config, ports: .system(config, clock: SystemClock()))
         var tracks: [String]?
         var entries: [PlaylistParser.Entry] = []
         if let pcmInput {

@@ -104,7 +104,7 @@ struct NodeTests {
     @Test func theClockPortIsTheCoordinatorsAlone() throws {
         var configuration = Coordinator.Configuration()
         configuration.clockListen = SocketAddress(address: 0x7F00_0001, port: 0)
-        let coordinator = try Coordinator(configuration: configuration, clock: SystemClock())
+        let coordinator = try Coordinator(configuration: configuration, ports: .system(configuration, clock: SystemClock()))
         let port = coordinator.clockPort
         #expect(port != 0)
         for reuse in [true, false] {

@@ -79,14 +79,14 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     public let configuration: Configuration
-    /// This host's monotonic clock, the house's shared clock (given by whoever builds the program).
-    let clock: SystemClock
+    /// The house's shared clock (given by whoever builds the program: this host's monotonic clock).
+    let clock: any MonotonicClock
     /// Stops the clock service's loop.
     let stopFlag = StopFlag()
     /// Shuts the house's services down (`stop()`).
     let shutdown = ShutdownTrigger()
-    let clockSocket: UDPSocket
-    let sendSocket: UDPSocket
+    let clockSocket: any DatagramSocket & Sendable
+    let sendSocket: any DatagramSocket & Sendable
     let clockServer: ClockServer
     /// The zones' streams by SSRC: where each one's packets go, those kept for
     /// retransmission, and their seal (SRTP, unless the configuration says not to). The
@@ -112,22 +112,13 @@ public final class Coordinator: @unchecked Sendable {
     /// Packets sent to at least one destination.
     public var packetsSent: Int { wire.packetsSent.load(ordering: .relaxed) }
 
-    public init(configuration: Configuration, clock: SystemClock) throws {
+    /// A coordinator on `ports` (`CoordinatorPorts.system` for this host's: made before
+    /// anything is made or written, so that a control port in use is said plainly).
+    public init(configuration: Configuration, ports: CoordinatorPorts) throws {
         self.configuration = configuration
-        self.clock = clock
-        // Before anything is made or written (a house key, a token): another program (or
-        // another coordinator) on the control port is said plainly.
-        if configuration.controlPort > 0, !System.tcpPortIsFree(UInt16(configuration.controlPort), host: configuration.controlHost) {
-            throw StateError("port \(configuration.controlPort) is in use by another program (another coordinator?): "
-                             + "--control-listen HOST:PORT picks another")
-        }
-        clockSocket = try UDPSocket()
-        // Exclusively: with SO_REUSEADDR another local user could bind the port beside it
-        // and receive its datagrams (UDP has no TIME_WAIT: a restart rebinds at once).
-        try clockSocket.bind(configuration.clockListen, reuse: false)
-        clockSocket.enableReceiveTimestamps()
-        sendSocket = try UDPSocket()
-        try sendSocket.setMulticast(ttl: 1, loopback: true, interface: configuration.multicastInterface)
+        clock = ports.clock
+        clockSocket = ports.clockSocket
+        sendSocket = ports.sendSocket
         keyring = try StateStore(directory: configuration.stateDirectory).keyring(sealsStream: configuration.sealStream,
                                                                                    loadedAt: clock.nanosecondsNow())
         RemoteFetcher.shared.restrict(to: configuration.remoteSources, resolve: { NetworkAddress.resolve($0) })

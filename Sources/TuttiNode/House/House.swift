@@ -378,7 +378,11 @@ extension House {
         noticeInbox.yield(notice)
     }
 
-    /// Serves the notices in order, and lets time pass every 20 ms, until cancelled.
+    /// How often the house lets time pass (`tick`): scheduled changes, rooms that left,
+    /// settings to deliver, events, saves.
+    static let tickInterval: Int64 = 20_000_000
+
+    /// Serves the notices in order, and lets time pass every `tickInterval`, until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
@@ -390,8 +394,12 @@ extension House {
                 }
             }
             tasks.addTask {
+                // Every 20 ms of the house's own clock (the one it was given), not the host's.
+                var due = self.clock.nanosecondsNow()
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(20))
+                    due += Self.tickInterval
+                    let rest = due - self.clock.nanosecondsNow()
+                    if rest > 0 { try? await Task.sleep(nanoseconds: UInt64(rest)) } else { due = self.clock.nanosecondsNow() }
                     await self.tick()
                 }
             }
