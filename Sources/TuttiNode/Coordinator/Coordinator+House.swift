@@ -55,8 +55,9 @@ extension Coordinator {
         // Raw PCM from a regular file only where the coordinator was started with it.
         let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
         // One sender per zone, each on a thread of its own; the default zone's first.
+        let open = ports.openSource ?? { try openFrameSource($0, pcmFiles: $1) }
         let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
-                                         opener: { try openFrameSource($0, pcmFiles: pcmFiles) },
+                                         opener: { try open($0, pcmFiles) }, makeEncoder: ports.makeEncoder,
                                          onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) })
         do {
             try await house.attach(senders)

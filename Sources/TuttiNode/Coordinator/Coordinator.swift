@@ -79,6 +79,8 @@ public final class Coordinator: @unchecked Sendable {
     }
 
     public let configuration: Configuration
+    /// What it acts through (given by whoever builds the program).
+    let ports: CoordinatorPorts
     /// The house's shared clock (given by whoever builds the program: this host's monotonic clock).
     let clock: any MonotonicClock
     /// Stops the clock service's loop.
@@ -116,6 +118,7 @@ public final class Coordinator: @unchecked Sendable {
     /// anything is made or written, so that a control port in use is said plainly).
     public init(configuration: Configuration, ports: CoordinatorPorts) throws {
         self.configuration = configuration
+        self.ports = ports
         clock = ports.clock
         clockSocket = ports.clockSocket
         sendSocket = ports.sendSocket

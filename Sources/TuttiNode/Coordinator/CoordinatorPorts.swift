@@ -1,14 +1,21 @@
+import TuttiCodecs
 import TuttiCore
 import TuttiNet
 
 /// What a coordinator's shells act through, given by whoever puts the program together: the
 /// house's clock, the clock port's socket (bound, with receive stamps) and the stream's send
-/// socket. The commands give the system's (`system`); a simulated house its in-memory
-/// network and manual clock. Nothing in the coordinator builds a clock or a socket itself.
+/// socket; and, for the tests' simulated house, how a queue entry's source is opened and what
+/// encodes it (nil: files, streams and inputs as the entry names them, and Opus). The commands
+/// give the system's (`system`); a simulated house its in-memory network and manual clock.
+/// Nothing in the coordinator builds a clock or a socket itself.
 public struct CoordinatorPorts: Sendable {
     public var clock: any MonotonicClock
     public var clockSocket: any DatagramSocket & Sendable
     public var sendSocket: any DatagramSocket & Sendable
+    /// Opens a queue entry (nil: `openFrameSource`, with the live inputs the command line named).
+    var openSource: (@Sendable (_ entry: String, _ pcmFiles: Set<String>) throws -> any FrameSource)?
+    /// Makes a zone's encoder (nil: Opus, with the configuration's settings).
+    var makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)?
 
     public init(clock: any MonotonicClock, clockSocket: any DatagramSocket & Sendable, sendSocket: any DatagramSocket & Sendable) {
         self.clock = clock

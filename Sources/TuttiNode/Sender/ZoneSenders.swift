@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TuttiCodecs
 import TuttiCore
 import TuttiNet
 
@@ -23,6 +24,8 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
     private let clock: any MonotonicClock
     private let configuration: Player.Configuration
     private let opener: @Sendable (String) throws -> any FrameSource
+    /// Makes each zone's encoder (nil: Opus, as the configuration says).
+    private let makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)?
     /// The default zone's stream began an epoch (the SDP file describes its timing).
     private let onDefaultEpoch: @Sendable (StreamPacketizer) -> Void
     /// Running players by SSRC, their threads, and whether they are all to stop.
@@ -35,7 +38,9 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
 
     init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration,
          opener: @escaping @Sendable (String) throws -> any FrameSource,
+         makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)? = nil,
          onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) {
+        self.makeEncoder = makeEncoder
         self.streams = streams
         self.clock = clock
         self.configuration = configuration
@@ -53,6 +58,7 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
             // The player sends straight to its stream's outlet.
             player = try Player(
                 configuration: configuration, ssrc: outlet.ssrc, stopFlag: stop, clock: clock, opener: opener,
+                encoder: try makeEncoder?(configuration.encoder),
                 send: { packet in outlet.transmit(packet) },
                 sendReport: { report in outlet.transmit(report: report) },
                 onEpoch: { packetizer in if isDefault { onDefaultEpoch(packetizer) } })
