@@ -127,7 +127,7 @@ public struct CalibrationPlan: Codable, Sendable, Equatable {
         for (i, probe) in probes.enumerated() {
             // A room's weakest probe says how surely it was heard.
             confidence[probe.room] = min(confidence[probe.room] ?? .infinity, arrival(i)?.confidence ?? 0)
-            if let w = arrival(i)?.width { width[probe.room] = max(width[probe.room] ?? 0, w / rate * 1_000) }
+            if let w = heard[i]?.width { width[probe.room] = max(width[probe.room] ?? 0, w / rate * 1_000) }
             guard heard[i] != nil else { continue }
             if probe.room == reference {
                 // The others are measured against it (its arrivals' scatter is `offLine`).

@@ -16,8 +16,8 @@ protocol ZoneSenders: Sendable {
 
 /// The coordinator's senders: one player per zone, each on a thread of its own, each
 /// filling its own stream (`StreamOutlet`: its SSRC, retransmissions, seal). The default
-/// zone's stream is the coordinator's first. `stopAll` ends every one of them; `wait`
-/// returns once they all have ended (the service group's shutdown waits for it).
+/// zone's stream is the coordinator's first. `stopAll` ends every one of them;
+/// `waitUntilStopped` returns once they all have ended (the service group's shutdown waits for it).
 final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
     /// The zones' streams, and the maker of new ones.
     private let streams: StreamDirectory
@@ -40,11 +40,11 @@ final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
          opener: @escaping @Sendable (String) throws -> any FrameSource,
          makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)? = nil,
          onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) {
-        self.makeEncoder = makeEncoder
         self.streams = streams
         self.clock = clock
         self.configuration = configuration
         self.opener = opener
+        self.makeEncoder = makeEncoder
         self.onDefaultEpoch = onDefaultEpoch
     }
 
