@@ -120,7 +120,7 @@ final class TLSLink: @unchecked Sendable {
 
 /// The end of the pipeline: decrypted bytes, the handshake's completion and any error,
 /// handed from the event loop to the waiting thread.
-final class TLSInbox: ChannelInboundHandler, @unchecked Sendable {
+final class TLSInbox: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
 
     private struct Received {

@@ -11,7 +11,7 @@ import TuttiSecurity
 /// the player that decodes, encodes Opus, stamps presentation times and sends each packet
 /// ahead of it (stored audio up to `lookahead`, live audio `latency`), by multicast and
 /// unicast.
-public final class Coordinator: @unchecked Sendable {
+public final class Coordinator: Sendable {
     public struct Configuration: Sendable {
         public var encoder = OpusFrameEncoder.Settings()
         /// Presentation time minus send time: the house's end-to-end latency.

@@ -18,7 +18,7 @@ protocol ZoneSenders: Sendable {
 /// filling its own stream (`StreamOutlet`: its SSRC, retransmissions, seal). The default
 /// zone's stream is the coordinator's first. `stopAll` ends every one of them;
 /// `waitUntilStopped` returns once they all have ended (the service group's shutdown waits for it).
-final class CoordinatorSenders: ZoneSenders, @unchecked Sendable {
+final class CoordinatorSenders: ZoneSenders, Sendable {
     /// The zones' streams, and the maker of new ones.
     private let streams: StreamDirectory
     private let clock: any MonotonicClock
