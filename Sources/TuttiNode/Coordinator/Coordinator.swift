@@ -81,14 +81,13 @@ public final class Coordinator: Sendable {
     public let configuration: Configuration
     /// What it acts through (given by whoever builds the program).
     let ports: CoordinatorPorts
-    /// The house's shared clock (given by whoever builds the program: this host's monotonic clock).
-    let clock: any MonotonicClock
+    /// The house's shared clock (this host's monotonic clock, for a program).
+    var clock: any MonotonicClock { ports.clock }
     /// Stops the clock service's loop.
     let stopFlag = StopFlag()
     /// Shuts the house's services down (`stop()`).
     let shutdown = ShutdownTrigger()
-    let clockSocket: any DatagramSocket & Sendable
-    let sendSocket: any DatagramSocket & Sendable
+    var clockSocket: any DatagramSocket & Sendable { ports.clockSocket }
     let clockServer: ClockServer
     /// The zones' streams by SSRC: where each one's packets go, those kept for
     /// retransmission, and their seal (SRTP, unless the configuration says not to). The
@@ -119,9 +118,7 @@ public final class Coordinator: Sendable {
     public init(configuration: Configuration, ports: CoordinatorPorts) throws {
         self.configuration = configuration
         self.ports = ports
-        clock = ports.clock
-        clockSocket = ports.clockSocket
-        sendSocket = ports.sendSocket
+        let clock = ports.clock
         keyring = try StateStore(directory: configuration.stateDirectory).keyring(sealsStream: configuration.sealStream,
                                                                                    loadedAt: clock.nanosecondsNow())
         RemoteFetcher.shared.restrict(to: configuration.remoteSources, resolve: { NetworkAddress.resolve($0) })
@@ -131,20 +128,18 @@ public final class Coordinator: Sendable {
         let ahead = Double(max(configuration.latencyMilliseconds, configuration.maxLatencyMilliseconds ?? 0, configuration.lookaheadMilliseconds))
         resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
         resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
-        wire = StreamWire(socket: sendSocket, clock: clock)
-        let members: @Sendable (UInt32, Int64) -> [StreamTagKey] = { [keyring] in keyring.streamTags(for: $0, at: $1) }
+        wire = StreamWire(socket: ports.sendSocket, clock: clock)
         let sealed = configuration.sealStream
-        // The other zones' streams are sealed as the default zone's, and go to the multicast
-        // group and the followers that subscribe to them; not to the fixed unicast
-        // destinations: those are stock receivers of the default zone's stream, as the SDP
-        // file describes it, which another stream would only confuse.
+        // Every zone's stream goes to the multicast group and the followers that subscribe to
+        // it; the default zone's also to the fixed unicast destinations: those are stock
+        // receivers of its stream, as the SDP file describes it, which another stream would
+        // only confuse.
         streams = StreamDirectory(
-            default: StreamOutlet(ssrc: UInt32.random(in: 1...UInt32.max), master: sealed ? keyring.streamInUse.key : nil,
-                                  destinations: configuration.unicast + (configuration.multicast.map { [$0] } ?? []), wire: wire,
-                                  resending: resending, members: members),
             making: .init(master: { [keyring] in sealed ? keyring.streamInUse.key : nil },
-                          destinations: configuration.multicast.map { [$0] } ?? [], resending: resending, members: members))
-        clockServer = ClockServer(socket: clockSocket, clock: clock, keyring: keyring, streams: streams,
+                          destinations: configuration.multicast.map { [$0] } ?? [], resending: resending,
+                          members: { [keyring] in keyring.streamTags(for: $0, at: $1) }),
+            wire: wire, defaultAlsoTo: configuration.unicast)
+        clockServer = ClockServer(socket: ports.clockSocket, clock: clock, keyring: keyring, streams: streams,
                                   sealed: configuration.sealStream)
         clockServer.onStreamKey = { [weak self] _ in self?.rewriteSDP() }
     }

@@ -124,11 +124,12 @@ final class Player: @unchecked Sendable {
             // Rest until then, or until the house acts (answers, when it was asked).
             let timeout = until - clock.nanosecondsNow()
             if let seen = awaiting?.seen {
-                inbox.wait(timeout: timeout) { $0.answers != seen || $0.woken }
+                inbox.wait(timeout: timeout, until: { $0.answers != seen || $0.woken }) { mail, _ in mail.woken = false }
             } else {
-                inbox.wait(timeout: min(timeout, 200_000_000)) { !$0.actions.isEmpty || $0.latencyTarget != nil || $0.woken }
+                inbox.wait(timeout: min(timeout, 200_000_000), until: { !$0.actions.isEmpty || $0.latencyTarget != nil || $0.woken }) { mail, _ in
+                    mail.woken = false
+                }
             }
-            inbox.withLock { $0.woken = false }
         }
     }
 

@@ -22,10 +22,17 @@ final class StreamDirectory: Sendable {
     let defaultOutlet: StreamOutlet
     private let making: Making
 
-    init(default outlet: StreamOutlet, making: Making) {
-        defaultOutlet = outlet
+    /// The default zone's stream, made as `making` says, on `wire`, and also to `defaultAlsoTo`.
+    init(making: Making, wire: StreamWire, defaultAlsoTo extra: [SocketAddress] = []) {
         self.making = making
+        let outlet = Self.make(making, ssrc: UInt32.random(in: 1...UInt32.max), wire: wire, alsoTo: extra)
+        defaultOutlet = outlet
         outlets = Mutex([outlet.ssrc: outlet])
+    }
+
+    private static func make(_ making: Making, ssrc: UInt32, wire: StreamWire, alsoTo extra: [SocketAddress] = []) -> StreamOutlet {
+        StreamOutlet(ssrc: ssrc, master: making.master(), destinations: extra + making.destinations, wire: wire,
+                     resending: making.resending, members: making.members)
     }
 
     /// A new zone's stream, with an SSRC of its own (none of the house's), on the default's
@@ -34,8 +41,7 @@ final class StreamDirectory: Sendable {
         outlets.withLock { table in
             var ssrc = UInt32.random(in: 1...UInt32.max)
             while table[ssrc] != nil || ssrc == defaultOutlet.ssrc { ssrc = UInt32.random(in: 1...UInt32.max) }
-            let outlet = StreamOutlet(ssrc: ssrc, master: making.master(), destinations: making.destinations, wire: defaultOutlet.wire,
-                                      resending: making.resending, members: making.members)
+            let outlet = Self.make(making, ssrc: ssrc, wire: defaultOutlet.wire)
             table[ssrc] = outlet
             return outlet
         }
