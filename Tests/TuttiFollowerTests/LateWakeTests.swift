@@ -18,24 +18,24 @@ struct LateWakeTests {
         return spec
     }
 
-    static func run(_ spec: SimulatedHouse.FollowerSpec) -> (SimulatedHouse.Member, PlayoutSnapshot) {
-        let house = SimulatedHouse([spec])
-        house.run(until: 12_000_000_000)
+    static func run(_ spec: SimulatedHouse.FollowerSpec) async throws -> (SimulatedHouse.Member, PlayoutSnapshot) {
+        let house = try await SimulatedHouse([spec])
+        try await house.run(until: 12_000_000_000)
         let m = house.members[0]
         // Each frame on time, whatever the wake-ups (the clock settled by 4 s).
         #expect(TransportPlayoutTests.worst(m, house, from: 4_000_000_000, to: 11_500_000_000) < 10_000)
         return (m, m.playout!.snapshot())
     }
 
-    @Test func wakeUpsUpTo8MillisecondsLateLoseNothing() {
-        let (m, s) = Self.run(Self.room(lateness: 8_000_000))
+    @Test func wakeUpsUpTo8MillisecondsLateLoseNothing() async throws {
+        let (m, s) = try await Self.run(Self.room(lateness: 8_000_000))
         #expect(m.device.underruns == 0 && s.holes == 0 && s.nearMisses == 0)
         #expect(s.floor == 20_000_000, "the floor stays where it was set")
         #expect(LookaheadTests.breaks(m, from: 3_000_000_000, to: 11_500_000_000) == 0, "every frame in turn")
     }
 
-    @Test func latenessNearTheFloorRaisesItBeforeAnyHole() {
-        let (m, s) = Self.run(Self.room(lateness: 16_000_000))
+    @Test func latenessNearTheFloorRaisesItBeforeAnyHole() async throws {
+        let (m, s) = try await Self.run(Self.room(lateness: 16_000_000))
         #expect(m.device.underruns == 0 && s.holes == 0)
         #expect(s.nearMisses >= 1 && s.floor >= 30_000_000, "near misses \(s.nearMisses), floor \(s.floor / 1_000_000) ms")
         #expect(LookaheadTests.breaks(m, from: 3_000_000_000, to: 11_500_000_000) == 0)
@@ -44,8 +44,8 @@ struct LateWakeTests {
     /// A stall of 30 ms every 3 s: the first runs the device dry for 10 ms (the frames due
     /// meanwhile are lost, every other keeps its time), and the floor grows to twice the
     /// lateness; the stalls after it cost nothing.
-    @Test func aStallRunsTheDeviceDryOnceAndTheFloorHoldsTheRest() {
-        let (m, s) = Self.run(Self.room(stall: 30_000_000, every: 3_000_000_000))
+    @Test func aStallRunsTheDeviceDryOnceAndTheFloorHoldsTheRest() async throws {
+        let (m, s) = try await Self.run(Self.room(stall: 30_000_000, every: 3_000_000_000))
         #expect(m.device.underruns == 1 && s.holes == 1, "underruns \(m.device.underruns), holes \(s.holes)")
         #expect(s.floor >= 60_000_000, "floor \(s.floor / 1_000_000) ms")
         #expect(m.device.framesDropped > 400 && m.device.framesDropped < 600, "\(m.device.framesDropped) frames lost")

@@ -1,18 +1,23 @@
-import TuttiCore
+import Foundation
+import Synchronization
+@testable import TuttiCore
 import TuttiNet
 import TuttiSecurity
 import TuttiTesting
 @testable import TuttiFollower
 @testable import TuttiNode
 
-/// A whole house in memory, driven by a simulated true time: a coordinator whose sender is
-/// the real one (`Player` and its `SenderMachine`, on the true time) playing a source whose
-/// samples are their own positions into IndexCodec frames, answering on its control channel
-/// (`ControlChannelService`, the clock server's machine) and resending what followers ask
-/// for again, and followers that are the real follower (`Follower`, its `FollowerNetwork`, `ClockClient` and `Playout`, turning
-/// `Playout.step` when their device or their loop is due), each on a clock of its own
-/// that drifts, with a sound device of its own, over a lossy, jittery in-memory network.
-/// Records, for every frame each device plays, how far from its presentation time it was heard.
+/// A whole house in memory, driven by a simulated true time. The coordinator is the real
+/// one, put together as the command puts it together (`Coordinator.assemble`): its house
+/// actor (served its notices and let time pass on the true time), its clock service
+/// (`ClockServer.turn`), the rooms' messenger, the sealed outlets and the senders (turned by
+/// the simulation), on in-memory sockets and a clock of the true time; only its source
+/// (samples that are their own positions) and encoder (IndexCodec frames) are the
+/// simulation's. The followers are the real follower (`Follower`, its `FollowerNetwork`,
+/// `ClockClient` and `Playout`, turning `Playout.step` when their device or their loop is
+/// due), each on a clock of its own that drifts, with a sound device of its own, over a
+/// lossy, jittery in-memory network. Records, for every frame each device plays, how far
+/// from its presentation time it was heard.
 final class SimulatedHouse: @unchecked Sendable {
     struct FollowerSpec {
         var clockOffset: Int64 = 0
@@ -65,15 +70,15 @@ final class SimulatedHouse: @unchecked Sendable {
 
     /// One of a member's sockets on the in-memory network: what was delivered to it, and
     /// where what it sends goes.
-    final class SimulatedSocket: DatagramSocket {
+    final class SimulatedSocket: DatagramSocket, @unchecked Sendable {
         let address: SocketAddress
         var inbox: [Datagram] = []
-        let sent: ([UInt8]) -> Void
-        init(address: SocketAddress, sent: @escaping ([UInt8]) -> Void) {
+        let sent: (_ to: SocketAddress, _ bytes: [UInt8]) -> Void
+        init(address: SocketAddress, sent: @escaping (_ to: SocketAddress, _ bytes: [UInt8]) -> Void) {
             self.address = address
             self.sent = sent
         }
-        func send(_ bytes: [UInt8], to address: SocketAddress, wait: Bool) throws(SystemError) { sent(bytes) }
+        func send(_ bytes: [UInt8], to address: SocketAddress, wait: Bool) throws(SystemError) { sent(address, bytes) }
         func receive(timeoutMilliseconds: Int32) throws(SystemError) -> Datagram? { try receiveWaiting() }
         func receiveWaiting() throws(SystemError) -> Datagram? { inbox.isEmpty ? nil : inbox.removeFirst() }
         func enableReceiveTimestamps() -> Bool { true }
@@ -163,8 +168,8 @@ final class SimulatedHouse: @unchecked Sendable {
         var firstSoundAt: Int64?
         /// (true time, clock estimate error in ns) every 250 ms.
         var clockErrors: [(Int64, Int64)] = []
-        /// Its reports, as the coordinator received them.
-        var reports: [RoomReport] = []
+        /// Its room's name.
+        let name: String
 
         init(spec: FollowerSpec, index: Int, seed: UInt64, time: TrueTime, key: HouseKey) {
             self.spec = spec
@@ -177,18 +182,19 @@ final class SimulatedHouse: @unchecked Sendable {
                 clockNetwork = InMemoryNetwork(loss: spec.loss, baseDelay: 200_000, jitter: spec.jitter / 10, seed: seed + 100)
             }
             let here = UInt32(0x0A00_0002 + index)
-            stream = SimulatedSocket(address: SocketAddress(address: here, port: 6_000)) { _ in }
+            stream = SimulatedSocket(address: SocketAddress(address: here, port: 6_000)) { _, _ in }
             var sendControl: ([UInt8]) -> Void = { _ in }
-            control = SimulatedSocket(address: SocketAddress(address: here, port: 6_001)) { sendControl($0) }
+            control = SimulatedSocket(address: SocketAddress(address: here, port: 6_001)) { sendControl($1) }
+            let name = "room\(index)"
+            self.name = name
             var config = PlayoutEngine.Configuration()
             config.payloadType = 96
             config.fadeFrames = 0  // samples carry their own positions; a fade would scale them
             var followerConfig = Follower.Configuration()
             followerConfig.coordinator = SimulatedHouse.coordinatorAddress
             followerConfig.unicast = true
-            followerConfig.sealedStream = false
             followerConfig.stateDirectory = nil
-            followerConfig.name = "room\(index)"
+            followerConfig.name = name
             followerConfig.fill = spec.fill
             followerConfig.statusInterval = 3_600
             follower = Follower(configuration: followerConfig, membership: .init(houseKey: key, name: "room \(index)"),
@@ -203,43 +209,52 @@ final class SimulatedHouse: @unchecked Sendable {
 
     static let coordinatorAddress = SocketAddress(address: 0x0A00_0001, port: 5_005)
 
-    let origin: Int64 = 2_000_000_000
+    /// Where the stream is heard from (the first epoch's start, as the house's transport set it).
+    var origin: Int64 { epochStarts.first?.at ?? Self.playAt }
+    /// When the simulation asks the house to play (the stream starts a command lead later).
+    static let playAt: Int64 = 1_900_000_000
     let lead: Int64 = 150_000_000
     /// How far ahead the coordinator sends (the IndexCodec stream is stored audio).
     let lookahead: Int64
-    /// The coordinator's sender, turned at every step of the true time.
-    private var player: Player!
-    /// The true time, as the coordinator's clock.
-    struct TrueClock: MonotonicClock {
-        let time: TrueTime
-        func nanosecondsNow() -> Int64 { time.now }
-    }
-    /// The coordinator's packets of late, for followers that ask for them again.
-    var retransmitter = Retransmitter<Int>(mediaSSRC: 77, ssrc: RTPPacket.retransmissionSSRC(of: 77), initialSequence: 1)
-    /// The house key, as the clock port's messages are sealed with it.
-    static let houseKey = HouseKey.generate()
-    static let key = houseKey.clockPort
-    /// The coordinator's side of the control channel; members are their indices.
-    var channel = ControlChannelService<Int>(key: SimulatedHouse.key, cookieKey: SumTag(key: 99), stream: { _ in 77 }, payloadType: 96,
-                                             addressBytes: { [UInt8(truncatingIfNeeded: $0)] }, atPort: { peer, _ in peer })
-    /// The coordinator's clock, set to each moment it acts at.
-    let coordinatorClock = ManualClock(start: 0)
     var members: [Member] = []
     let time = TrueTime()
     var now: Int64 {
         get { time.now }
         set { time.now = newValue }
     }
-    /// The coordinator cuts its timeline (as a live source's realignment does) at these true times.
-    var restarts: [Int64] = []
-    /// The coordinator's transport (the real machine), playing one endless item: the
-    /// IndexCodec stream. Its cuts and starts drive the sender, as they drive the player.
-    private(set) var transport: Transport
-    private let item: Int
 
-    /// Transport commands, as the coordinator carries them out (`Transport.handle`):
-    /// effective `cutLead` after the command, announced by an epoch end (sent three times,
-    /// over the lossy clock link).
+    // The coordinator: the real one (its clock service, the rooms' messenger, the sealed
+    // outlets, the senders and the house actor), on the in-memory network, its clock the
+    // true time (and `coordinatorOffset` elsewhere after a restart).
+    private(set) var coordinator: Coordinator!
+    private(set) var house: House!
+    private(set) var senders: CoordinatorSenders!
+    /// The coordinator's clock port and send socket on the in-memory network.
+    private(set) var clockPort: SimulatedSocket!
+    private(set) var sendPort: SimulatedSocket!
+    /// The coordinator's clock minus the true time.
+    private(set) var coordinatorOffset: Int64 = 0
+    private let folder: String
+    private var noticesServed = 0
+    private var notices: AsyncStream<Notice>.AsyncIterator!
+    private var nextTick: Int64 = 0
+    private var nextSenderTurn: Int64 = 0
+    private var played = false
+    /// The coordinator is stopped (`restartCoordinator`).
+    private var isDown = false
+    /// The coordinator's clock: the true time, `offset` elsewhere.
+    struct OffsetClock: MonotonicClock {
+        let time: TrueTime
+        let offset: Int64
+        func nanosecondsNow() -> Int64 { time.now + offset }
+    }
+
+    /// The coordinator cuts its timeline at these true times, as a live source's player
+    /// does when its input parts from the timeline (it tells the house, which realigns).
+    var restarts: [Int64] = []
+
+    /// Transport commands, given to the house as the control API gives them (its command
+    /// lead after the command, announced by an epoch end over the lossy clock links).
     enum Command {
         /// Pause; resume so long after the cut (the new epoch starts then).
         case pause(resumeAfter: Int64?)
@@ -247,42 +262,117 @@ final class SimulatedHouse: @unchecked Sendable {
         case seek(to: Int64)
     }
     var commands: [(at: Int64, command: Command)] = []
-    /// Changes a packet before it is sent (given the media position of its first frame): a
-    /// stranger's forged packet in its place.
-    var tamper: ((Int64, inout RTPPacket) -> Void)?
+    /// Changes a packet's payload as it is encoded (given the media position of its first
+    /// frame): a stranger's forged packet in its place.
+    var tamper: (@Sendable (Int64, inout [UInt8]) -> Void)? {
+        get { encoder.tamper.withLock { $0 } }
+        set { encoder.tamper.withLock { $0 = newValue } }
+    }
+    private let encoder = IndexEncoder()
     /// When to tell the transport to play again (after a pause).
     private var resumeCommandAt: Int64?
-    /// Every epoch's start: (epoch, presentation time, media position); for the tests' expectations.
-    private(set) var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] = []
-    private(set) var cuts: [(epoch: UInt32, at: Int64)] = []
+    /// Every epoch's start: (epoch, presentation time, media position), as the house's
+    /// transports set them, by zone (true times); and every cut (an epoch's end).
+    private(set) var starts: [String: [(epoch: UInt32, at: Int64, position: Int64)]] = [:]
+    private(set) var ends: [String: [(epoch: UInt32, at: Int64)]] = [:]
+    /// The default zone's.
+    var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] { starts[ZoneInfo.defaultID] ?? [] }
+    var cuts: [(epoch: UInt32, at: Int64)] { ends[ZoneInfo.defaultID] ?? [] }
+    /// Whether an epoch's end on its way to member `index` is dropped (the network loses it).
+    var dropsEpochEnd: ((_ index: Int, _ epoch: UInt32) -> Bool)?
+    /// The reports the coordinator received, by room.
+    private let received = Inbox<[String: [RoomReport]]>([:])
 
-    /// The media position heard at true time `time` on the epoch running then.
-    func position(at time: Int64) -> Double {
-        guard let start = epochStarts.last(where: { $0.at <= time }) ?? epochStarts.first else { return 0 }
+    /// The media position heard at true time `time` on the epoch of zone `zone` running then
+    /// (or on `epoch`, had it run on).
+    func position(at time: Int64, zone: String = ZoneInfo.defaultID, epoch: (epoch: UInt32, at: Int64, position: Int64)? = nil) -> Double {
+        let starts = starts[zone] ?? []
+        guard let start = epoch ?? starts.last(where: { $0.at <= time }) ?? starts.first else { return 0 }
         return Double(start.position) + Double(time - start.at) * 48_000 / 1e9
     }
 
-    init(_ specs: [FollowerSpec], lookahead: Int64 = 150_000_000) {
+    init(_ specs: [FollowerSpec], lookahead: Int64 = 150_000_000) async throws {
         self.lookahead = lookahead
-        let time = self.time
-        members = specs.enumerated().map { Member(spec: $1, index: $0, seed: UInt64($0 + 1), time: time, key: Self.houseKey) }
-        var queue = PlayQueue()
-        item = queue.add(["index-codec"])[0].id
-        transport = Transport(queue: queue)
-        transport.setDuration(itemID: item, frames: 3_600 * 48_000)
-        var settings = Player.Configuration()
-        settings.latency = lead
-        settings.lookahead = lookahead
-        player = try! Player(configuration: settings, ssrc: 77, stopFlag: StopFlag(), clock: TrueClock(time: time),
-                             opener: { _ in IndexSource() }, encoder: IndexEncoder(),
-                             initialSequence: 65_500, initialTimestamp: UInt32.max - 50_000,
-                             send: { [unowned self] packet in self.sent(packet) }, sendReport: { _ in })
-        // Played so that the stream is heard from `origin` on.
-        perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: origin) - transport.configuration.cutLead))
+        folder = NSTemporaryDirectory() + "tutti-simulated-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try await startCoordinator()
+        members = specs.enumerated().map { Member(spec: $1, index: $0, seed: UInt64($0 + 1), time: time, key: coordinator.houseKey) }
+        // One item, as long as the index source: the stream, paused at its start.
+        try await house.replaceQueue(with: ["index-codec"], loopMode: .once)
+        _ = try await house.transport(.pause, zone: nil)
+    }
+
+    deinit {
+        senders?.stopAll()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    /// A coordinator on the state folder (the one before's house, members and keys, if
+    /// any), its clock `offset` from the true time, its sockets on the in-memory network.
+    private func startCoordinator(offset: Int64 = 0) async throws {
+        coordinatorOffset = offset
+        let clock = OffsetClock(time: time, offset: offset)
+        let route: @Sendable (SocketAddress, [UInt8]) -> Void = { [unowned self] in self.route($1, to: $0) }
+        clockPort = SimulatedSocket(address: Self.coordinatorAddress, sent: route)
+        sendPort = SimulatedSocket(address: SocketAddress(address: Self.coordinatorAddress.address, port: 5_004), sent: route)
+        var configuration = Coordinator.Configuration()
+        configuration.stateDirectory = folder
+        configuration.multicast = nil
+        configuration.clockListen = Self.coordinatorAddress
+        configuration.latencyMilliseconds = Int(lead / 1_000_000)
+        configuration.lookaheadMilliseconds = Int(lookahead / 1_000_000)
+        configuration.announce = false
+        var ports = CoordinatorPorts(clock: clock, clockSocket: clockPort, sendSocket: sendPort)
+        ports.openSource = { _, _ in IndexSource() }
+        let encoder = encoder
+        ports.makeEncoder = { _ in encoder }
+        coordinator = try Coordinator(configuration: configuration, ports: ports)
+        (house, senders) = try await coordinator.assemble(.init(tracks: nil, loopMode: nil), store: StateStore(directory: folder),
+                                                          turning: .byCaller)
+        notices = house.notices.makeAsyncIterator()
+        noticesServed = 0
+        nextTick = 0
+        nextSenderTurn = 0
+        let inner = coordinator.clockServer.onReport
+        let received = received
+        coordinator.clockServer.onReport = { report, address, member, at in
+            received.withLock { $0[report.name, default: []].append(report) }
+            inner?(report, address, member, at)
+        }
+    }
+
+    /// Stops the coordinator as SIGTERM does (the house saves where it is, the senders
+    /// stop), leaves the rooms without one for `down` (what reaches its port is lost), and
+    /// starts another on its state folder, its clock `offset` from the true time, which
+    /// plays on from where the house stopped.
+    func restartCoordinator(offset: Int64, down: Int64) async throws {
+        await house.saveOnExit()
+        senders.stopAll()
+        isDown = true
+        try await run(until: now + down)
+        isDown = false
+        try await startCoordinator(offset: offset)
+        try await command(.play)
+    }
+
+    /// What the coordinator sends to `address`: to a member's stream socket, or its clock
+    /// socket (unless `dropsEpochEnd` loses it), over that member's links.
+    private func route(_ bytes: [UInt8], to address: SocketAddress) {
+        guard let index = members.firstIndex(where: { $0.stream.address.address == address.address }) else { return }
+        let m = members[index]
+        if address.port == m.stream.address.port {
+            m.network.send(bytes, to: 0, at: now)
+            return
+        }
+        if let drops = dropsEpochEnd, let keyring = coordinator?.keyring,
+           let opened = try? ControlMessage.open(bytes, key: { keyring.clockKey(member: $0) }),
+           case let .epochEnd(epoch, _) = opened.message, drops(index, epoch) {
+            return
+        }
+        m.clockNetwork.send(bytes, to: 0, at: now)
     }
 
     /// A stored source whose samples are their own media positions (left: position / 4096,
-    /// right: position % 4096, both exact as floats), endless.
+    /// right: position % 4096, both exact as floats), an hour long.
     final class IndexSource: FrameSource {
         let name = "index"
         let isLive = false
@@ -298,93 +388,142 @@ final class SimulatedHouse: @unchecked Sendable {
     }
 
     /// Encodes a packet of the index source's frames as the IndexCodec frame that decodes to
-    /// the same positions.
-    final class IndexEncoder: FrameEncoding {
+    /// the same positions (changed by `tamper`, if set).
+    final class IndexEncoder: FrameEncoding, Sendable {
         let frameSize = 960
         let lookahead = 0
+        let tamper = Mutex<(@Sendable (Int64, inout [UInt8]) -> Void)?>(nil)
         func encode(_ pcm: [Float], offset: Int) throws -> [UInt8] {
-            IndexCodec.payload(first: Int64(pcm[offset]) << 12 | Int64(pcm[offset + 1]), frames: frameSize)
+            let first = Int64(pcm[offset]) << 12 | Int64(pcm[offset + 1])
+            var payload = IndexCodec.payload(first: first, frames: frameSize)
+            tamper.withLock { $0?(first, &payload) }
+            return payload
         }
         func reset() {}
     }
 
-    /// A packet the sender sends now: stamped, kept for retransmission, to every member there.
-    private func sent(_ packet: RTPPacket) {
-        var packet = packet
-        packet.sendTime = CoordinatorTime(nanoseconds: now)
-        tamper?(IndexCodec.contents(of: packet.payload)?.first ?? 0, &packet)
-        retransmitter.record(packet)
-        for m in members where now >= m.spec.joinAt { m.network.send(packet.encode(), to: 0, at: now) }
-    }
+    /// The reports the coordinator received from member `index`'s room.
+    func reports(of m: Member) -> [RoomReport] { received.withLock { $0[m.name] ?? [] } }
 
     /// Presentation time of stream position `v` (frames since origin) on the current timeline.
     func presentation(of position: Double, timelineOrigin: Int64) -> Double {
         Double(timelineOrigin) + position * 1e9 / 48_000
     }
 
-    func run(until end: Int64, step: Int64 = 500_000) {
+    /// Moves the true time on to `end`, a step at a time: the house is told to play at
+    /// `playAt`; the coordinator takes what reached its clock port, serves the notices its
+    /// clock service and sender told, lets time pass every `House.tickInterval` and turns its
+    /// sender when due; then each member's side.
+    func run(until end: Int64, step: Int64 = 500_000) async throws {
         while now < end {
             now += step
+            if !played, now >= Self.playAt {
+                played = true
+                try await command(.play)
+            }
             if let cut = restarts.first, now >= cut {
                 restarts.removeFirst()
-                perform(transport.realign(itemID: item, at: CoordinatorTime(nanoseconds: now + lead)))
+                try await realign(at: now + lead)
             }
             if let (at, command) = commands.first, now >= at {
                 commands.removeFirst()
-                carryOut(command)
+                try await carryOut(command)
             }
             if let at = resumeCommandAt, now >= at {
                 resumeCommandAt = nil
-                perform(try! transport.handle(.play, now: CoordinatorTime(nanoseconds: now)))
+                try await self.command(.play)
             }
-            // Coordinator: the sender sends every packet due (up to the lookahead ahead of presentation).
-            _ = player.turn()
-            for (index, m) in members.enumerated() where now >= m.spec.joinAt {
-                advance(m, index: index)
+            for m in members where now >= m.spec.joinAt {
+                for d in m.clockNetwork.deliver(upTo: now) {
+                    if d.to == 1 {
+                        if isDown { continue }
+                        clockPort.inbox.append(Datagram(bytes: d.bytes, from: m.control.address, receivedAt: d.deliverAt + coordinatorOffset))
+                    } else {
+                        m.control.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
+                    }
+                }
+            }
+            if isDown {
+                for m in members where now >= m.spec.joinAt { advance(m) }
+                continue
+            }
+            _ = try coordinator.clockServer.turn(now: now + coordinatorOffset)
+            try await serveNotices()
+            if now >= nextTick {
+                nextTick = now + House.tickInterval
+                await house.tick()
+                try await serveNotices()
+            }
+            if now + coordinatorOffset >= nextSenderTurn {
+                nextSenderTurn = senders.turn()
+                try await serveNotices()
+            }
+            for m in members where now >= m.spec.joinAt { advance(m) }
+        }
+        // On disk, as it is now: the saves the house began meanwhile (none newer than this)
+        // find nothing to write after the simulation is gone, and its folder with it.
+        if !isDown { await house.saveOnExit() }
+    }
+
+    /// Serves every notice told so far, and notes how the default zone's timeline changed.
+    private func serveNotices() async throws {
+        let told = house.noticesTold.load(ordering: .relaxed)
+        guard noticesServed < told else { return }
+        while noticesServed < told, let notice = await notices.next() {
+            noticesServed += 1
+            await house.serve(notice)
+        }
+        await observe()
+    }
+
+    /// The zones' transports as they are now: a new epoch's start, or a cut.
+    private func observe() async {
+        for (zone, play) in await house.plays {
+            let transport = play.transport
+            if case let .running(segments, _) = transport.mode, let first = segments.first,
+               starts[zone]?.last?.epoch != first.epoch {
+                starts[zone, default: []].append((first.epoch, first.at.nanoseconds - coordinatorOffset, first.position))
+            }
+            let end = transport.lastEnd.nanoseconds == .min ? .min : transport.lastEnd.nanoseconds - coordinatorOffset
+            if let last = starts[zone]?.last, end > .min, ends[zone]?.last?.epoch != last.epoch, end >= last.at {
+                ends[zone, default: []].append((last.epoch, end))
             }
         }
     }
 
-    private func carryOut(_ command: Command) {
-        let t = CoordinatorTime(nanoseconds: now)
+    private func command(_ command: TransportCommand) async throws {
+        _ = try await house.transport(command, zone: nil)
+        await observe()
+    }
+
+    /// What a live source's player tells the house when its input parts from the timeline:
+    /// the stream goes on from where it is, heard from `time`.
+    private func realign(at time: Int64) async throws {
+        let transport = await house.plays[ZoneInfo.defaultID]!.transport
+        let at = CoordinatorTime(nanoseconds: time + coordinatorOffset)
+        guard let item = transport.snapshot(at: at).item else { return }
+        house.tell(.player(.realigned(itemID: item.id, at: at, position: nil), zone: ZoneInfo.defaultID))
+        try await serveNotices()
+    }
+
+    private func carryOut(_ command: Command) async throws {
         switch command {
         case let .pause(resumeAfter):
-            perform(try! transport.handle(.pause, now: t))
+            try await self.command(.pause)
             if let resumeAfter, let cut = cuts.last {
-                resumeCommandAt = cut.at + resumeAfter - transport.configuration.cutLead
+                let lead = await house.plays[ZoneInfo.defaultID]!.transport.configuration.cutLead
+                resumeCommandAt = cut.at + resumeAfter - lead
             }
         case let .seek(target):
-            perform(try! transport.handle(.seek(to: target), now: t))
+            try await self.command(.seek(to: target))
         }
     }
 
-    /// Carries out the transport's actions as the coordinator does: a cut is announced to
-    /// every member; the sender carries out all of them.
-    private func perform(_ actions: [TransportAction]) {
-        for action in actions {
-            switch action {
-            case let .cut(epoch, at):
-                cuts.append((epoch, at.nanoseconds))
-                // Stamped with the coordinator's clock when sent, by which a member tells it is fresh.
-                let message = ControlMessage.epochEnd(epoch: epoch, at: NTPTimestamp(at))
-                    .seal(stamp: NTPTimestamp(nanoseconds: now).rawValue, with: Self.key)
-                for m in members where now >= m.spec.joinAt {
-                    for _ in 0..<3 { m.clockNetwork.send(message, to: 0, at: now) }  // as RoomMessenger sends it
-                }
-            case let .start(segment):
-                epochStarts.append((segment.epoch, segment.at.nanoseconds, segment.position))
-            case .continueWith:
-                break  // one endless item
-            }
-        }
-        player.perform(actions, paths: [item: "index-codec"])
-    }
-
-    /// The member's side at true time `now`: what the network delivered goes to its
-    /// sockets (stamped with its clock), the coordinator answers what reached it, and the
-    /// follower's own loop turns (`Playout.step`) when its device asks for audio or its loop
-    /// is due. Every frame the device plays is recorded with when it is heard.
-    private func advance(_ m: Member, index: Int) {
+    /// The member's side at true time `now`: what the network delivered goes to its stream
+    /// socket (stamped with its clock), and the follower's own loop turns (`Playout.step`)
+    /// when its device asks for audio or its loop is due. Every frame the device plays is
+    /// recorded with when it is heard.
+    private func advance(_ m: Member) {
         if m.playout == nil {
             let frameTime = 1e9 / 48_000 * (1 + m.spec.deviceRate)
             m.device = SimulatedDevice(clock: m.clock, latency: m.spec.deviceLatency, fills: m.spec.deviceFills,
@@ -398,15 +537,8 @@ final class SimulatedHouse: @unchecked Sendable {
             }
             m.playout = try! m.follower.prepare(output: m.device)
         }
-        for d in m.clockNetwork.deliver(upTo: now) {
-            if d.to == 1 {
-                coordinatorReceives(d, from: index)
-            } else {
-                m.control.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
-            }
-        }
         for d in m.network.deliver(upTo: now) {
-            m.stream.inbox.append(Datagram(bytes: d.bytes, from: Self.coordinatorAddress, receivedAt: m.local(d.deliverAt)))
+            m.stream.inbox.append(Datagram(bytes: d.bytes, from: sendPort.address, receivedAt: m.local(d.deliverAt)))
         }
         let local = m.local(now)
         if local >= m.nextTurn {
@@ -420,28 +552,6 @@ final class SimulatedHouse: @unchecked Sendable {
         }
         if now % 250_000_000 == 0, let e = m.engine.clockEstimate {
             m.clockErrors.append((now, e.coordinatorTime(at: LocalTime(nanoseconds: local)).nanoseconds - now))
-        }
-    }
-
-    /// The coordinator's clock port, exactly when a datagram arrives: retransmission
-    /// requests from members it knows (resent at once, by unicast), everything else through
-    /// its control channel's machine, 20 µs to answer.
-    private func coordinatorReceives(_ d: InMemoryNetwork<Int>.Datagram, from index: Int) {
-        let m = members[index]
-        if GenericNACK.isFeedback(d.bytes) {
-            guard channel.admitsFeedback(from: index, at: d.deliverAt), let nack = try? GenericNACK.decode(d.bytes) else { return }
-            for rtx in retransmitter.answer(nack, from: index, now: d.deliverAt) {
-                m.clockNetwork.send(rtx.encode(), to: 0, at: d.deliverAt + 20_000)
-            }
-            return
-        }
-        coordinatorClock.set(d.deliverAt + 20_000)
-        for output in channel.receive(d.bytes, from: index, at: d.deliverAt, clock: coordinatorClock) {
-            switch output {
-            case let .send(reply, to) where to == index: m.clockNetwork.send(reply, to: 0, at: d.deliverAt + 20_000)
-            case let .report(report, _, _, _): m.reports.append(report)
-            default: break
-            }
         }
     }
 }

@@ -29,10 +29,10 @@ struct TransportPlayoutTests {
         #expect(abs(back.position - house.position(at: cut)) < 5, "resumes from the paused sample")
     }
 
-    @Test func pauseSilencesEveryRoomAtTheCutAndResumeContinuesFromThere() throws {
-        let house = SimulatedHouse(Self.followers())
+    @Test func pauseSilencesEveryRoomAtTheCutAndResumeContinuesFromThere() async throws {
+        let house = try await SimulatedHouse(Self.followers())
         house.commands = [(5_000_000_000, .pause(resumeAfter: 1_000_000_000))]
-        house.run(until: 8_000_000_000)
+        try await house.run(until: 8_000_000_000)
         let cut = try #require(house.cuts.first).at
         let resume = cut + 1_000_000_000
         for m in house.members {
@@ -42,10 +42,10 @@ struct TransportPlayoutTests {
         }
     }
 
-    @Test func seekSwitchesEveryRoomAtTheSameSample() throws {
-        let house = SimulatedHouse(Self.followers())
+    @Test func seekSwitchesEveryRoomAtTheSameSample() async throws {
+        let house = try await SimulatedHouse(Self.followers())
         house.commands = [(5_000_000_000, .seek(to: 30 * 48_000))]
-        house.run(until: 7_000_000_000)
+        try await house.run(until: 7_000_000_000)
         let cut = try #require(house.cuts.first).at
         for m in house.members {
             #expect(!m.heard.contains { $0.time >= cut + 30_000 && $0.position < Double(30 * 48_000) }, "nothing of before the seek after the cut")
@@ -81,9 +81,9 @@ struct LookaheadTests {
     /// With a lookahead of 2 s nothing is missed; with only the latency (150 ms) the same
     /// stalls empty the rooms.
     @Test(arguments: [(Int64(2_000_000_000), true), (Int64(150_000_000), false)])
-    func stallsAreRiddenOutWithALookahead(lookahead: Int64, ridesOut: Bool) {
-        let house = SimulatedHouse([Self.stalling(3_000_000_000), Self.stalling(2_300_000_000)], lookahead: lookahead)
-        house.run(until: 12_000_000_000)
+    func stallsAreRiddenOutWithALookahead(lookahead: Int64, ridesOut: Bool) async throws {
+        let house = try await SimulatedHouse([Self.stalling(3_000_000_000), Self.stalling(2_300_000_000)], lookahead: lookahead)
+        try await house.run(until: 12_000_000_000)
         for m in house.members {
             let breaks = Self.breaks(m, from: 3_000_000_000, to: 11_500_000_000)
             if ridesOut {
@@ -99,10 +99,10 @@ struct LookaheadTests {
 
     /// Commands still act `cutLead` after they are given, with 2 s of audio in every room:
     /// the rooms drop what they hold past the cut.
-    @Test func pauseAndSeekActAtOnceWithTheLookahead() throws {
-        let house = SimulatedHouse(TransportPlayoutTests.followers(), lookahead: 2_000_000_000)
+    @Test func pauseAndSeekActAtOnceWithTheLookahead() async throws {
+        let house = try await SimulatedHouse(TransportPlayoutTests.followers(), lookahead: 2_000_000_000)
         house.commands = [(5_000_000_000, .pause(resumeAfter: 1_000_000_000)), (9_000_000_000, .seek(to: 30 * 48_000))]
-        house.run(until: 12_000_000_000)
+        try await house.run(until: 12_000_000_000)
         #expect(house.cuts.count == 2)
         let pause = house.cuts[0].at, seek = house.cuts[1].at
         #expect(pause - 5_000_000_000 <= 100_000_000 && seek - 9_000_000_000 <= 100_000_000)

@@ -42,37 +42,7 @@ extension Coordinator {
         case .own: try store.controlCertificate()
         case let .files(chain, key): try StateStore.readCertificate(certificate: chain, key: key)
         }
-        let messenger = RoomMessenger(socket: clockSocket, clock: clock, keys: keyring)
-        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
-                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, clock: clock, keyring: keyring)
-        await house.setLiveLatency(floor: Int64(configuration.latencyMilliseconds) * 1_000_000,
-                                   cap: configuration.maxLatencyMilliseconds.map { Int64($0) * 1_000_000 })
-        var playerConfiguration = Player.Configuration()
-        playerConfiguration.encoder = configuration.encoder
-        playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
-        playerConfiguration.lookahead = Int64(configuration.lookaheadMilliseconds) * 1_000_000
-        playerConfiguration.cname = cname
-        // Raw PCM from a regular file only where the coordinator was started with it.
-        let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
-        // One sender per zone, each on a thread of its own; the default zone's first.
-        let open = ports.openSource ?? { try openFrameSource($0, pcmFiles: $1) }
-        let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
-                                         opener: { try open($0, pcmFiles) }, makeEncoder: ports.makeEncoder,
-                                         onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) })
-        do {
-            try await house.attach(senders)
-        } catch {
-            senders.stopAll()
-            throw error
-        }
-        clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
-        clockServer.onEnrolled = { address, member in messenger.enrolled(address, as: member) }
-        if let tracks = start.tracks {
-            house.library.suggest(start.titles)
-            try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))
-        } else if let mode = start.loopMode {
-            try await house.setLoopMode(mode)
-        }
+        let (house, senders) = try await assemble(start, store: store)
 
         var control = ControlServer.Configuration()
         if !configuration.libraryFolders.isEmpty {
@@ -125,6 +95,51 @@ extension Coordinator {
 }
 
 extension Coordinator {
+    /// The house on this coordinator's shells, started as the command line says: the rooms'
+    /// messenger on the clock port, the house, a sender per zone (`turning`: each on a
+    /// thread of its own, or turned by the caller, as a simulated house does), and the
+    /// clock service's reports going to the house. Nothing runs yet but the senders' threads.
+    func assemble(_ start: Start, store: StateStore, turning: CoordinatorSenders.Turning = .threads) async throws
+        -> (house: House, senders: CoordinatorSenders) {
+        let messenger = RoomMessenger(socket: clockSocket, clock: clock, keys: keyring)
+        let house = try House(store: store, messenger: messenger, version: "tutti 0.4", name: configuration.houseName,
+                              lyricsFolder: configuration.lyricsDirectory, replayGain: configuration.replayGain, clock: clock, keyring: keyring)
+        await house.setLiveLatency(floor: Int64(configuration.latencyMilliseconds) * 1_000_000,
+                                   cap: configuration.maxLatencyMilliseconds.map { Int64($0) * 1_000_000 })
+        var playerConfiguration = Player.Configuration()
+        playerConfiguration.encoder = configuration.encoder
+        playerConfiguration.latency = Int64(configuration.latencyMilliseconds) * 1_000_000
+        playerConfiguration.lookahead = Int64(configuration.lookaheadMilliseconds) * 1_000_000
+        playerConfiguration.cname = cname
+        // Raw PCM from a regular file only where the coordinator was started with it.
+        let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
+        // One sender per zone; the default zone's first.
+        let open = ports.openSource ?? { try openFrameSource($0, pcmFiles: $1) }
+        let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
+                                         opener: { try open($0, pcmFiles) }, makeEncoder: ports.makeEncoder,
+                                         onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) }, turning: turning)
+        do {
+            try await house.attach(senders)
+        } catch {
+            senders.stopAll()
+            throw error
+        }
+        clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
+        clockServer.onEnrolled = { address, member in messenger.enrolled(address, as: member) }
+        do {
+            if let tracks = start.tracks {
+                house.library.suggest(start.titles)
+                try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))
+            } else if let mode = start.loopMode {
+                try await house.setLoopMode(mode)
+            }
+        } catch {
+            senders.stopAll()
+            throw error
+        }
+        return (house, senders)
+    }
+
     /// Brings the sampled metrics up to date, for a scrape.
     func sampleMetrics(rooms: [RoomView], zones: [ZoneView]) {
         let metrics = CoordinatorMetrics.shared

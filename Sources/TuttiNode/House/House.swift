@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TuttiAPI
 import TuttiControl
 import TuttiCore
@@ -93,6 +94,8 @@ public actor House: ControlService {
     /// What the players and the clock service tell the house, in the order they told it.
     nonisolated let notices: AsyncStream<Notice>
     private nonisolated let noticeInbox: AsyncStream<Notice>.Continuation
+    /// Notices told so far (a simulated house serves as many as were told, at each instant).
+    nonisolated let noticesTold = Atomic<Int>(0)
 
     /// Reads the saved house, and the tags and lyrics of its queues (before it serves anyone).
     /// `saving`: where the state is written (tests hold it up). `replayGain`: the setting
@@ -375,6 +378,7 @@ public enum Notice: Sendable {
 extension House {
     /// Tells the house something (any thread; it never waits).
     nonisolated func tell(_ notice: Notice) {
+        noticesTold.add(1, ordering: .relaxed)
         noticeInbox.yield(notice)
     }
 
@@ -382,16 +386,19 @@ extension House {
     /// settings to deliver, events, saves.
     static let tickInterval: Int64 = 20_000_000
 
+    /// What a notice says, carried out (`run` serves them in order; a simulated house too).
+    func serve(_ notice: Notice) {
+        switch notice {
+        case let .player(news, zone): heard(news, zone: zone)
+        case let .report(report, address, member, time): received(report, from: address, member: member, at: time)
+        }
+    }
+
     /// Serves the notices in order, and lets time pass every `tickInterval`, until cancelled.
     func run() async {
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask {
-                for await notice in self.notices {
-                    switch notice {
-                    case let .player(news, zone): await self.heard(news, zone: zone)
-                    case let .report(report, address, member, time): await self.received(report, from: address, member: member, at: time)
-                    }
-                }
+                for await notice in self.notices { await self.serve(notice) }
             }
             tasks.addTask {
                 // Every 20 ms of the house's own clock (the one it was given), not the host's.

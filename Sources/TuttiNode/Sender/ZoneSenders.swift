@@ -35,11 +35,16 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
         var stopping = false
     }
     private let running = Inbox(Running())
+    /// Who turns the players: each its own thread (a program), or the caller (`turn`: a
+    /// simulated house, on its manual clock).
+    enum Turning: Sendable { case threads, byCaller }
+    private let turning: Turning
 
     init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration,
          opener: @escaping @Sendable (String) throws -> any FrameSource,
          makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)? = nil,
-         onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) {
+         onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, turning: Turning = .threads) {
+        self.turning = turning
         self.streams = streams
         self.clock = clock
         self.configuration = configuration
@@ -68,11 +73,13 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
         }
         player.onNews = news
         let running = running
+        let threaded = turning == .threads
         running.withLock { state in
             if state.stopping { stop.set() }
             state.players[outlet.ssrc] = (player, stop)
-            state.threads += 1
+            if threaded { state.threads += 1 }
         }
+        guard threaded else { return (outlet.ssrc, player) }
         startThread(isDefault ? "tutti-player" : "tutti-zone") {
             player.run()
             running.post { $0.threads -= 1 }
@@ -97,6 +104,13 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
             stop.set()
             player.wake()
         }
+    }
+
+    /// Turns every player once (`.byCaller`): what each has to do now is done; returns the
+    /// earliest time one must turn again.
+    func turn() -> Int64 {
+        let players = running.withLock { $0.players.values.map(\.player) }
+        return players.map { $0.turn() }.min() ?? .max
     }
 
     /// Blocks until `stopAll` was called and every sender's thread has ended.
