@@ -1,13 +1,16 @@
 import Glibc
+import Synchronization
 
 /// A file written from the start or appended to, a line at a time (traces, recordings, the
 /// log on standard error). Part of the system-call fence: opening fails with a
 /// `SystemError`; a later failed write is counted, not thrown, since the writers (traces,
 /// logs) must not stop what they describe.
-public final class OutputFile: @unchecked Sendable {
+public final class OutputFile: Sendable {
     private let fd: Int32
     private let owned: Bool
-    public private(set) var failedWrites = 0
+    /// Writes that failed (any thread writes: the log is one file for all of them).
+    public var failedWrites: Int { failures.load(ordering: .relaxed) }
+    private let failures = Atomic<Int>(0)
 
     /// Creates (or truncates) `path`.
     public init(creating path: String, permissions: mode_t = 0o644) throws(SystemError) {
@@ -35,19 +38,19 @@ public final class OutputFile: @unchecked Sendable {
     }
 
     public func write(_ bytes: UnsafeRawBufferPointer) {
-        if System.writeAll(fd, bytes) != nil { failedWrites += 1 }
+        if System.writeAll(fd, bytes) != nil { failures.add(1, ordering: .relaxed) }
     }
 
     /// Asks the system to put what was written on the disk.
     public func sync() {
-        if fsync(fd) != 0 { failedWrites += 1 }
+        if fsync(fd) != 0 { failures.add(1, ordering: .relaxed) }
     }
 
     /// Writes at `offset` from the start, without moving where the next write goes (a WAV
     /// header's sizes, once known).
     public func write(_ bytes: [UInt8], at offset: Int) {
         let n = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, off_t(offset)) }
-        if n != bytes.count { failedWrites += 1 }
+        if n != bytes.count { failures.add(1, ordering: .relaxed) }
     }
 }
 

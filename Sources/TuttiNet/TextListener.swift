@@ -4,7 +4,7 @@ import Glibc
 /// it answers `GET` of the paths its handler knows, one connection at a time, each closed
 /// after its answer. A request head must come within 2 s and fit in 8 KB; anything else
 /// is answered 400, 404, 405 or 431, or dropped. It never touches the playout thread.
-public final class TextListener: @unchecked Sendable {
+public final class TextListener: Sendable {
     /// An answer: status, content type, body.
     public struct Answer: Sendable {
         public var status: Int

@@ -72,7 +72,7 @@ struct MPRISCommand: ParsableCommand {
 }
 
 /// The control API, as the bridge uses it.
-struct CtlRemote: MPRISRemote, @unchecked Sendable {
+struct CtlRemote: MPRISRemote, Sendable {
     let client: CtlClient
 
     var baseURL: String { client.url }

@@ -10,30 +10,49 @@ import TuttiSecurity
 /// each datagram waiting, and says when it must turn again, as the follower's
 /// `Playout.step` does: `run` turns it on a thread of its own, asleep on the socket between
 /// turns; a simulated house turns it on a manual clock.
-final class ClockServer: @unchecked Sendable {
+final class ClockServer: Sendable {
     private let socket: any DatagramSocket & Sendable
     private let clock: any MonotonicClock
-    /// This service's thread only.
-    private var service: ControlChannelService<SocketAddress>
+    /// What the service keeps: its thread's alone (a simulated house turns it on its own),
+    /// in one lock all the same.
+    private struct State {
+        var service: ControlChannelService<SocketAddress>
+        /// Opens the followers' NACKs (SRTCP), when the stream is sealed: with the stream's
+        /// key in use, else the one before it (members still sealing with it while the stream moves).
+        var openers: [SRTPContext] = []
+        /// NACKs from addresses that have not exchanged time lately, refused.
+        var refusedRequests = 0
+        var reportedStrangers = (0, 0)
+        var reported = Retransmitter<SocketAddress>.Statistics()
+        var nextSummary: Int64 = 0
+    }
+    private let state: Mutex<State>
     /// The zones' streams: their subscribers, the packets sent lately (for peers that ask
     /// again) and their protection (retransmissions are sealed like the stream).
     let streams: StreamDirectory
-    /// Opens the followers' NACKs (SRTCP), when the stream is sealed: with the stream's key
-    /// in use, else the one before it (members still sealing with it while the stream moves).
-    private var openers: [SRTPContext] = []
     private let keyring: HouseKeyring
     private let sealed: Bool
+    private struct Callbacks {
+        var streamKey: (@Sendable (SRTPMasterKey) -> Void)?
+        var report: (@Sendable (RoomReport, SocketAddress, UInt16, Int64) -> Void)?
+        var enrolled: (@Sendable (SocketAddress, UInt16) -> Void)?
+    }
+    private let callbacks = Mutex(Callbacks())
     /// Called on this service's thread when the stream moved to a new key.
-    var onStreamKey: (@Sendable (SRTPMasterKey) -> Void)?
+    var onStreamKey: (@Sendable (SRTPMasterKey) -> Void)? {
+        get { callbacks.withLock { $0.streamKey } }
+        set { callbacks.withLock { $0.streamKey = newValue } }
+    }
     /// Called on this service's thread with every room report, its sender and arrival time.
-    var onReport: (@Sendable (RoomReport, SocketAddress, UInt16, Int64) -> Void)?
+    var onReport: (@Sendable (RoomReport, SocketAddress, UInt16, Int64) -> Void)? {
+        get { callbacks.withLock { $0.report } }
+        set { callbacks.withLock { $0.report = newValue } }
+    }
     /// Called on this service's thread when a peer enrolled, before it is answered.
-    var onEnrolled: (@Sendable (SocketAddress, UInt16) -> Void)?
-    /// NACKs from addresses that have not exchanged time lately, refused.
-    private var refusedRequests = 0
-    private var reportedStrangers = (0, 0)
-    private var reported = Retransmitter<SocketAddress>.Statistics()
-    private var nextSummary: Int64 = 0
+    var onEnrolled: (@Sendable (SocketAddress, UInt16) -> Void)? {
+        get { callbacks.withLock { $0.enrolled } }
+        set { callbacks.withLock { $0.enrolled = newValue } }
+    }
     private let log = Log("coordinator")
 
     /// The longest a turn rests (a key that its members now hold is moved within it).
@@ -44,12 +63,13 @@ final class ClockServer: @unchecked Sendable {
         self.streams = streams
         self.keyring = keyring
         self.sealed = sealed
-        // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
-        if sealed { openers = [SRTPContext(keyring.streamInUse.key, capacity: 512)] }
         self.clock = clock
-        service = ControlChannelService(keys: keyring, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
-                                        payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
-                                        atPort: { SocketAddress(address: $0.address, port: $1) })
+        var state = State(service: ControlChannelService(keys: keyring, cookieKey: HMACAuthenticator.random(), stream: { streams.resolve($0) },
+                                                         payloadType: RTPPacket.defaultPayloadType, addressBytes: \.bytes,
+                                                         atPort: { SocketAddress(address: $0.address, port: $1) }))
+        // One replay window per follower that asks (their NACKs' SSRCs), as many as peers.
+        if sealed { state.openers = [SRTPContext(keyring.streamInUse.key, capacity: 512)] }
+        self.state = Mutex(state)
     }
 
     /// Turns until `stopFlag` is set, asleep on the socket between turns (a datagram wakes it).
@@ -60,7 +80,7 @@ final class ClockServer: @unchecked Sendable {
             do {
                 next = try turn(now: now)
                 let rest = Int32(max(0, min(next - clock.nanosecondsNow(), Self.longestRest)) / 1_000_000)
-                if let received = try socket.receive(timeoutMilliseconds: rest) { take(received) }
+                if let received = try socket.receive(timeoutMilliseconds: rest) { state.withLock { take(received, &$0) } }
             } catch {
                 log.error("clock socket: \(error)")
                 return
@@ -71,20 +91,22 @@ final class ClockServer: @unchecked Sendable {
     /// Does what is due at `now` (the summary, a move of the stream's key), then takes every
     /// datagram waiting; returns when it must turn again, if no datagram comes first.
     func turn(now: Int64) throws(SystemError) -> Int64 {
-        summarize(now: now)
-        moveStreamKey(now: now)
-        while let received = try socket.receiveWaiting() { take(received) }
-        return min(nextSummary, now + Self.longestRest)
+        try state.withLock { (state) throws(SystemError) -> Int64 in
+            summarize(now: now, &state)
+            moveStreamKey(now: now, &state)
+            while let received = try socket.receiveWaiting() { take(received, &state) }
+            return min(state.nextSummary, now + Self.longestRest)
+        }
     }
 
     /// One datagram: a retransmission request, or a message for the control channel's machine.
-    private func take(_ received: Datagram) {
+    private func take(_ received: Datagram, _ state: inout State) {
         let (bytes, from, t2) = (received.bytes, received.from, received.receivedAt)
         if GenericNACK.isFeedback(bytes) {
-            answer(bytes, from: from, at: t2)
+            answer(bytes, from: from, at: t2, &state)
             return
         }
-        for action in service.receive(bytes, from: from, at: t2, clock: clock) {
+        for action in state.service.receive(bytes, from: from, at: t2, clock: clock) {
             switch action {
             case let .send(reply, to):
                 try? socket.send(reply, to: to, wait: true)
@@ -109,21 +131,21 @@ final class ClockServer: @unchecked Sendable {
     }
 
     /// Resends what a known peer asks for, to that peer.
-    private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64) {
-        guard service.admitsFeedback(from: from, at: now) else {
-            refusedRequests += 1
+    private func answer(_ bytes: [UInt8], from: SocketAddress, at now: Int64, _ state: inout State) {
+        guard state.service.admitsFeedback(from: from, at: now) else {
+            state.refusedRequests += 1
             return
         }
         var request = bytes
         if sealed {
-            guard let opened = openRTCP(bytes) else {
-                service.countUnauthenticated()
+            guard let opened = Self.openRTCP(bytes, with: &state.openers) else {
+                state.service.countUnauthenticated()
                 return
             }
             request = opened
         }
         guard let nack = try? GenericNACK.decode(request) else {
-            refusedRequests += 1
+            state.refusedRequests += 1
             return
         }
         for bytes in streams.outlet(nack.mediaSSRC).resend(nack, from: from, at: now) {
@@ -131,7 +153,7 @@ final class ClockServer: @unchecked Sendable {
         }
     }
 
-    private func openRTCP(_ bytes: [UInt8]) -> [UInt8]? {
+    private static func openRTCP(_ bytes: [UInt8], with openers: inout [SRTPContext]) -> [UInt8]? {
         for i in openers.indices {
             if let opened = try? openers[i].unprotectRTCP(bytes) { return opened }
         }
@@ -141,33 +163,35 @@ final class ClockServer: @unchecked Sendable {
     /// The stream moves to a newer key once its members hold it (`HouseKeyring.switchDue`):
     /// every stream seals with it from its next packet, NACKs sealed with the one before are
     /// still taken, and the SDP file is written again.
-    private func moveStreamKey(now: Int64) {
+    private func moveStreamKey(now: Int64, _ state: inout State) {
         guard sealed, let (generation, key) = keyring.switchDue(at: now) else { return }
         for outlet in streams.all { outlet.rekey(key) }
-        openers = [SRTPContext(key, capacity: 512)] + openers.prefix(1)
+        state.openers = [SRTPContext(key, capacity: 512)] + state.openers.prefix(1)
         onStreamKey?(key)
         log.info("the stream moved to its key of generation \(generation)")
     }
 
     /// Every 10 s, when followers asked for packets again: how many, and what came of it; and
     /// how many messages from strangers were dropped.
-    private func summarize(now: Int64) {
-        guard now >= nextSummary else { return }
-        CoordinatorMetrics.shared.strangers.update(total: service.counts.unauthenticated + service.counts.unverified + service.counts.replayed)
-        nextSummary = now + 10_000_000_000
-        let strangers = (service.counts.unauthenticated, service.counts.unverified)
-        if strangers != reportedStrangers {
-            log.info("clock port in the last 10 s: \(strangers.0 - reportedStrangers.0) messages not signed with this house's key "
-                     + "and \(strangers.1 - reportedStrangers.1) without a valid cookie dropped")
-            reportedStrangers = strangers
+    private func summarize(now: Int64, _ state: inout State) {
+        guard now >= state.nextSummary else { return }
+        let counts = state.service.counts
+        CoordinatorMetrics.shared.strangers.update(total: counts.unauthenticated + counts.unverified + counts.replayed)
+        state.nextSummary = now + 10_000_000_000
+        let strangers = (counts.unauthenticated, counts.unverified)
+        if strangers != state.reportedStrangers {
+            log.info("clock port in the last 10 s: \(strangers.0 - state.reportedStrangers.0) messages not signed with this house's key "
+                     + "and \(strangers.1 - state.reportedStrangers.1) without a valid cookie dropped")
+            state.reportedStrangers = strangers
         }
         let s = streams.retransmissions
-        guard s != reported || refusedRequests > 0 else { return }
+        guard s != state.reported || state.refusedRequests > 0 else { return }
+        let reported = state.reported
         let asked = s.requested - reported.requested, resent = s.resent - reported.resent
         let gone = s.unknown - reported.unknown, refused = s.refused - reported.refused, foreign = s.foreign - reported.foreign
         log.info("retransmissions in the last 10 s: \(asked) packets asked for, \(resent) resent, \(gone) no longer held, "
-                 + "\(refused) beyond a follower's rate, \(foreign) for another stream; \(refusedRequests) requests from strangers refused")
-        reported = s
-        refusedRequests = 0
+                 + "\(refused) beyond a follower's rate, \(foreign) for another stream; \(state.refusedRequests) requests from strangers refused")
+        state.reported = s
+        state.refusedRequests = 0
     }
 }

@@ -12,7 +12,7 @@ import TuttiTrust
 ///
 /// The folder is `--state-dir`, else `$TUTTI_STATE_DIR`, else `$XDG_STATE_HOME/tutti` or
 /// `~/.local/state/tutti` (`/var/lib/tutti` for root). `tutti ctl` finds the token the same way.
-public final class StateStore: @unchecked Sendable {
+public final class StateStore: Sendable {
     public let directory: String
     private let log = Log("coordinator")
 
