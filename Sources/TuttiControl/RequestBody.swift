@@ -27,7 +27,7 @@ extension SeekRequest {
         guard position.isFinite, position >= 0, position <= 1_000_000 else {
             throw ControlError.badRequest("position must be 0 to 1000000 seconds, not \(position)")
         }
-        return .seek(to: Int64(position * Double(AudioFormat.sampleRate)))
+        return .seek(to: MediaFrames(seconds: position))
     }
 }
 
@@ -35,6 +35,6 @@ extension SkipRequest {
     /// The skip, once it is within a day either way.
     public func command() throws(ControlError) -> TransportCommand {
         guard seconds.isFinite, abs(seconds) <= 86_400 else { throw ControlError.badRequest("seconds must be within a day, not \(seconds)") }
-        return .skip(by: Int64(seconds * Double(AudioFormat.sampleRate)))
+        return .skip(by: MediaFrames(seconds: seconds))
     }
 }

@@ -7,7 +7,7 @@ extension MediaDecoder {
     static let failuresAllowed = 64
 
     /// The track position of the next frame `read` gives, in frames of `sampleRate`.
-    public var position: Int64 { min(window.next, window.limit ?? .max) }
+    public var position: TrackFrames { TrackFrames(min(window.next, window.limit ?? .max), rate: sampleRate) }
 
     /// Appends the next decoded frames (interleaved stereo, at `sampleRate`) to `output`;
     /// returns how many, 0 at the end of the track.
@@ -100,12 +100,14 @@ extension MediaDecoder {
         return Int(UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24)
     }
 
-    /// Moves to track position `target` (frames of `sampleRate`), so that the next `read`
+    /// Moves to track position `target` (at any rate: in frames of `sampleRate`, rounded
+    /// down), so that the next `read`
     /// starts there exactly: to a packet a little before it, then decoding forward. `fast`:
     /// a jump where the file's table of contents (or its bit rate) places the target, when
     /// finding it exactly would mean reading up to it (a remote MP3 far beyond what is loaded):
     /// within a fraction of a second of it.
-    public func seek(toFrame target: Int64, fast: Bool = false) throws(MediaError) {
+    public func seek(to position: TrackFrames, fast: Bool = false) throws(MediaError) {
+        let target = AudioFormat.frames(position.count, at: position.rate, to: sampleRate)
         guard bridge.input.canSeek else { throw .cannotSeek(name: name, reason: "it is a stream") }
         guard target >= 0 else { throw .cannotSeek(name: name, reason: "position \(target) is before the start") }
         let base = stream.pointee.time_base

@@ -38,7 +38,7 @@ extension MediaDecoder {
     /// Everything the house shows of a file: its tags with their pictures and lyrics, and
     /// its length in frames of the house's rate. An ID3v2 tag is read by TuttiCore's own
     /// reader too (FFmpeg leaves out timed lyrics, SYLT); the container's tags fill in the rest.
-    public static func probe(path: String) throws(MediaError) -> (tags: TrackTags, length: Int64?) {
+    public static func probe(path: String) throws(MediaError) -> (tags: TrackTags, length: MediaFrames?) {
         let input = try FileInput(path: path)
         var tags = TrackTags()
         let tagLength = ID3Reader.tagLength(header: input.readBytes(10))
@@ -55,7 +55,7 @@ extension MediaDecoder {
         tags.pictures = tags.pictures.compactMap { picture in
             PictureKind.mimeType(of: picture.data).map { TrackTags.Picture(mimeType: $0, kind: picture.kind, description: picture.description, data: picture.data) }
         }
-        let length = decoder.length.map { av_rescale($0, Int64(AudioFormat.sampleRate), Int64(max(1, decoder.sampleRate))) }
+        let length = decoder.length.map { MediaFrames(av_rescale($0.count, Int64(AudioFormat.sampleRate), Int64(max(1, $0.rate)))) }
         return (tags, length)
     }
 }

@@ -22,9 +22,9 @@ public final class MediaDecoder {
     /// The container's and the codec's names ("flac", "mov,mp4,m4a,3gp,3g2,mj2"/"aac").
     public let formatName: String
     public let codecName: String
-    /// The track's length in frames of `sampleRate`: exact when the container knows it,
-    /// else FFmpeg's estimate; nil for an endless stream.
-    public let length: Int64?
+    /// The track's length (in frames of its `sampleRate` as it opened): exact when the
+    /// container knows it, else FFmpeg's estimate; nil for an endless stream.
+    public let length: TrackFrames?
     /// Whether the length is exact (frames past it are padding, and are dropped).
     public let lengthIsExact: Bool
     /// Bits per second, when known.
@@ -94,7 +94,8 @@ public final class MediaDecoder {
         sampleRate = Int(parameters.pointee.sample_rate)
         bitRate = context.pointee.bit_rate > 0 ? Int(context.pointee.bit_rate)
             : parameters.pointee.bit_rate > 0 ? Int(parameters.pointee.bit_rate) : nil
-        length = trimming.length
+        let rate = sampleRate
+        length = trimming.length.map { TrackFrames($0, rate: rate) }
         lengthIsExact = trimming.exact
         window = SampleWindow(first: -trimming.priming, limit: trimming.exact ? trimming.length : nil)
         // Everything but the audio is skipped by the demuxer.

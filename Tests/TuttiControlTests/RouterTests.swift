@@ -214,7 +214,7 @@ struct RouterTests {
                                                 body: ByteBuffer(string: #"{"index": 0}"#))
             #expect(item.status == .ok)
             #expect(house.commands == ["transport play", "transport pause", "transport toggle", "transport stop", "transport next",
-                                       "transport previous", "transport seek(to: 2040000)", "transport skip(by: -480000)",
+                                       "transport previous", "transport seek(to: 2040000 frames)", "transport skip(by: -480000 frames)",
                                        "transport playItem(index: 0)"])
         }
     }

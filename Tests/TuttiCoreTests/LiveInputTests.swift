@@ -415,7 +415,7 @@ MQ0KWC1FdmlsOiAx</data></item>
         let actions = tr.realign(itemID: live.id, at: Self.t(2085))
         let next = TimelineSegment(epoch: 2, itemID: live.id, position: 2 * 48_000, at: Self.t(2085))
         #expect(actions == [.cut(epoch: 1, at: Self.t(2085)), .start(next)])
-        #expect(tr.snapshot(at: Self.t(3085)).position == 3 * 48_000)
+        #expect(tr.snapshot(at: Self.t(3085)).position == MediaFrames(3 * 48_000))
         #expect(tr.snapshot(at: Self.t(3085)).state == .playing)
         // Not the item streaming, or not streaming: nothing to realign.
         #expect(tr.realign(itemID: live.id + 1, at: Self.t(4000)).isEmpty)

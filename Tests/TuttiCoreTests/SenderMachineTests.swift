@@ -87,7 +87,7 @@ struct SenderMachineTests {
         var sent: [(at: Int64, packet: RTPPacket)] = []
         var news: [PlayerNews] = []
         var notes: [String] = []
-        var opened: [(id: Int, position: Int64)] = []
+        var opened: [(id: Int, position: MediaFrames)] = []
         /// The house's answer to a realignment.
         var answer: (PlayerNews) -> [TransportAction] = { _ in [] }
         /// How long opening a source anew takes (moving one open already does not).
@@ -148,14 +148,14 @@ struct SenderMachineTests {
                         continue
                     }
                     let s = make()
-                    s.read = position
+                    s.read = position.count
                     source = s
                     let live = switch s.kind {
                     case .live, .ahead, .paced: true
                     default: false
                     }
-                    var length: Int64?
-                    if case let .stored(frames) = s.kind { length = frames }
+                    var length: MediaFrames?
+                    if case let .stored(frames) = s.kind { length = MediaFrames(frames) }
                     machine.opened(itemID: id, .init(isLive: live, isStored: !live), length: length)
                 case .read:
                     let n = source?.take(now: now)
@@ -416,13 +416,13 @@ struct SenderMachineTests {
         #expect(dryAt.count == 1)
         // Two seconds of audio (less the frames still held) were heard before it ran dry.
         if let end = dryAt.first { #expect(abs(end.nanoseconds - Self.ms(3_200)) < 30_000_000, "ran dry at \(end)") }
-        let realigned = shell.news.compactMap { n -> (CoordinatorTime, Int64?)? in
+        let realigned = shell.news.compactMap { n -> (CoordinatorTime, MediaFrames?)? in
             if case let .realigned(2, at, position) = n { return (at, position) } else { return nil }
         }
         #expect(realigned.count == 1)
         if let (at, position) = realigned.first {
             #expect((Self.ms(4_150)...Self.ms(4_175)).contains(at.nanoseconds), "goes on at \(at)")
-            #expect(position.map { abs($0 - 48_000 * 2) <= 1_024 } == true, "goes on from \(String(describing: position))")
+            #expect(position.map { abs($0.count - 48_000 * 2) <= 1_024 } == true, "goes on from \(String(describing: position))")
         }
         #expect(shell.sent.last?.packet.epoch == 2)
     }

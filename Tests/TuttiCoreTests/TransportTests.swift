@@ -4,7 +4,7 @@ import Testing
 /// Every transport command in every state, loop modes at track ends, and the timeline.
 @Suite("Transport")
 struct TransportTests {
-    static let second = Int64(AudioFormat.sampleRate)
+    static let second = MediaFrames(Int64(AudioFormat.sampleRate))
     static let lead: Int64 = 85_000_000
     static func t(_ ms: Int64) -> CoordinatorTime { CoordinatorTime(nanoseconds: 1_000_000_000_000 + ms * 1_000_000) }
 
@@ -135,7 +135,7 @@ struct TransportTests {
         _ = try tr.handle(.play, now: Self.t(0))
         // Heard at 2 s now, the change lands 85 ms later: at 2.085 s + 10 s.
         let forward = try #require(Self.startSegment(try tr.handle(.skip(by: 10 * Self.second), now: Self.t(2085))))
-        #expect(forward.position == 12 * Self.second + Self.second * 85 / 1000)
+        #expect(forward.position == 12 * Self.second + 85 * Self.second / 1000)
         let back = try #require(Self.startSegment(try tr.handle(.skip(by: -30 * Self.second), now: Self.t(3085))))
         #expect(back.position == 0, "clamped at the start")
         let past = try #require(Self.startSegment(try tr.handle(.skip(by: 90 * Self.second), now: Self.t(4000))))

@@ -259,7 +259,7 @@ final class SimulatedHouse: @unchecked Sendable {
         /// Pause; resume so long after the cut (the new epoch starts then).
         case pause(resumeAfter: Int64?)
         /// Seek to a media position.
-        case seek(to: Int64)
+        case seek(to: MediaFrames)
     }
     var commands: [(at: Int64, command: Command)] = []
     /// Changes a packet's payload as it is encoded (given the media position of its first
@@ -273,10 +273,10 @@ final class SimulatedHouse: @unchecked Sendable {
     private var resumeCommandAt: Int64?
     /// Every epoch's start: (epoch, presentation time, media position), as the house's
     /// transports set them, by zone (true times); and every cut (an epoch's end).
-    private(set) var starts: [String: [(epoch: UInt32, at: Int64, position: Int64)]] = [:]
+    private(set) var starts: [String: [(epoch: UInt32, at: Int64, position: MediaFrames)]] = [:]
     private(set) var ends: [String: [(epoch: UInt32, at: Int64)]] = [:]
     /// The default zone's.
-    var epochStarts: [(epoch: UInt32, at: Int64, position: Int64)] { starts[ZoneInfo.defaultID] ?? [] }
+    var epochStarts: [(epoch: UInt32, at: Int64, position: MediaFrames)] { starts[ZoneInfo.defaultID] ?? [] }
     var cuts: [(epoch: UInt32, at: Int64)] { ends[ZoneInfo.defaultID] ?? [] }
     /// Whether an epoch's end on its way to member `index` is dropped (the network loses it).
     var dropsEpochEnd: ((_ index: Int, _ epoch: UInt32) -> Bool)?
@@ -285,10 +285,10 @@ final class SimulatedHouse: @unchecked Sendable {
 
     /// The media position heard at true time `time` on the epoch of zone `zone` running then
     /// (or on `epoch`, had it run on).
-    func position(at time: Int64, zone: String = ZoneInfo.defaultID, epoch: (epoch: UInt32, at: Int64, position: Int64)? = nil) -> Double {
+    func position(at time: Int64, zone: String = ZoneInfo.defaultID, epoch: (epoch: UInt32, at: Int64, position: MediaFrames)? = nil) -> Double {
         let starts = starts[zone] ?? []
         guard let start = epoch ?? starts.last(where: { $0.at <= time }) ?? starts.first else { return 0 }
-        return Double(start.position) + Double(time - start.at) * 48_000 / 1e9
+        return Double(start.position.count) + Double(time - start.at) * 48_000 / 1e9
     }
 
     init(_ specs: [FollowerSpec], lookahead: Int64 = 150_000_000) async throws {
@@ -376,7 +376,7 @@ final class SimulatedHouse: @unchecked Sendable {
     final class IndexSource: FrameSource {
         let name = "index"
         let isLive = false
-        let length: Int64? = 3_600 * 48_000
+        let length: MediaFrames? = MediaFrames(3_600 * 48_000)
         let loudness: Loudness? = nil  // as it is: no gain
         private(set) var framesRead: Int64 = 0
         func read(into output: inout [Float]) throws -> Int? {
@@ -384,7 +384,7 @@ final class SimulatedHouse: @unchecked Sendable {
             framesRead += 1_024
             return 1_024
         }
-        func seek(toFrame frame: Int64) throws { framesRead = frame }
+        func seek(to position: MediaFrames) throws { framesRead = position.count }
     }
 
     /// Encodes a packet of the index source's frames as the IndexCodec frame that decodes to

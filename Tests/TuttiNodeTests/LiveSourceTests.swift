@@ -78,7 +78,7 @@ struct LiveSourceTests {
         #expect(out == [0.5, -0.5, Float(32_767) / 32_768, -1])
         // The writer left: the input goes on (quiet), it does not end.
         #expect(try reader.read(into: &out) == nil)
-        #expect(throws: SourceError.self) { try reader.seek(toFrame: 0) }
+        #expect(throws: SourceError.self) { try reader.seek(to: 0) }
     }
 
     /// A 44.1 kHz input comes out of the player's chain at 48 kHz: 48/44.1 as many frames,
@@ -110,7 +110,7 @@ struct LiveSourceTests {
         let crossings = zip(middle, middle.dropFirst()).filter { ($0 < 0) != ($1 < 0) }.count
         #expect(abs(Double(crossings) / 2 / 0.5 - 1000) < 3, "\(crossings) crossings in 0.5 s")
         #expect(abs((middle.map { abs($0) }.max() ?? 0) - 16_000 / 32_768) < 0.02)
-        try reader.seek(toFrame: 24_000)
+        try reader.seek(to: 24_000)
         out = []
         #expect(try reader.read(into: &out) ?? 0 > 0 && reader.framesRead > 22_050)
     }
@@ -129,7 +129,7 @@ struct LiveSourceTests {
         #expect(try reader.read(into: &out) == 3)
         #expect(out == [0.25, -0.25, 0.5, -0.5, 1, 0], "clipped, and a NaN is silence")
         #expect(try reader.read(into: &out) == 0, "a file ends")
-        try reader.seek(toFrame: 1)
+        try reader.seek(to: 1)
         out = []
         #expect(try reader.read(into: &out) == 2 && out.first == 0.5)
     }

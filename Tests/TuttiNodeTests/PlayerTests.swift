@@ -67,12 +67,12 @@ struct PlayerTests {
             let name = "silent pipe"
             let isLive = true
             let framesRead: Int64 = 0
-            let length: Int64? = nil
+            let length: MediaFrames? = nil
             func read(into output: inout [Float]) throws -> Int? {
                 Thread.sleep(forTimeInterval: 0.005)
                 return nil
             }
-            func seek(toFrame frame: Int64) throws {}
+            func seek(to position: MediaFrames) throws {}
         }
         let stop = StopFlag()
         let player = try Player(configuration: .init(), ssrc: 7, stopFlag: stop, clock: SystemClock(), opener: { _ in SilentPipe() },

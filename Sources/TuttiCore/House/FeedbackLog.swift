@@ -10,7 +10,7 @@ public struct FeedbackEntry: Codable, Equatable, Sendable {
     public var title: String?
     public var artist: String?
     /// Where in the track (frames), for bookmarks.
-    public var position: Int64?
+    public var position: MediaFrames?
     /// When, in seconds since 1970.
     public var date: Double
 }
@@ -25,7 +25,7 @@ public struct FeedbackLog: Codable, Equatable, Sendable {
 
     @discardableResult
     public mutating func record(_ kind: FeedbackKind, path: String, title: String?, artist: String?,
-                                position: Int64?, date: Double) -> FeedbackEntry {
+                                position: MediaFrames?, date: Double) -> FeedbackEntry {
         if kind != .bookmark {
             entries.removeAll { $0.path == path && $0.kind != .bookmark }
         }

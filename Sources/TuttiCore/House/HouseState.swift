@@ -6,7 +6,7 @@ public struct HouseState: Codable, Equatable, Sendable {
     public var version = HouseState.currentVersion
     public var queue: PlayQueue
     /// The media position the house was at (frames); it resumes there, paused.
-    public var position: Int64
+    public var position: MediaFrames
     public var epoch: UInt32
     public var rooms: [String: RoomSettings]
     public var feedback: FeedbackLog
@@ -16,7 +16,7 @@ public struct HouseState: Codable, Equatable, Sendable {
     /// their queues; absent in states saved before zones.
     public var zones: [SavedZone]?
 
-    public init(queue: PlayQueue = PlayQueue(), position: Int64 = 0, epoch: UInt32 = 0,
+    public init(queue: PlayQueue = PlayQueue(), position: MediaFrames = 0, epoch: UInt32 = 0,
                 rooms: [String: RoomSettings] = [:], feedback: FeedbackLog = FeedbackLog(), replayGain: ReplayGain? = nil) {
         self.queue = queue
         self.position = position
@@ -31,10 +31,10 @@ public struct HouseState: Codable, Equatable, Sendable {
 public struct SavedZone: Codable, Equatable, Sendable {
     public var info: ZoneInfo
     public var queue: PlayQueue
-    public var position: Int64
+    public var position: MediaFrames
     public var epoch: UInt32
 
-    public init(info: ZoneInfo, queue: PlayQueue, position: Int64, epoch: UInt32) {
+    public init(info: ZoneInfo, queue: PlayQueue, position: MediaFrames, epoch: UInt32) {
         self.info = info
         self.queue = queue
         self.position = position

@@ -33,7 +33,7 @@ public struct StreamStatus: Equatable, Sendable {
     /// The audio's bit rate (bits per second), once known.
     public var bitRate: Int?
     /// A finite file's length in frames, once known (from its header, or its size).
-    public var length: Int64?
+    public var length: MediaFrames?
     /// A file's own ID3v2 tags, read from its first bytes (text only: no pictures, no lyrics).
     public var tags: TrackTags?
     /// Where the sender of a receiver's stream (AirPlay) takes commands back, once it said.
@@ -41,7 +41,7 @@ public struct StreamStatus: Equatable, Sendable {
 
     public init(phase: Phase = .connecting, isLive: Bool = false, canSeek: Bool = false, station: String? = nil,
                 streamTitle: String? = nil, bufferedSeconds: Double = 0, loadedFraction: Double? = nil, bitRate: Int? = nil,
-                length: Int64? = nil, tags: TrackTags? = nil, remote: SenderRemote? = nil) {
+                length: MediaFrames? = nil, tags: TrackTags? = nil, remote: SenderRemote? = nil) {
         self.remote = remote
         self.length = length
         self.tags = tags

@@ -63,7 +63,7 @@ public struct SenderMachine: Sendable {
         /// Open queue item `itemID` at media `position` and report `opened` or `openFailed`.
         /// `reuse`: the source open now is this item's; if it seeks in place, move it there
         /// instead (nothing to report unless that fails and it is opened anew).
-        case open(itemID: Int, position: Int64, reuse: Bool)
+        case open(itemID: Int, position: MediaFrames, reuse: Bool)
         /// Read the source into the buffer and report `read` or `readFailed`.
         case read
         /// The source is done with: flush what the chain still holds, pad the buffer to a
@@ -128,7 +128,7 @@ public struct SenderMachine: Sendable {
     /// When the epoch's first frame is heard, its media position, and how many frames the
     /// source has given in it.
     private var epochStart = CoordinatorTime(nanoseconds: 0)
-    private var epochPosition: Int64 = 0
+    private var epochPosition: MediaFrames = 0
     private var epochFrames: Int64 = 0
     /// A live source's first frame of the epoch placed the timeline.
     private var anchored = false
@@ -215,7 +215,7 @@ public struct SenderMachine: Sendable {
     }
 
     /// The shell opened `itemID`'s source; it is `length` frames long if the source says.
-    public mutating func opened(itemID id: Int, _ facts: SourceFacts, length: Int64?) {
+    public mutating func opened(itemID id: Int, _ facts: SourceFacts, length: MediaFrames?) {
         if id == itemID { source = facts }
         if facts.isLive {
             live.restart()
@@ -394,7 +394,7 @@ public struct SenderMachine: Sendable {
             // Frames again, too late for the timeline: the source goes on from the frame it
             // reached, `latency` from now, in a new epoch (the rooms faded out together where
             // its audio ended, and fade in again together).
-            let position = epochPosition + epochFrames - buffered
+            let position = epochPosition + MediaFrames(epochFrames - buffered)
             asking = .dry
             outbox.append(.ask(.realigned(itemID: id, at: at + configuration.latency, position: position), until: now + 100_000_000))
             return .note("the stream has audio again (it was loading or ran dry): it goes on \(configuration.latency / 1_000_000) ms from now")
@@ -482,7 +482,7 @@ public struct SenderMachine: Sendable {
             + "it starts \(configuration.latency / 1_000_000) ms from now instead")
     }
 
-    private mutating func open(_ id: Int, from position: Int64, reuse: Bool) {
+    private mutating func open(_ id: Int, from position: MediaFrames, reuse: Bool) {
         if !reuse { source = nil }
         itemID = id
         drained = false

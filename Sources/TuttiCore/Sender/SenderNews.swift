@@ -6,12 +6,12 @@ public enum PlayerNews: Sendable, Equatable {
     /// `itemID` could not be opened or decoded at all.
     case failed(itemID: Int, reason: String)
     /// `itemID` opened; its length in frames, if the file says.
-    case opened(itemID: Int, length: Int64?)
+    case opened(itemID: Int, length: MediaFrames?)
     /// `itemID` parted from the timeline (a live input's writer paused or its clock runs
     /// apart; a remote source ran dry): a new epoch should go on with it, heard from `at`,
     /// at media position `position` (nil: the position runs on). The house answers, even
     /// with no actions.
-    case realigned(itemID: Int, at: CoordinatorTime, position: Int64?)
+    case realigned(itemID: Int, at: CoordinatorTime, position: MediaFrames?)
     /// How the remote source of `itemID` is doing changed (its phase, title or buffer).
     case stream(itemID: Int, StreamStatus)
     /// The paced source of `itemID` ran dry: nothing of epoch `epoch` is heard from `at` on

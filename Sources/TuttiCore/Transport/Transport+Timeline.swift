@@ -44,7 +44,7 @@ extension Transport {
     /// or its clock runs apart from ours; a remote source ran dry): the epoch is cut at
     /// `time` and a new one goes on with the same item from there, at `position` when
     /// given (where a source that ran dry had reached), else its position running on.
-    public mutating func realign(itemID: Int, at time: CoordinatorTime, position resume: Int64? = nil) -> [TransportAction] {
+    public mutating func realign(itemID: Int, at time: CoordinatorTime, position resume: MediaFrames? = nil) -> [TransportAction] {
         guard case let .running(segments, nil) = mode, let last = segments.last, last.itemID == itemID else { return [] }
         let at = max(time, last.at)
         var (actions, position) = cut(at: at)

@@ -17,13 +17,13 @@ public struct Transport: Sendable {
         /// to hear of it before its sound server needs the audio (nanoseconds).
         public var cutLead: Int64 = 85_000_000
         /// "Previous" restarts the current track when more than this far into it (frames).
-        public var restartThreshold: Int64 = 3 * Int64(AudioFormat.sampleRate)
+        public var restartThreshold = MediaFrames(3 * Int64(AudioFormat.sampleRate))
         public init() {}
     }
 
     enum Mode: Equatable, Sendable {
         /// Nothing streams: stopped (position 0) or paused at a position of the current item.
-        case idle(PlaybackState, position: Int64)
+        case idle(PlaybackState, position: MediaFrames)
         /// Streaming: the timeline's segments (the first is the epoch's start), and when the
         /// queue runs out, if it does.
         case running(segments: [TimelineSegment], end: CoordinatorTime?)
@@ -36,7 +36,7 @@ public struct Transport: Sendable {
     /// When the last epoch ended (or will): the next one starts no earlier.
     var lastEnd = CoordinatorTime(nanoseconds: .min)
     /// Track lengths (frames), as the shell learns them.
-    private var durations: [Int: Int64] = [:]
+    private var durations: [Int: MediaFrames] = [:]
     /// Items that cannot seek, and why (a live stream, a server without ranges).
     private var unseekable: [Int: String] = [:]
     /// Items that failed in a row; when every item has, the transport stops.
@@ -50,17 +50,17 @@ public struct Transport: Sendable {
     }
 
     /// A transport restored from saved state: paused where the house left off (or stopped).
-    public init(queue: PlayQueue, pausedAt position: Int64, epoch: UInt32, configuration: Configuration = Configuration()) {
+    public init(queue: PlayQueue, pausedAt position: MediaFrames, epoch: UInt32, configuration: Configuration = Configuration()) {
         self.init(queue: queue, configuration: configuration)
         self.epoch = epoch
         mode = position > 0 && queue.current != nil ? .idle(.paused, position: position) : .idle(.stopped, position: 0)
     }
 
-    public mutating func setDuration(itemID: Int, frames: Int64) {
+    public mutating func setDuration(itemID: Int, frames: MediaFrames) {
         durations[itemID] = frames
     }
 
-    public func duration(itemID: Int) -> Int64? { durations[itemID] }
+    public func duration(itemID: Int) -> MediaFrames? { durations[itemID] }
 
     /// The shell learned whether `itemID` can seek (`reason` says why not).
     public mutating func setSeekable(itemID: Int, _ seekable: Bool, reason: String) {
@@ -92,10 +92,10 @@ public struct Transport: Sendable {
 
     /// The segment heard at `time` and the media position in it (the first segment's start
     /// while it is still to come).
-    func heard(in segments: [TimelineSegment], at time: CoordinatorTime) -> (TimelineSegment, Int64) {
+    func heard(in segments: [TimelineSegment], at time: CoordinatorTime) -> (TimelineSegment, MediaFrames) {
         let segment = segments.last { $0.at <= time } ?? segments[0]
-        var position = segment.position + max(0, AudioFormat.frames(forNanoseconds: time - segment.at))
-        if let duration = durations[segment.itemID] { position = min(position, max(0, duration - 1)) }
+        var position = segment.position + MediaFrames(max(0, AudioFormat.frames(forNanoseconds: time - segment.at)))
+        if let duration = durations[segment.itemID] { position = min(position, max(.zero, duration - 1)) }
         return (segment, position)
     }
 
@@ -159,7 +159,7 @@ public struct Transport: Sendable {
     /// Ends the running epoch at `time`: drops the segments after it, takes the queue back to
     /// the item heard then, and leaves the transport paused there. Returns the cut and the
     /// position heard at `time`.
-    mutating func cut(at time: CoordinatorTime) -> ([TransportAction], Int64) {
+    mutating func cut(at time: CoordinatorTime) -> ([TransportAction], MediaFrames) {
         guard case let .running(segments, end) = mode else { return ([], 0) }
         if let end, end <= time {  // the queue has run out by then
             lastEnd = end
@@ -202,7 +202,7 @@ public struct Transport: Sendable {
         return actions
     }
 
-    private mutating func seek(to position: Int64, now: CoordinatorTime) throws(TransportError) -> [TransportAction] {
+    private mutating func seek(to position: MediaFrames, now: CoordinatorTime) throws(TransportError) -> [TransportAction] {
         let at = effectTime(now)
         guard let id = heardItemID(at: at) ?? queue.current?.id else { throw .emptyQueue }
         if let item = queue.item(id: id), let reason = seekRefusal(item) { throw .cannotSeek(reason) }
@@ -220,7 +220,7 @@ public struct Transport: Sendable {
 
     /// Starts a new epoch with the queue's current item from `position`, `cutLead` from now
     /// (and no earlier than the last epoch's end).
-    mutating func start(position: Int64, now: CoordinatorTime) -> [TransportAction] {
+    mutating func start(position: MediaFrames, now: CoordinatorTime) -> [TransportAction] {
         var actions: [TransportAction] = []
         if case .running = mode { actions = cut(at: effectTime(now)).0 }
         guard let item = queue.current else {
@@ -243,7 +243,7 @@ public struct Transport: Sendable {
         }
     }
 
-    private func heardPosition(at time: CoordinatorTime) -> Int64 {
+    private func heardPosition(at time: CoordinatorTime) -> MediaFrames {
         switch mode {
         case let .idle(_, position): position
         case let .running(segments, _): heard(in: segments, at: time).1

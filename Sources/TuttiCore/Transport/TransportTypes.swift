@@ -22,9 +22,9 @@ public enum TransportCommand: Equatable, Sendable {
     /// Restarts the current track when more than `restartThreshold` into it, else goes back.
     case previous
     /// Seek within the current track to a media position (frames).
-    case seek(to: Int64)
+    case seek(to: MediaFrames)
     /// Jump forward (or back, when negative) by this many frames; past the end is the next track.
-    case skip(by: Int64)
+    case skip(by: MediaFrames)
     /// Play the queue's item at this index.
     case playItem(index: Int)
 }
@@ -35,10 +35,10 @@ public enum TransportCommand: Equatable, Sendable {
 public struct TimelineSegment: Equatable, Sendable {
     public var epoch: UInt32
     public var itemID: Int
-    public var position: Int64
+    public var position: MediaFrames
     public var at: CoordinatorTime
 
-    public init(epoch: UInt32, itemID: Int, position: Int64, at: CoordinatorTime) {
+    public init(epoch: UInt32, itemID: Int, position: MediaFrames, at: CoordinatorTime) {
         self.epoch = epoch
         self.itemID = itemID
         self.position = position
@@ -46,7 +46,7 @@ public struct TimelineSegment: Equatable, Sendable {
     }
 
     /// The coordinator time at which media position 0 of the item is (or would be) heard.
-    public var trackOrigin: CoordinatorTime { at - AudioFormat.nanoseconds(forFrames: position) }
+    public var trackOrigin: CoordinatorTime { at - position.nanoseconds }
 }
 
 /// What the transport tells the streaming shell to do.
@@ -64,7 +64,7 @@ public enum TransportAction: Equatable, Sendable {
 public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible {
     case emptyQueue
     case queue(QueueError)
-    case seekOutOfRange(requested: Int64, duration: Int64)
+    case seekOutOfRange(requested: MediaFrames, duration: MediaFrames)
     /// The item is a live input: it plays from now, or not at all.
     case cannotSeek(String)
 
@@ -78,7 +78,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
         }
     }
 
-    static func clock(_ frames: Int64) -> String {
+    static func clock(_ media: MediaFrames) -> String {
+        let frames = media.count
         let seconds = max(0, frames) / Int64(AudioFormat.sampleRate)
         let fraction = max(0, frames) % Int64(AudioFormat.sampleRate) * 10 / Int64(AudioFormat.sampleRate)
         return "\(seconds / 60):\(seconds % 60 < 10 ? "0" : "")\(seconds % 60).\(fraction)"
@@ -89,8 +90,8 @@ public enum TransportError: Error, Equatable, Sendable, CustomStringConvertible 
 public struct TransportSnapshot: Equatable, Sendable {
     public var state: PlaybackState
     public var item: QueueItem?
-    /// Media position heard now (frames).
-    public var position: Int64
+    /// Media position heard now.
+    public var position: MediaFrames
     /// 1 while the position advances, 0 otherwise.
     public var rate: Double
     public var epoch: UInt32

@@ -13,7 +13,7 @@ enum LibraryReading {
         let lyrics = tags.syncedLyrics.contains { !$0.lines.isEmpty } || tags.lyrics.contains { !$0.text.trimmingWhitespace().isEmpty }
         return ScannedTrack(title: tags.title, artist: tags.artist, album: tags.album, albumArtist: tags.albumArtist, genre: tags.genre,
                             year: year(tags.year), trackNumber: tags.trackNumber, discNumber: tags.discNumber,
-                            duration: length.map { Double($0) / Double(AudioFormat.sampleRate) },
+                            duration: length?.seconds,
                             hasArtwork: !tags.pictures.isEmpty, hasLyrics: lyrics)
     }
 

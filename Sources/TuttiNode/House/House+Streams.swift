@@ -28,7 +28,7 @@ extension House {
         let current = plays[zone]!.transport.snapshot(at: now)
         if dry.contains(status.phase), current.item?.id == itemID, current.state == .playing {
             if plays[zone]!.dryAt?.itemID != itemID {
-                plays[zone]!.dryAt = (itemID, Double(current.position) / Double(AudioFormat.sampleRate))
+                plays[zone]!.dryAt = (itemID, current.position.seconds)
             }
         } else if plays[zone]!.dryAt?.itemID == itemID, !dry.contains(status.phase) {
             plays[zone]!.dryAt = nil

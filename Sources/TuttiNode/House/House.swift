@@ -231,7 +231,7 @@ public actor House: ControlService {
         let play = plays[zone]!
         let transport = play.transport
         let s = transport.snapshot(at: time)
-        var np = NowPlaying(state: s.state, elapsed: Double(s.position) / Double(AudioFormat.sampleRate), rate: s.rate,
+        var np = NowPlaying(state: s.state, elapsed: s.position.seconds, rate: s.rate,
                             queueCount: transport.queue.items.count, loopMode: transport.queue.loopMode,
                             volume: (registry.groupVolume(in: zone) * 1000).rounded() / 10, muted: registry.groupMuted(in: zone),
                             at: time.nanoseconds, epoch: s.epoch)
@@ -252,13 +252,13 @@ public actor House: ControlService {
             np.discCount = info.tags.discCount
             np.genre = info.tags.genre
             np.year = info.tags.year
-            np.duration = (transport.duration(itemID: item.id) ?? info.length).map { Double($0) / Double(AudioFormat.sampleRate) }
+            np.duration = (transport.duration(itemID: item.id) ?? info.length)?.seconds
             np.artworkURL = !info.hasArtwork ? nil : (zone == ZoneInfo.defaultID ? "/api/v1/artwork/\(item.id)"
                 : "/api/v1/zones/\(zone)/artwork/\(item.id)") + (info.artworkVersion > 0 ? "?v=\(info.artworkVersion)" : "")
             np.queueIndex = transport.queue.items.firstIndex { $0.id == item.id }
             np.rating = feedbackLog.rating(path: item.path)
             if let lyrics = lyricsLibrary.known(item.path), lyrics.isSynced {
-                let at = LyricCursor(lyrics: lyrics).position(atMilliseconds: Int(s.position * 1000 / Int64(AudioFormat.sampleRate)))
+                let at = LyricCursor(lyrics: lyrics).position(atMilliseconds: Int(s.position.count * 1000 / Int64(AudioFormat.sampleRate)))
                 np.lyricLine = at.line.map { lyrics.lines[$0].text }
             }
         }
@@ -276,7 +276,7 @@ public actor House: ControlService {
             let info = library.known(item.path)
             return QueueEntry(index: index, id: item.id, path: item.path, title: info.tags.title, artist: info.tags.artist,
                               album: info.tags.album,
-                              duration: (transport.duration(itemID: item.id) ?? info.length).map { Double($0) / 48_000 },
+                              duration: (transport.duration(itemID: item.id) ?? info.length)?.seconds,
                               current: item.id == q.currentID)
         }
         return QueueView(items: items, currentIndex: q.currentIndex, loopMode: q.loopMode)

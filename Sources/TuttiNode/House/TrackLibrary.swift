@@ -14,7 +14,7 @@ public final class TrackLibrary: Sendable {
         /// The tags, pictures left out.
         public var tags: TrackTags
         /// Frames, when known.
-        public var length: Int64?
+        public var length: MediaFrames?
         public var hasArtwork: Bool
         /// Counts the artwork's changes (a receiver's sender shows each track's cover).
         public var artworkVersion = 0
@@ -89,8 +89,8 @@ public final class TrackLibrary: Sendable {
     }
 
     /// Records a length learned from the decoder.
-    public func setLength(_ frames: Int64, of path: String) {
-        cache.withLock { $0.update(path) { $0.length = frames } }
+    public func setLength(_ length: MediaFrames, of path: String) {
+        cache.withLock { $0.update(path) { $0.length = length } }
     }
 
     /// The track's artwork (its front cover, else its first picture).
@@ -129,7 +129,7 @@ public final class TrackLibrary: Sendable {
 
     /// A file's tags (with their pictures) and length; nothing for what cannot be read
     /// (it fails when it plays, with its reason).
-    private func probe(_ path: String) -> (TrackTags, Int64?) {
+    private func probe(_ path: String) -> (TrackTags, MediaFrames?) {
         (try? MediaDecoder.probe(path: path)) ?? (TrackTags(), nil)
     }
 

@@ -13,10 +13,10 @@ final class FileSource: FrameSource {
     var isLive: Bool { false }
     var framesRead: Int64 { decoder.framesDecoded }
     var sampleRate: Int { decoder.sampleRate }
-    var length: Int64? { decoder.length.map { AudioFormat.frames($0, at: decoder.sampleRate) } }
+    var length: MediaFrames? { decoder.length?.media }
     var loudness: Loudness? { decoder.tags.loudness }
     func read(into output: inout [Float]) throws -> Int? { try decoder.read(into: &output) }
-    func seek(toFrame frame: Int64) throws {
-        try decoder.seek(toFrame: AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: decoder.sampleRate))
+    func seek(to position: MediaFrames) throws {
+        try decoder.seek(to: TrackFrames(position, rate: decoder.sampleRate))
     }
 }

@@ -3,7 +3,7 @@ import TuttiNet
 
 /// What the player streams: interleaved stereo float at the source's own rate (the player's
 /// `SourceChain` brings it to 48 kHz), from a file of any format, a remote source or a
-/// live input. Positions and lengths are media positions: frames at 48 kHz.
+/// live input. Positions and lengths are `MediaFrames` (frames at 48 kHz).
 protocol FrameSource: AnyObject {
     /// What the log calls it.
     var name: String { get }
@@ -18,7 +18,7 @@ protocol FrameSource: AnyObject {
     /// The rate of the frames the last `read` gave (a stream may change it).
     var sampleRate: Int { get }
     /// The length in frames at 48 kHz, when known.
-    var length: Int64? { get }
+    var length: MediaFrames? { get }
     /// What its tags say of its loudness (ReplayGain); nil for a live input, which plays
     /// as it comes.
     var loudness: Loudness? { get }
@@ -26,7 +26,7 @@ protocol FrameSource: AnyObject {
     /// a live source had nothing within a short wait (its writer paused).
     func read(into output: inout [Float]) throws -> Int?
     /// Moves to media position `frame` (48 kHz), so that the next `read` starts there.
-    func seek(toFrame frame: Int64) throws
+    func seek(to position: MediaFrames) throws
     /// How a remote source is doing (nil for the others).
     var status: StreamStatus? { get }
     /// Kept across epochs of the same item: a seek (or a resume) moves it, keeping what it
@@ -73,9 +73,9 @@ final class PCMReader: FrameSource {
     var name: String { input.title }
     var sampleRate: Int { input.rate }
     var loudness: Loudness? { nil }
-    var length: Int64? {
+    var length: MediaFrames? {
         guard !isLive, let size = file.size else { return nil }
-        return AudioFormat.frames(size / Int64(input.bytesPerFrame), at: input.rate)
+        return TrackFrames(size / Int64(input.bytesPerFrame), rate: input.rate).media
     }
 
     /// - Parameter allowingFile: a regular file may be read as raw PCM too (the coordinator
@@ -136,9 +136,9 @@ final class PCMReader: FrameSource {
         }
     }
 
-    func seek(toFrame frame: Int64) throws {
+    func seek(to position: MediaFrames) throws {
         guard !isLive else { throw SourceError.cannotSeek(input.title) }
-        let inputFrame = AudioFormat.frames(frame, at: AudioFormat.sampleRate, to: input.rate)
+        let inputFrame = TrackFrames(position, rate: input.rate).count
         do {
             try file.seek(to: inputFrame * Int64(input.bytesPerFrame))
         } catch {

@@ -214,11 +214,11 @@ final class Player: @unchecked Sendable {
 
     /// Opens queue item `id` at media `position`; a source of the same item that seeks in
     /// place (a remote file keeps what it has loaded) moves there instead.
-    private func open(_ id: Int, from position: Int64, reuse: Bool) {
+    private func open(_ id: Int, from position: MediaFrames, reuse: Bool) {
         if reuse, let s = source, s.seeksInPlace {
             do {
-                try s.seek(toFrame: position)
-                log.info("playing \(s.name) from \((Double(position) / 48_000).fixed(1)) s")
+                try s.seek(to: position)
+                log.info("playing \(s.name) from \(position.seconds.fixed(1)) s")
                 return
             } catch {
                 log.info("\(error); opening \(s.name) again")
@@ -236,9 +236,9 @@ final class Player: @unchecked Sendable {
         }
         do {
             let s = try opener(path)
-            if position > 0, !s.isLive { try s.seek(toFrame: position) }
+            if position > 0, !s.isLive { try s.seek(to: position) }
             source = s
-            log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \((Double(position) / 48_000).fixed(1)) s" : "")")
+            log.info("playing \(s.name)\(position > 0 && !s.isLive ? " from \(position.seconds.fixed(1)) s" : "")")
             machine.opened(itemID: id, Self.facts(s), length: s.length)
             report(s, id)
         } catch {

@@ -27,7 +27,7 @@ final class ReceiverSource: FrameSource {
     var isLive: Bool { true }
     var framesRead: Int64 { pcm.framesRead }
     var sampleRate: Int { pcm.sampleRate }
-    var length: Int64? { nil }
+    var length: MediaFrames? { nil }
     var loudness: Loudness? { nil }
     var seeksInPlace: Bool { false }
     var closesWhenIdle: Bool { false }
@@ -120,7 +120,7 @@ final class ReceiverSource: FrameSource {
         return try pcm.read(into: &output)
     }
 
-    func seek(toFrame frame: Int64) throws {
+    func seek(to position: MediaFrames) throws {
         throw SourceError.cannotSeek(receiver.title)
     }
 }

@@ -35,7 +35,7 @@ final class RemoteSource: FrameSource {
     var isLive: Bool { false }
     /// A file on a server (not a station, nor one whose kind is not known yet).
     var isStored: Bool { stream.facts?.isLive == false }
-    var length: Int64? { stream.facts?.isLive == true ? nil : decoding.opened?.length }
+    var length: MediaFrames? { stream.facts?.isLive == true ? nil : decoding.opened?.length }
     var loudness: Loudness? { decoding.opened?.tags.loudness ?? Loudness() }
     var seeksInPlace: Bool { stream.facts?.isLive == false }
     var closesWhenIdle: Bool { stream.facts?.isLive == true }
@@ -94,13 +94,13 @@ final class RemoteSource: FrameSource {
         return nil
     }
 
-    /// Moves to media position `frame` (48 kHz): by a range request where the server
+    /// Moves to media position `position`: by a range request where the server
     /// serves them (exactly, or, for an MP3 far beyond what is loaded, where its seek table
     /// places it), else by decoding forward from the start. A live stream ignores it: it
     /// plays from now.
-    func seek(toFrame frame: Int64) throws {
+    func seek(to position: MediaFrames) throws {
         guard stream.facts?.isLive != true else { return }
         playing = false
-        decoding.seek(to: frame)
+        decoding.seek(to: position)
     }
 }

@@ -17,8 +17,8 @@ final class StreamDecoding: @unchecked Sendable {
 
     /// What the decoder found when it opened the stream.
     struct Opened {
-        /// Frames at 48 kHz, when known.
-        var length: Int64?
+        /// Its length, when known.
+        var length: MediaFrames?
         var bitRate: Int?
         /// Its text tags (no pictures).
         var tags: TrackTags
@@ -36,6 +36,7 @@ final class StreamDecoding: @unchecked Sendable {
     private struct Shared {
         var chunks: [Chunk] = []
         var queued = 0.0
+        /// Where to go on from (frames at 48 kHz, as the decode thread counts).
         var seekTarget: Int64?
         var stopping = false
         var opened: Opened?
@@ -65,10 +66,10 @@ final class StreamDecoding: @unchecked Sendable {
         input.interruption.store(true, ordering: .relaxed)
     }
 
-    /// Goes on from media position `position` (48 kHz): what was decoded is dropped.
-    func seek(to position: Int64) {
+    /// Goes on from media position `position`: what was decoded is dropped.
+    func seek(to position: MediaFrames) {
         shared.post { shared in
-            shared.seekTarget = position
+            shared.seekTarget = position.count
             shared.chunks.removeAll()
             shared.queued = 0
             shared.ended = false
@@ -145,7 +146,7 @@ final class StreamDecoding: @unchecked Sendable {
                     // A live stream plays from now.
                 } else if let d = decoder, input.canSeek {
                     do {
-                        try d.seek(toFrame: AudioFormat.frames(target, at: AudioFormat.sampleRate, to: d.sampleRate),
+                        try d.seek(to: TrackFrames(MediaFrames(target), rate: d.sampleRate),
                                    fast: fastSeek(target, decoder: d))
                         mark()
                         position = target
@@ -182,7 +183,7 @@ final class StreamDecoding: @unchecked Sendable {
                     let d = try MediaDecoder(input: input, name: url, formatHint: RemoteFormats.demuxer(forContentType: stream.facts?.contentType),
                                              seekingToOpen: false)
                     decoder = d
-                    let length = stream.facts?.isLive == true ? nil : d.length.map { AudioFormat.frames($0, at: d.sampleRate) }
+                    let length = stream.facts?.isLive == true ? nil : d.length?.media
                     shared.withLock {
                         $0.opened = Opened(length: length, bitRate: d.bitRate, tags: d.tags, format: d.formatName, codec: d.codecName)
                     }
@@ -279,9 +280,9 @@ final class StreamDecoding: @unchecked Sendable {
     /// Whether finding `target` exactly would mean waiting for a download: its bytes lie
     /// beyond what is loaded by more than a second of the server's speed.
     private func fastSeek(_ target: Int64, decoder: MediaDecoder) -> Bool {
-        guard let length = decoder.length, length > 0, let size = stream.facts?.size else { return false }
-        let native = AudioFormat.frames(target, at: AudioFormat.sampleRate, to: decoder.sampleRate)
-        let estimate = Int64(Double(native) / Double(length) * Double(size))
+        guard let length = decoder.length, length.count > 0, let size = stream.facts?.size else { return false }
+        let native = TrackFrames(MediaFrames(target), rate: length.rate).count
+        let estimate = Int64(Double(native) / Double(length.count) * Double(size))
         let missing = Double(estimate - stream.loadedOffset)
         return missing > 0 && missing > (stream.bytesPerSecond ?? 0)
     }

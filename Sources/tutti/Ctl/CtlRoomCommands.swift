@@ -70,7 +70,7 @@ enum Feedback {
         let entry = try options.client().send("POST", "/feedback", body: FeedbackRequest(kind: kind), as: FeedbackEntry.self)
         if options.json { return try printJSON(entry) }
         var text = "\(kind.rawValue)d \(entry.title ?? (entry.path as NSString).lastPathComponent)"
-        if kind == .bookmark, let position = entry.position { text = "bookmarked \(entry.title ?? entry.path) at \(clockText(Double(position) / 48_000))" }
+        if kind == .bookmark, let position = entry.position { text = "bookmarked \(entry.title ?? entry.path) at \(clockText(position.seconds))" }
         print(text)
     }
 
@@ -98,7 +98,7 @@ enum Feedback {
             if entries.isEmpty { print("no feedback yet") }
             for e in entries {
                 let when = DateFormatter.localizedString(from: Date(timeIntervalSince1970: e.date), dateStyle: .short, timeStyle: .short)
-                let at = e.position.map { " at \(clockText(Double($0) / 48_000))" } ?? ""
+                let at = e.position.map { " at \(clockText($0.seconds))" } ?? ""
                 print("\(e.id). \(e.kind.rawValue)\(at): \(e.title ?? e.path)\(e.artist.map { " — \($0)" } ?? "")  (\(when))")
             }
         }
