@@ -26,8 +26,9 @@ struct SimulatedCoordinatorTests {
         let house = try await SimulatedHouse(TransportPlayoutTests.followers())
         try await house.run(until: 4_000_000_000)
         let away = try await house.house.addZone("Away")
-        // The zone's queue: one more index source (the simulated coordinator opens every entry as one).
-        _ = try await house.house.add(paths: ["http://192.0.2.1/index.flac"], placement: .now, zone: away.id)
+        // The zone's queue: one more index source (the simulated coordinator opens every entry as one;
+        // nothing asks the address for anything, and it is this host's should anything try).
+        _ = try await house.house.add(paths: ["http://127.0.0.1:9/index.flac"], placement: .now, zone: away.id)
         try await house.run(until: 5_000_000_000)
         let move = { (zone: String) in RoomUpdate(name: nil, volume: nil, muted: nil, outputDelayMs: nil, zone: zone) }
         _ = try await house.house.updateRoom("room1", move(away.id))
