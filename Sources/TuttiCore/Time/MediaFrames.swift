@@ -10,8 +10,6 @@ public struct MediaFrames: Hashable, Comparable, Sendable, Codable, ExpressibleB
 
     public init(_ count: Int64) { self.count = count }
     public init(integerLiteral value: Int64) { count = value }
-    /// The frames that last `nanoseconds` at 48 kHz (rounded toward zero).
-    public init(nanoseconds: Int64) { count = AudioFormat.frames(forNanoseconds: nanoseconds) }
     /// The frames that last `seconds` at 48 kHz (rounded toward zero).
     public init(seconds: Double) { count = Int64(seconds * Double(AudioFormat.sampleRate)) }
 
@@ -19,7 +17,6 @@ public struct MediaFrames: Hashable, Comparable, Sendable, Codable, ExpressibleB
     public static func + (a: Self, b: Self) -> Self { Self(a.count + b.count) }
     public static func - (a: Self, b: Self) -> Self { Self(a.count - b.count) }
     public static func < (a: Self, b: Self) -> Bool { a.count < b.count }
-    public static prefix func - (a: Self) -> Self { Self(-a.count) }
     /// So many times as long (`3 * second`).
     public static func * (n: Int64, a: Self) -> Self { Self(n * a.count) }
     /// A `n`th as long (rounded toward zero).

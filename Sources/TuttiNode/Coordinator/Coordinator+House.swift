@@ -120,13 +120,8 @@ extension Coordinator {
                                          onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) }, turning: turning)
         do {
             try await house.attach(senders)
-        } catch {
-            senders.stopAll()
-            throw error
-        }
-        clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
-        clockServer.onEnrolled = { address, member in messenger.enrolled(address, as: member) }
-        do {
+            clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }
+            clockServer.onEnrolled = { address, member in messenger.enrolled(address, as: member) }
             if let tracks = start.tracks {
                 house.library.suggest(start.titles)
                 try await house.replaceQueue(with: tracks, loopMode: start.loopMode ?? .once, titles: PlaylistParser.Entry.titles(start.titles))
