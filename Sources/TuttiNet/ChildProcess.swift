@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A child process started with posix_spawn and reaped with waitpid, so that its exit is
@@ -75,7 +75,7 @@ public final class ChildProcess: @unchecked Sendable {
     @discardableResult
     public func wait(timeout: Double) -> Int32? {
         let deadline = SystemClock.hostNanoseconds() + Int64(timeout * 1e9)
-        while isRunning && SystemClock.hostNanoseconds() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while isRunning && SystemClock.hostNanoseconds() < deadline { System.sleep(nanoseconds: 10_000_000) }
         return exitCode
     }
 
@@ -96,8 +96,9 @@ public final class ChildProcess: @unchecked Sendable {
     /// Runs a command to completion (at most `timeout` seconds); returns its standard
     /// output when it exits 0.
     public static func output(_ arguments: [String], timeout: Double = 5) -> String? {
-        let path = NSTemporaryDirectory() + "tutti-out-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer { unlink(path) }
+        guard let folder = try? Files.makePrivateFolder(prefix: "tutti-out-") else { return nil }
+        let path = folder + "/stdout"
+        defer { unlink(path); rmdir(folder) }
         guard let child = try? ChildProcess(arguments, stdoutPath: path, quiet: true) else { return nil }
         guard let code = child.wait(timeout: timeout) else {
             child.terminate(grace: 0.5)

@@ -5,7 +5,8 @@ import Testing
 /// TuttiNet; real clocks are built only where a program is put together (the commands,
 /// `main`, the demo; and TuttiNet, their home); time is read only through TuttiNet's
 /// `SystemClock`; threads hand each other work through TuttiNet's `Inbox`, not a condition
-/// of Foundation's. A change that breaks one of these fails here, naming file and line.
+/// of Foundation's; and what a follower links imports FoundationEssentials, never the whole
+/// Foundation. A change that breaks one of these fails here, naming file and line.
 @Suite("The fence around system calls and clocks")
 struct FenceTests {
     /// The package's `Sources`, from this file's place in `Tests/TuttiNetTests`.
@@ -64,5 +65,48 @@ struct FenceTests {
     @Test func threadsHandEachOtherWorkThroughAnInbox() throws {
         let found = try Self.breaches(of: "NSCondition")
         #expect(found.isEmpty, "an NSCondition (use TuttiNet's Inbox):\n\(found.joined(separator: "\n"))")
+    }
+
+    /// The modules `tutti-follower` links, read from Package.swift: its target's
+    /// dependencies that are targets of the package, and theirs, by name.
+    static func followerModules() throws -> Set<String> {
+        let manifest = try String(contentsOfFile: sources + "/../Package.swift", encoding: .utf8)
+        var dependencies: [String: [String]] = [:]
+        for declaration in manifest.components(separatedBy: "Target(name: \"").dropFirst()
+            + manifest.components(separatedBy: ".target(name: \"").dropFirst() {
+            guard let nameEnd = declaration.firstIndex(of: "\"") else { continue }
+            let name = String(declaration[..<nameEnd])
+            let rest = declaration[nameEnd...]
+            guard let open = rest.range(of: "dependencies: ["), let close = rest[open.upperBound...].firstIndex(of: "]") else {
+                dependencies[name, default: []] += []
+                continue
+            }
+            // Quoted names only: a product of another package is written `.product(name: ...)`.
+            let list = rest[open.upperBound..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            dependencies[name, default: []] += list.filter { $0.hasPrefix("\"") }.map { String($0.dropFirst().dropLast()) }
+        }
+        var found: Set<String> = [], next = ["tutti-follower"]
+        while let name = next.popLast() {
+            guard found.insert(name).inserted else { continue }
+            next += dependencies[name] ?? []
+        }
+        return found
+    }
+
+    /// The whole Foundation (libFoundation and CoreFoundation, and ICU's data with them) cost a
+    /// follower 4.7 MB resident when one of its modules imported it (bench/NOTES.md, issue 55).
+    @Test func aFollowerLinksNoWholeFoundation() throws {
+        let modules = try Self.followerModules()
+        #expect(modules.isSuperset(of: ["TuttiFollower", "TuttiCore", "TuttiNet", "TuttiAudio"]), "\(modules.sorted())")
+        var found: [String] = []
+        for (path, lines) in try Self.files() where modules.contains(String(path.prefix(while: { $0 != "/" }))) {
+            for (n, line) in lines.enumerated() {
+                let words = line.split(separator: " ")
+                if words.count >= 2, words[words.count - 2] == "import", words.last == "Foundation" {
+                    found.append("Sources/\(path):\(n + 1): \(line)")
+                }
+            }
+        }
+        #expect(found.isEmpty, "the whole Foundation imported by a module tutti-follower links (import FoundationEssentials):\n\(found.joined(separator: "\n"))")
     }
 }
