@@ -32,7 +32,8 @@ struct VCardTests {
                 w = wave.open("\(h.path("known.wav"))")
                 src = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float32).reshape(-1, 2) / 32768
                 print(json.dumps({"exact": bool(np.array_equal(got[:len(src)], src)), "frames": len(got),
-                                  "start_ns": meta["start_ns"], "rate": meta["rate"], "raw_rate": meta["raw_rate"]}))
+                                  "start_ns": meta["start_ns"], "rate": meta["rate"], "raw_rate": meta["raw_rate"],
+                                  "record_cpu_ns": meta.get("record_cpu_ns", -1)}))
                 """])
             let result = Self.json(check.out)
             #expect(result["exact"] as? Bool == true, "\(card): \(check)")
@@ -41,6 +42,10 @@ struct VCardTests {
             let rawRate = result["raw_rate"] as? Double ?? 0
             #expect(abs(rawRate - 48_000 * (1 + Double(ppm) * 1e-6)) < 1e-6, "\(card): crystal \(rawRate)")
             #expect(abs(rate / rawRate - 1) < 100e-6, "\(card): \(rate) frames per CLOCK_MONOTONIC second")
+            // The recording's own CPU time (what a benchmark takes out of the player's): some
+            // of aplay's, for 3 s of 1.1 MB written.
+            let recordCPU = result["record_cpu_ns"] as? Int ?? -1
+            #expect(recordCPU > 0 && recordCPU < 1_000_000_000, "\(card): the recording's CPU \(recordCPU) ns")
             // Uptime is CLOCK_MONOTONIC's: frame 0 came after aplay started, the last frame
             // before it ended, each within what starting and draining take.
             let start = Double(result["start_ns"] as? Int ?? 0) / 1e9

@@ -15,7 +15,13 @@
  * zeros where nothing was written or the PCM was stopped), and NAME.json with
  * {"start_ns": CLOCK_MONOTONIC ns at which frame 0 was played, "rate": frames per
  * CLOCK_MONOTONIC second (measured over the card's life at its close), "raw_rate": per
- * CLOCK_MONOTONIC_RAW second}: frame k was heard at start_ns + k * 1e9 / rate.
+ * CLOCK_MONOTONIC_RAW second, "record_cpu_ns": the CPU time the recording itself took in
+ * the player's threads (at the close; 0 before)}: frame k was heard at start_ns + k * 1e9 / rate.
+ *
+ * The recording is the rig's, not the player's (a DAC's DMA costs its application nothing),
+ * yet it runs in the player's process, where it costs the same in every system: copying
+ * 384 kB a second into a file's pages. So it counts its own CPU time (the thread's clock
+ * around its writes), and a benchmark takes it out of the player's.
  */
 #include <alsa/asoundlib.h>
 #include <alsa/pcm_external.h>
@@ -49,6 +55,7 @@ typedef struct {
     FILE *wav;
     uint64_t recorded;
     char dir[512];
+    int64_t record_cpu_ns; /* the recording's own CPU time, in the threads that wrote it */
     /* CLOCK_MONOTONIC and CLOCK_MONOTONIC_RAW at the first start: at the close, the rate is
      * stated per CLOCK_MONOTONIC second (NTP slews it a few ppm off the raw clock). */
     int64_t start_mono, start_raw;
@@ -83,6 +90,7 @@ static void wav_header(FILE *f, unsigned channels, unsigned rate, uint64_t frame
 static uint64_t record_until(vcard_t *v, uint64_t frame) {
     static const float zeros[2 * 1024];
     uint64_t missing = 0;
+    int64_t cpu = v->wav && v->recorded < frame ? now_ns(CLOCK_THREAD_CPUTIME_ID) : -1;
     while (v->recorded < frame) {
         uint64_t k = v->recorded, span;
         int in_run = v->running && k >= v->run_origin;
@@ -104,6 +112,7 @@ static uint64_t record_until(vcard_t *v, uint64_t frame) {
         }
         v->recorded += span;
     }
+    if (cpu >= 0) v->record_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
     return missing;
 }
 
@@ -139,8 +148,9 @@ static void write_json(vcard_t *v, double mono_rate) {
     snprintf(part, sizeof part, "%s.part", path);
     FILE *j = fopen(part, "w");
     if (!j) return;
-    fprintf(j, "{\"start_ns\": %lld, \"rate\": %.6f, \"raw_rate\": %.6f, \"ppm\": %.3f, \"channels\": %u, \"nominal_rate\": %u}\n",
-            (long long)v->start_mono, mono_rate, v->clock.true_rate, v->ppm, v->channels, v->rate);
+    fprintf(j, "{\"start_ns\": %lld, \"rate\": %.6f, \"raw_rate\": %.6f, \"ppm\": %.3f, \"channels\": %u, \"nominal_rate\": %u, "
+               "\"record_cpu_ns\": %lld}\n",
+            (long long)v->start_mono, mono_rate, v->clock.true_rate, v->ppm, v->channels, v->rate, (long long)v->record_cpu_ns);
     fclose(j);
     rename(part, path);
 }
@@ -265,16 +275,17 @@ static int vcard_poll_revents(snd_pcm_ioplug_t *io, struct pollfd *pfd, unsigned
 static int vcard_close(snd_pcm_ioplug_t *io) {
     vcard_t *v = io->private_data;
     if (v->running) vcard_pointer(io);
-    if (v->started_once) {
-        /* The rate per CLOCK_MONOTONIC second over the card's life (a second at least). */
-        int64_t raw = now_ns(CLOCK_MONOTONIC_RAW) - v->start_raw, mono = now_ns(CLOCK_MONOTONIC) - v->start_mono;
-        if (raw > 1000000000 && mono > 0) write_json(v, v->clock.true_rate * (double)raw / (double)mono);
-    }
+    /* The rate per CLOCK_MONOTONIC second over the card's life (a second at least), read
+     * before the recording's last writes. */
+    int64_t raw = now_ns(CLOCK_MONOTONIC_RAW) - v->start_raw, mono = now_ns(CLOCK_MONOTONIC) - v->start_mono;
     if (v->wav) {
+        int64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
         fflush(v->wav);
         wav_header(v->wav, v->channels, v->rate, v->recorded);
         fclose(v->wav);
+        v->record_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
     }
+    if (v->started_once && raw > 1000000000 && mono > 0) write_json(v, v->clock.true_rate * (double)raw / (double)mono);
     close(v->timer_fd);
     free(v->ring);
     free(v);
