@@ -92,6 +92,9 @@ let package = Package(
         // the stream's SRTP (AES-GCM). What a follower needs, through Nettle alone (its only
         // importer).
         .target(name: "TuttiSecurity", dependencies: ["TuttiCore", "CNettle"]),
+        // Sendspin (Music Assistant's protocol): its sealed sessions' opening and transport,
+        // for the coordinator's Sendspin server and a follower playing from one.
+        .target(name: "TuttiSendspin", dependencies: ["TuttiSecurity"]),
         // Trust between machines: pairing (X25519) and the control API's certificate (X.509).
         // The only importer of swift-crypto and swift-certificates; no follower links it.
         .target(name: "TuttiTrust", dependencies: [
@@ -192,6 +195,7 @@ let package = Package(
             "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity", "TuttiRemote",
         ]),
         // swift-crypto here too: HKDF and HMAC through Nettle are checked against it.
+        .testTarget(name: "TuttiSendspinTests", dependencies: ["TuttiSendspin", "TuttiSecurity"]),
         .testTarget(name: "TuttiSecurityTests", dependencies: [
             "TuttiSecurity", "TuttiTrust", "TuttiCore", .product(name: "Crypto", package: "swift-crypto"),
         ], exclude: ["noise_vectors.py"]),

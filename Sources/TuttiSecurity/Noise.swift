@@ -333,3 +333,8 @@ extension Nettle {
         return out
     }
 }
+
+/// SHA-256, for the protocols built on this module (Sendspin's key ids).
+public enum SHA256Digest {
+    public static func of(_ bytes: [UInt8]) -> [UInt8] { Nettle.sha256(bytes) }
+}
