@@ -205,7 +205,7 @@ let package = Package(
         ]),
         .testTarget(name: "TuttiIntegrationTests", dependencies: [
             "TuttiCore", "TuttiNode", "TuttiFollower", "TuttiCodecs", "TuttiNet", "TuttiWeb", "TuttiSecurity", "TuttiAPI", "TuttiTesting",
-            "TuttiRemote", "TuttiAudio",
+            "TuttiRemote", "TuttiAudio", "TuttiSendspin",
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -60,3 +60,29 @@ if [ ! -s "$root_cache" ]; then
   $sudo_ rm -rf "$tmp"
 fi
 
+
+# Sendspin's reference implementation (the `sendspin` CLI and aiosendspin, from PyPI), the judge
+# of tutti's Sendspin: it needs Python 3.12 or later, which Debian 12 does not ship; this
+# machine image has one under pyenv. A virtual environment outside the repository, made once
+# (TUTTI_SENDSPIN_VENV moves it); the tests find its python there.
+sendspin_venv=${TUTTI_SENDSPIN_VENV:-/var/cache/tutti-test/sendspin-venv}
+sendspin_version=9.0.0
+if [ ! -x "$sendspin_venv/bin/sendspin" ] || ! "$sendspin_venv/bin/python" -m pip show sendspin 2>/dev/null | grep -qx "Version: $sendspin_version"; then
+  python=""
+  for candidate in python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      python=$(command -v "$candidate")
+      break
+    fi
+  done
+  if [ -z "$python" ]; then
+    echo "test-setup: no Python 3.12 or later for Sendspin's reference implementation (install one, e.g. with pyenv)" >&2
+    exit 1
+  fi
+  sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
+  $sudo_ mkdir -p "$(dirname "$sendspin_venv")"
+  $sudo_ rm -rf "$sendspin_venv"
+  $sudo_ "$python" -m venv "$sendspin_venv"
+  $sudo_ "$sendspin_venv/bin/python" -m pip install --quiet "sendspin==$sendspin_version"
+  echo "test-setup: Sendspin's reference implementation $sendspin_version in $sendspin_venv ($("$sendspin_venv/bin/python" --version))"
+fi

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+import TuttiSecurity
+import TuttiSendspin
+
+/// tutti's Sendspin against the reference implementation (aiosendspin, from PyPI, in the
+/// virtual environment deploy/test-setup.sh makes): a session's opening and its sealed
+/// transport, both ways round, each side driven over a pipe by `bench/lib/sendspin_peer.py`.
+extension IntegrationTests {
+    @Suite("Sendspin against its reference implementation")
+    struct SendspinTests {
+        static let python = (ProcessInfo.processInfo.environment["TUTTI_SENDSPIN_VENV"] ?? "/var/cache/tutti-test/sendspin-venv") + "/bin/python"
+
+        /// The reference side, its frames and reports read a line at a time.
+        final class Peer {
+            let process = Process()
+            private let input = Pipe(), output = Pipe()
+            private var buffered = Data()
+            private let deadline = Date().addingTimeInterval(30)
+
+            init(_ arguments: [String]) throws {
+                process.executableURL = URL(fileURLWithPath: SendspinTests.python)
+                process.arguments = [Harness.packageRoot + "/bench/lib/sendspin_peer.py"] + arguments
+                process.standardInput = input
+                process.standardOutput = output
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+            }
+
+            deinit {
+                if process.isRunning { process.terminate() }
+            }
+
+            func send(text: String) { input.fileHandleForWriting.write(Data(("T " + text + "\n").utf8)) }
+
+            func send(frame: [UInt8]) {
+                input.fileHandleForWriting.write(Data(("B " + frame.map { String(format: "%02x", $0) }.joined() + "\n").utf8))
+            }
+
+            /// The next line (nil at the end, or after 30 s from the start).
+            func line() -> String? {
+                while Date() < deadline {
+                    if let newline = buffered.firstIndex(of: 10) {
+                        let line = String(decoding: buffered[buffered.startIndex..<newline], as: UTF8.self)
+                        buffered.removeSubrange(buffered.startIndex...newline)
+                        return line
+                    }
+                    let more = output.fileHandleForReading.availableData
+                    if more.isEmpty { return nil }
+                    buffered.append(more)
+                }
+                return nil
+            }
+
+            func text() -> String? {
+                guard let line = line(), line.hasPrefix("T ") else { return nil }
+                return String(line.dropFirst(2))
+            }
+
+            func frame() -> [UInt8]? {
+                guard let line = line(), line.hasPrefix("B ") else { return nil }
+                var bytes: [UInt8] = []
+                var index = line.index(line.startIndex, offsetBy: 2)
+                while index < line.endIndex {
+                    let next = line.index(index, offsetBy: 2)
+                    bytes.append(UInt8(line[index..<next], radix: 16) ?? 0)
+                    index = next
+                }
+                return bytes
+            }
+        }
+
+        static let artwork: [UInt8] = [8] + (0..<299_999).map { UInt8($0 * 7 % 256) }
+
+        static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+        /// tutti as the client, the reference as the server: the reference admits it under the
+        /// sentinel, its sealed hello opens here, and what tutti seals (a fragmented 300 kB
+        /// message among them) opens there.
+        @Test func tuttisClientOpensASessionWithTheReferenceServer() throws {
+            let peer = try Peer(["server"])
+            let identity = SendspinIdentity.generate()
+            var handshake = SendspinClientHandshake(identity: identity)
+            peer.send(text: handshake.clientInit)
+            let serverInit = try #require(peer.text())
+            try handshake.receiveServerInit(serverInit)
+            let (reply, opened) = try handshake.receiveHandshake(try #require(peer.text())) { _, _ in nil }
+            var transport = opened
+            peer.send(text: reply)
+            #expect(peer.line() == "ADMITTED \(identity.id) sentinel")
+            #expect(try transport.open(try #require(peer.frame())) == .text(#"{"type":"server/hello","payload":{"name":"reference"}}"#))
+            let goodbye = #"{"type":"client/goodbye","payload":{"reason":"shutdown"}}"#
+            for message in [SendspinMessage.text(#"{"type":"client/hello"}"#), .binary(Self.artwork), .text(goodbye)] {
+                for frame in try transport.seal(message) { peer.send(frame: frame) }
+            }
+            #expect(peer.line() == #"GOT TEXT {"type":"client/hello"}"#)
+            #expect(peer.line() == "GOT BINARY \(Self.artwork.count) \(Self.hex(SHA256Digest.of(Self.artwork)))")
+            #expect(peer.line() == "GOT TEXT " + goodbye)
+        }
+
+        /// The reference as the client, tutti as the server, in both of Sendspin's suites.
+        @Test(arguments: NoiseSuite.allCases) func theReferenceClientOpensASessionWithTutti(_ suite: NoiseSuite) throws {
+            let peer = try Peer(["client", suite.rawValue])
+            let identity = SendspinIdentity.generate()
+            var handshake = SendspinServerHandshake(identity: identity)
+            let replies = try handshake.receiveClientInit(try #require(peer.text())) { _ in .sentinel }
+            for reply in replies { peer.send(text: reply) }
+            var transport = try handshake.receiveHandshake(try #require(peer.text()))
+            #expect(peer.line() == "CONNECTED \(identity.id) sentinel")
+            let clientID = try #require(handshake.clientID)
+            #expect(clientID.count == 43)
+            for frame in try transport.seal(.text(#"{"type":"server/hello","payload":{"name":"tutti"}}"#)) { peer.send(frame: frame) }
+            #expect(peer.line() == #"GOT TEXT {"type":"server/hello","payload":{"name":"tutti"}}"#)
+            var got: [SendspinMessage] = []
+            while got.count < 3, let frame = peer.frame() {
+                if let message = try transport.open(frame) { got.append(message) }
+            }
+            #expect(got.first == .text(#"{"type":"client/hello","payload":{"name":"reference"}}"#))
+            #expect(got.count == 3 && got[1] == .binary(Self.artwork))
+            #expect(got.last == .text(#"{"type":"client/goodbye","payload":{"reason":"shutdown"}}"#))
+            for frame in try transport.seal(.text(#"{"type":"server/command"}"#)) { peer.send(frame: frame) }
+            #expect(peer.line() == #"GOT TEXT {"type":"server/command"}"#)
+        }
+    }
+}
