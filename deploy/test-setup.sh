@@ -67,7 +67,9 @@ fi
 # (TUTTI_SENDSPIN_VENV moves it); the tests find its python there.
 sendspin_venv=${TUTTI_SENDSPIN_VENV:-/var/cache/tutti-test/sendspin-venv}
 sendspin_version=9.0.0
-if [ ! -x "$sendspin_venv/bin/sendspin" ] || ! "$sendspin_venv/bin/python" -m pip show sendspin 2>/dev/null | grep -qx "Version: $sendspin_version"; then
+installed=""
+[ -x "$sendspin_venv/bin/sendspin" ] && installed=$("$sendspin_venv/bin/python" -m pip show sendspin 2>/dev/null | sed -n 's/^Version: //p')
+if [ "$installed" != "$sendspin_version" ]; then
   python=""
   for candidate in python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3; do
     if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
@@ -79,6 +81,10 @@ if [ ! -x "$sendspin_venv/bin/sendspin" ] || ! "$sendspin_venv/bin/python" -m pi
     echo "test-setup: no Python 3.12 or later for Sendspin's reference implementation (install one, e.g. with pyenv)" >&2
     exit 1
   fi
+  case "$(basename "$sendspin_venv")" in
+    *sendspin*) ;;
+    *) echo "test-setup: TUTTI_SENDSPIN_VENV must name a folder of its own (its name with 'sendspin' in it)" >&2; exit 1 ;;
+  esac
   sudo_=""; [ "$(id -u)" -ne 0 ] && sudo_="sudo"
   $sudo_ mkdir -p "$(dirname "$sendspin_venv")"
   $sudo_ rm -rf "$sendspin_venv"
