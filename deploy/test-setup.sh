@@ -71,7 +71,7 @@ installed=""
 [ -x "$sendspin_venv/bin/sendspin" ] && installed=$("$sendspin_venv/bin/python" -m pip show sendspin 2>/dev/null | sed -n 's/^Version: //p')
 if [ "$installed" != "$sendspin_version" ]; then
   python=""
-  for candidate in python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3; do
+  for candidate in python3.13 python3.12 "${HOME:-/root}"/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3; do
     if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
       python=$(command -v "$candidate")
       break
