@@ -109,15 +109,15 @@ public struct SendspinTransport: Sendable {
             guard assembling != nil else { throw .fragment("a continuation with no message in flight") }
             data = plaintext[2...]
         }
-        guard var (type, bytes) = assembling else { return nil }
-        guard bytes.count + data.count <= Self.maximumMessage else { assembling = nil; throw .tooLarge(Self.maximumMessage) }
-        bytes += data
+        // Taken out while it grows, so that its buffer has one owner and grows in place.
+        guard var pending = assembling.take() else { return nil }
+        guard pending.bytes.count + data.count <= Self.maximumMessage else { throw .tooLarge(Self.maximumMessage) }
+        pending.bytes += data
         guard flags & Self.lastFlag != 0 else {
-            assembling = (type, bytes)
+            assembling = pending
             return nil
         }
-        assembling = nil
-        return Self.message([type] + bytes)
+        return Self.message([pending.type] + pending.bytes)
     }
 
     private static func message(_ plaintext: [UInt8]) -> SendspinMessage {
