@@ -170,16 +170,11 @@ struct NoiseSymmetric: Sendable {
         cipher = NoiseCipher(suite: suite)
     }
 
-    /// The framework's HKDF: two or three outputs from the chaining key and `material`.
+    /// The framework's HKDF: two or three outputs from the chaining key and `material`
+    /// (RFC 5869's, salted with the chaining key, with no info, cut in 32-byte outputs).
     static func hkdf(_ chainingKey: [UInt8], _ material: [UInt8], outputs: Int) -> [[UInt8]] {
-        let temporary = HMACKey(Nettle.hmacSHA256(key: chainingKey, material))
-        var out: [[UInt8]] = []
-        var previous: [UInt8] = []
-        for i in 1...outputs {
-            previous = temporary.authenticate((previous + [UInt8(i)])[...])
-            out.append(previous)
-        }
-        return out
+        let out = Nettle.hkdfSHA256(key: material, salt: chainingKey, info: [], count: 32 * outputs)
+        return (0..<outputs).map { Array(out[32 * $0..<32 * ($0 + 1)]) }
     }
 
     mutating func mixHash(_ data: [UInt8]) { hash = Nettle.sha256(hash + data) }

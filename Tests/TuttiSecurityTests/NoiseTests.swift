@@ -17,16 +17,7 @@ struct NoiseTests {
 
     static let vectors: [Vector] = try! JSONDecoder().decode([Vector].self, from: Data(vectorsJSON.utf8))
 
-    static func bytes(_ hex: String) -> [UInt8] {
-        var out: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            out.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return out
-    }
+    static func bytes(_ hex: String) -> [UInt8] { NettleTests.bytes(hex) }
 
     /// Both sides of a vector's handshake, with its fixed ephemerals.
     static func sides(_ v: Vector, psk: [UInt8]? = nil) throws -> (server: NoiseHandshake, client: NoiseHandshake) {
