@@ -237,6 +237,6 @@ for target in package.targets where localModules(of: "tutti-follower").contains(
 // -sanitize=fuzzer); not part of the product.
 if ProcessInfo.processInfo.environment["TUTTI_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
-        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiMedia", "TuttiAPI", "TuttiControl", "TuttiSecurity"], path: "bench/fuzz/Sources/tutti-fuzz",
+        name: "tutti-fuzz", dependencies: ["TuttiCore", "TuttiCodecs", "TuttiMedia", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiSendspin", "TuttiNet"], path: "bench/fuzz/Sources/tutti-fuzz",
         swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

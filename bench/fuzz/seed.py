@@ -131,6 +131,22 @@ def main():
                            (4, {"zone": "Kids Room"}), (5, {"name": "Kids Room"}), (6, {"zone": "kitchen"}),
                            (7, {"type": "time", "id": 1, "t1": 123.5})]:
         save("api", bytes([selector]) + json.dumps(body).encode())
+    # Sendspin: a session's opening texts, a client/time, an audio chunk (">BqI" then audio),
+    # and sealed frames as length-prefixed plaintexts (a length byte in 4-byte units, then the
+    # plaintext: its type first), a whole JSON then a binary in three fragments.
+    client_id = "D6c9zz2pH1P3JTpaTqCEV3TjrcKyq3Eem1FO4QJzMGk"
+    for message in [{"type": "client/init", "payload": {"client_id": client_id, "version": 1, "suite": "25519_ChaChaPoly_SHA256"}},
+                    {"type": "server/init", "payload": {"server_id": client_id, "version": 1}},
+                    {"type": "noise/handshake", "payload": {"data": "A" * 64}},
+                    {"type": "client/time", "payload": {"client_transmitted": 123456}}]:
+        save("sendspin", json.dumps(message).encode())
+    save("sendspin", struct.pack(">BqI", 4, 1234567, 150000) + bytes(40))
+
+    def piece(plaintext):
+        plaintext += bytes(-len(plaintext) % 4)
+        return bytes([len(plaintext) // 4]) + plaintext
+
+    save("sendspin", piece(b"\x00{}") + piece(b"\x01\x02\x08" + bytes(100)) + piece(b"\x01\x00" + bytes(50)) + piece(b"\x01\x01" + bytes(30)))
     print("seeds written to", os.path.join(HERE, "corpus"))
 
 

@@ -4,7 +4,9 @@ import TuttiCodecs
 import TuttiControl
 import TuttiCore
 import TuttiMedia
+import TuttiNet
 import TuttiSecurity
+import TuttiSendspin
 
 /// libFuzzer's entry point for every parser of outside input (bench/fuzz/run builds it with
 /// `-sanitize=fuzzer` and runs each target). TUTTI_FUZZ_TARGET names the parser. Beyond
@@ -45,6 +47,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "hls": hls(bytes)
     case "mp4": mp4(bytes)
     case "api": api(bytes)
+    case "sendspin": sendspin(bytes)
     default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
     }
     return 0
@@ -127,7 +130,7 @@ func media(_ bytes: [UInt8]) {
         precondition(pcm.count == n * 2, "a read gave \(pcm.count) samples for \(n) frames")
     }
     if input.canSeek {
-        _ = try? decoder.seek(toFrame: 4_800)
+        _ = try? decoder.seek(to: TrackFrames(Int64(4_800), rate: 48_000))
         pcm.removeAll(keepingCapacity: true)
         _ = try? decoder.read(into: &pcm)
     }
@@ -228,5 +231,51 @@ func toml(_ bytes: [UInt8]) {
         precondition(Set(entries.map(\.key)).count == entries.count, "a key read twice")
     } catch {
         precondition(error.line >= 1 && error.column >= 1, "a failure at no place")
+    }
+}
+
+/// A Sendspin session's keys, made once (X25519 is slow for a fuzzer): a fixed client's
+/// Noise handshake with a fixed server, whose transport ciphers every input starts from.
+let sendspinCiphers: (server: NoiseCipher, client: NoiseCipher) = {
+    var server = try! NoiseHandshake(suite: .chaChaPoly, initiator: true, staticPrivate: Array(repeating: 1, count: 32),
+                                     remoteStatic: X25519.publicKey(of: Array(repeating: 2, count: 32)), prologue: [],
+                                     psk: SendspinPSK.sentinel.key)
+    var client = try! NoiseHandshake(suite: .chaChaPoly, initiator: false, staticPrivate: Array(repeating: 2, count: 32),
+                                     remoteStatic: X25519.publicKey(of: Array(repeating: 1, count: 32)), prologue: [])
+    _ = try! client.readMessage(try! server.writeMessage())
+    try! client.setPSK(SendspinPSK.sentinel.key)
+    _ = try! server.readMessage(try! client.writeMessage())
+    return (try! server.transport().send, try! client.transport().receive)
+}()
+
+/// What a Sendspin peer sends: the opening's texts (client/init, server/init, noise/handshake)
+/// to both sides, an audio chunk's header and a client/time; and a run of frames, each
+/// sealed with the session's key, through the transport's fragment rules (the first byte
+/// of each length-prefixed piece is the plaintext's type, so fragments are reached): a
+/// binary message that completes never holds more than what was sent.
+func sendspin(_ bytes: [UInt8]) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    var server = SendspinServerHandshake(identity: SendspinIdentity(privateKey: Array(repeating: 1, count: 32)))
+    _ = try? server.receiveClientInit(text) { _ in .sentinel }
+    _ = try? server.receiveHandshake(text)
+    var client = SendspinClientHandshake(identity: SendspinIdentity(privateKey: Array(repeating: 2, count: 32)))
+    _ = try? client.receiveServerInit(text)
+    _ = SendspinAudioChunk(bytes: bytes)
+    _ = SendspinTime.clientTransmitted(in: text)
+    var (sealer, _) = sendspinCiphers
+    var transport = SendspinTransport(sending: sendspinCiphers.server, receiving: sendspinCiphers.client)
+    var at = 0, sent = 0
+    while at < bytes.count {
+        let length = Int(bytes[at]) * 4
+        let piece = Array(bytes[(at + 1)..<min(bytes.count, at + 1 + length)])
+        at += 1 + length
+        sent += piece.count
+        do {
+            if case let .binary(binary)? = try transport.open(sealer.encrypt(piece)) {
+                precondition(binary.count <= sent, "a message longer than what was sent")
+            }
+        } catch {
+            return
+        }
     }
 }
