@@ -174,8 +174,13 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 3) { (try? api.queue.items.map(\.title)) == ["Tutti", "Élan", "Third Light", "Second Wind"] })
             #expect(Harness.wait(timeout: 3) { ((try? js("document.activeElement.getAttribute('aria-label')")) as? String)?.hasPrefix("move Third Light") == true },
                     "the moved item keeps the focus")
+            // Keys pressed faster than the house answers: each moves it on from where the last left it.
             try Self.press(browser, "ArrowUp")
+            try Self.press(browser, "ArrowUp")
+            try Self.press(browser, "ArrowDown")
             #expect(Harness.wait(timeout: 3) { (try? api.queue.items.map(\.title)) == ["Tutti", "Third Light", "Élan", "Second Wind"] })
+            #expect(Harness.wait(timeout: 3) { ((try? js("document.querySelectorAll('#queue .title')[1].textContent")) as? String)?.hasPrefix("2. Third Light") == true },
+                    "the page shows where the house has it")
             // A queue item plays with Enter.
             _ = try js("document.querySelectorAll('#queue .title')[1].focus()")
             try Self.press(browser, "Enter")

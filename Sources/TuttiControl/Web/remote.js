@@ -290,7 +290,7 @@ function loadZones() {
 }
 
 // The queue: tap an item to play it, drag it by its handle to move it.
-let queueDrag = false, queueWaiting = null;
+let queueDrag = false, queueWaiting = null, queueMoves = Promise.resolve(), queuePending = 0;
 function renderQueue() { if (!queueDrag) keepingFocus($("queue"), fillQueue); }
 function fillQueue() {
   const list = $("queue"); list.innerHTML = "";
@@ -302,8 +302,10 @@ function fillQueue() {
     const name = item.title || item.path.split("/").pop();
     li.querySelector(".title").textContent = (item.index + 1) + ". " + name + (item.artist ? " — " + item.artist : "");
     li.querySelector("small").textContent = item.duration ? clockText(item.duration) : "";
-    li.onclick = () => call("POST", "/queue/play", { index: item.index });
-    activatable(li.querySelector(".title"), () => call("POST", "/queue/play", { index: item.index }), "play " + (item.index + 1) + ". " + name);
+    // After the moves still on their way: the index is the page's, which has made them.
+    const play = () => { queueMoves = queueMoves.then(() => call("POST", "/queue/play", { index: item.index })); };
+    li.onclick = play;
+    activatable(li.querySelector(".title"), play, "play " + (item.index + 1) + ". " + name);
     const remove = li.querySelector(".remove"); remove.setAttribute("aria-label", "remove " + name + " from the queue");
     remove.onclick = e => { e.stopPropagation(); call("DELETE", "/queue/" + item.id); };
     const handle = li.querySelector(".handle");
@@ -318,8 +320,19 @@ function fillQueue() {
       if (to === null) return;
       e.preventDefault();
       if (to < 0 || to >= queue.items.length) return;
-      if (await call("POST", "/queue/" + item.id + "/move", { index: to }) === null) return;
-      const fresh = await call("GET", "/queue"); if (fresh) { queue = fresh; renderQueue(); }
+      // On the page at once, so that a second press moves it on from where the first left
+      // it, even before the house has answered the first.
+      const items = queue.items.slice(), [moved] = items.splice(from, 1); items.splice(to, 0, moved);
+      queue = { ...queue, items: items.map((i, n) => ({ ...i, index: n })) }; renderQueue();
+      // The house takes the moves one after another, in the order they were pressed.
+      // Until the last is answered, the house's news of the queue waits (it would show a
+      // move the page has already passed).
+      const mine = queueMoves = queueMoves.then(() => call("POST", "/queue/" + item.id + "/move", { index: to }));
+      queuePending += 1; await mine; queuePending -= 1;
+      if (queuePending > 0) return;
+      const fresh = await call("GET", "/queue");
+      if (queuePending > 0) return;
+      queue = fresh || queueWaiting || queue; queueWaiting = null; renderQueue();
     };
     list.appendChild(li);
   });
@@ -556,7 +569,7 @@ async function connect() {
       if (rtt <= best * 1.5) { best = Math.min(best, rtt); offset = ((m.t2 / 1e6 - m.t1) + (m.t3 / 1e6 - t4)) / 2; } return; }
     if (m.zones) { zones = m.zones; if (!zones.some(z => z.id === zone)) { steer("default"); return; } renderRooms(); }
     if (m.nowPlaying) { np = m.nowPlaying; const z = zones.find(z => z.id === zone); if (z) { z.nowPlaying = np; } }
-    if (m.queue) { if (queueDrag) queueWaiting = m.queue; else { queue = m.queue; renderQueue(); } }
+    if (m.queue) { if (queueDrag || queuePending > 0) queueWaiting = m.queue; else { queue = m.queue; renderQueue(); } }
     if (m.rooms) { rooms = m.rooms; renderRooms(); }
     if (m.room) { rooms = rooms.filter(r => r.key !== m.room.key); rooms.push(m.room); rooms.sort((a, b) => a.name.localeCompare(b.name)); renderRooms(); }
     if (m.type === "now-playing" && zones.length > 1) keepingFocus($("zones"), renderZones);
