@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "TuttiSecurity", dependencies: ["TuttiCore", "CNettle"]),
         // Sendspin (Music Assistant's protocol): its sealed sessions' opening and transport,
         // for the coordinator's Sendspin server and a follower playing from one.
-        .target(name: "TuttiSendspin", dependencies: ["TuttiSecurity"]),
+        .target(name: "TuttiSendspin", dependencies: ["TuttiCore", "TuttiSecurity"]),
         // Trust between machines: pairing (X25519) and the control API's certificate (X.509).
         // The only importer of swift-crypto and swift-certificates; no follower links it.
         .target(name: "TuttiTrust", dependencies: [
@@ -163,7 +163,7 @@ let package = Package(
         // Composition: coordinator, house, lyric screens, demo.
         .target(name: "TuttiNode", dependencies: [
             "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiWeb", "TuttiAPI", "TuttiControl", "TuttiSecurity", "TuttiTrust", "TuttiFollower",
-            "TuttiRemote", "TuttiMedia", "TuttiMetrics", "TuttiDiscovery", "TuttiLibrary",
+            "TuttiRemote", "TuttiMedia", "TuttiMetrics", "TuttiDiscovery", "TuttiLibrary", "TuttiSendspin",
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
         ]),
         // Fakes for tests: manual clock, in-memory lossy network, recording sink.

@@ -24,7 +24,9 @@ install_packages \
   `# and avahi-publish, which announces a stand-in phone's remote control by mDNS` \
   shairport-sync pulseaudio-module-raop avahi-utils \
   `# the README's MPD recipe, tested with MPD itself` \
-  mpd mpc
+  mpd mpc \
+  `# the reference Sendspin player plays through PortAudio` \
+  libportaudio2
 # snapserver's, shairport-sync's and MPD's packages start system services; tutti's
 # benchmark runs its own snapserver, the coordinator its own shairport-sync, the test its
 # own MPD.

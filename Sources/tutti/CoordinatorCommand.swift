@@ -43,6 +43,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Where the control API (HTTP, WebSocket, web pages) listens, HOST:PORT.")
     var controlListen: String = "0.0.0.0:8485"
 
+    @Option(help: "Where the Sendspin server (Music Assistant's players join the house) listens, HOST:PORT, or off.")
+    var sendspinListen: String = "0.0.0.0:8927"
+
+    @Flag(help: "Admit Sendspin players that are not paired with the house (anyone on the network can then join a room and hear its zone).")
+    var sendspinUnpairedAccess = false
+
     @Option(help: "Folder for the house's saved state and control token (default: $TUTTI_STATE_DIR, else ~/.local/state/tutti).")
     var stateDir: String?
 
@@ -122,6 +128,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func validate() throws {
         _ = try Self.listenAddress(controlListen)
+        if sendspinListen != "off" { _ = try Self.listenAddress(sendspinListen) }
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-certificate and --tls-key go together") }
         if [!inputs.isEmpty, pcmPath != nil, source != nil].filter({ $0 }).count > 1 {
             throw ValidationError("use one of files, --pcm and --source")
@@ -184,6 +191,13 @@ struct CoordinatorCommand: AsyncParsableCommand {
         config.controlHost = control.host
         config.controlPort = control.port
         config.allowedHosts = allowHost
+        if sendspinListen == "off" {
+            config.sendspinListen = nil
+        } else {
+            let sendspin = try Self.listenAddress(sendspinListen)
+            config.sendspinListen = (sendspin.host, sendspin.port)
+        }
+        config.sendspinUnpairedAccess = sendspinUnpairedAccess
         if let stateDir { config.stateDirectory = stateDir }
         if let houseName { config.houseName = houseName }
         config.announce = !noAnnounce

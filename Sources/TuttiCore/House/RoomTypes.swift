@@ -101,6 +101,11 @@ public struct RoomReport: Codable, Equatable, Sendable {
     /// too late to be heard. A live zone's latency is made to cover the worst of its rooms'
     /// (`LatencyTuner`). Absent from older followers, and before a packet came.
     public var headroomMilliseconds: Double?
+    /// How the room plays: nil for a tutti follower, `sendspin` for a Sendspin player the
+    /// coordinator streams to itself (its settings go to it over its session, not the clock
+    /// port).
+    public var via: String?
+    public static let sendspin = "sendspin"
 
     public init(name: String, state: RoomState = .waiting, interrupted: Bool = false, clockOffsetMicroseconds: Double = 0,
                 clockUncertaintyMicroseconds: Double = 0, roundTripMicroseconds: Double = 0, bufferedPackets: Int = 0,
@@ -109,7 +114,8 @@ public struct RoomReport: Codable, Equatable, Sendable {
                 timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
                 outputDelayMilliseconds: Double = 0, packetsMissed: Int? = nil, packetsRetransmitted: Int? = nil,
                 steps: Int? = nil, slews: Int? = nil, outages: Int? = nil, holes: Int? = nil, concealments: Int? = nil,
-                headroomMilliseconds: Double? = nil) {
+                headroomMilliseconds: Double? = nil, via: String? = nil) {
+        self.via = via
         self.headroomMilliseconds = headroomMilliseconds
         self.holes = holes
         self.concealments = concealments

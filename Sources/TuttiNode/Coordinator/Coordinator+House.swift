@@ -77,6 +77,20 @@ extension Coordinator {
             announcer.start(port: port, tls: certificate != nil, token: house.token)
         }
 
+        var sendspin: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        if let listen = configuration.sendspinListen {
+            let rooms = SendspinRooms(configuration: .init(unpairedAccess: configuration.sendspinUnpairedAccess, name: configuration.houseName),
+                                      identity: try SendspinRooms.identity(in: store.directory), house: house, taps: senders.taps, clock: clock)
+            await house.attachSendspin { key, settings in rooms.deliver(key, settings) }
+            let shown = listen.host == "0.0.0.0" ? "localhost" : listen.host
+            let unpaired = configuration.sendspinUnpairedAccess
+            let listener = try SendspinListener(configuration: .init(host: listen.host, port: listen.port)) { await rooms.serve($0) }.service { port in
+                log.info("Sendspin server on ws://\(shown):\(port)/sendspin (players \(unpaired ? "admitted without pairing" : "admitted once paired"))")
+            }
+            sendspin.append(.init(service: Dispensable(service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
+                                                       hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off")))
+        }
+
         let server = clockServer
         let clockStop = stopFlag
         var group = ServiceGroupConfiguration(services: [
@@ -85,7 +99,7 @@ extension Coordinator {
             .init(service: HouseService(house: house)),
             .init(service: Explained(service: api, what: "cannot serve the control API on \(control.host):\(control.port)",
                                      hint: "is another coordinator running? choose another with --control-listen")),
-        ], gracefulShutdownSignals: [.sigterm, .sigint], logger: .services)
+        ] + sendspin, gracefulShutdownSignals: [.sigterm, .sigint], logger: .services)
         group.maximumGracefulShutdownDuration = .seconds(5)
         let services = ServiceGroup(configuration: group)
         shutdown.set(services)

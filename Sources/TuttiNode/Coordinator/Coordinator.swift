@@ -35,6 +35,10 @@ public final class Coordinator: Sendable {
         /// Where the control API listens (files mode).
         public var controlHost = "0.0.0.0"
         public var controlPort = 8485
+        /// Where the Sendspin server listens (nil: it does not), and whether it admits
+        /// players that are not paired (the protocol's published key).
+        public var sendspinListen: (host: String, port: Int)? = ("0.0.0.0", 8927)
+        public var sendspinUnpairedAccess = false
         /// Names the control API answers to besides its addresses, localhost and this
         /// machine's names (a DNS name of the house's).
         public var allowedHosts: [String] = []

@@ -100,7 +100,8 @@ extension House {
             }
             return
         }
-        messenger.remember(address, member: member, for: report.name)
+        // A Sendspin player's settings go over its own session (`sendspinDelivery`).
+        if report.via != RoomReport.sendspin { messenger.remember(address, member: member, for: report.name) }
         if let headroom = report.headroomMilliseconds { fitLatency(zone: room.settings.zoneID, headroom: headroom, room: room, at: time) }
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
@@ -163,7 +164,11 @@ extension House {
         for room in registry.undelivered {
             if !force, let last = lastDelivery[room.key], t - last < 250_000_000 { continue }
             lastDelivery[room.key] = t
-            messenger.deliver(room.settings, stream: stream(of: room), to: room.key)
+            if room.report?.via == RoomReport.sendspin {
+                sendspinDelivery?(room.key, room.settings)
+            } else {
+                messenger.deliver(room.settings, stream: stream(of: room), to: room.key)
+            }
         }
     }
 

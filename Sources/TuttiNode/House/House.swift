@@ -75,6 +75,8 @@ public actor House: ControlService {
     /// What their recordings said, by id.
     var calibrationOutcomes: [String: CalibrationOutcome] = [:]
     nonisolated let messenger: RoomMessenger
+    /// Hands a Sendspin room's settings to its session (the coordinator's Sendspin server).
+    var sendspinDelivery: (@Sendable (_ key: String, _ settings: RoomSettings) -> Void)?
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
     /// The house's name, in its status (the web remote shows it).
@@ -138,6 +140,11 @@ public actor House: ControlService {
 
     /// Starts a sender for every zone, with `senders` (the coordinator's), and for every
     /// zone made from now on.
+    /// Where Sendspin rooms' settings go (`SendspinRooms`).
+    func attachSendspin(_ deliver: @escaping @Sendable (_ key: String, _ settings: RoomSettings) -> Void) {
+        sendspinDelivery = deliver
+    }
+
     func attach(_ senders: any ZoneSenders) throws {
         self.senders = senders
         for id in zoneList.ids { try startSender(of: id) }

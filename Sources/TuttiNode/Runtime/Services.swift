@@ -60,6 +60,24 @@ struct Explained: Service, CustomStringConvertible {
     }
 }
 
+/// A service the house can do without: when it fails (its port is taken) the failure is
+/// logged and the rest of the group runs on, until the group shuts down.
+struct Dispensable: Service, CustomStringConvertible {
+    let service: any Service
+    let what: String
+    let hint: String
+    var description: String { what }
+
+    func run() async throws {
+        do {
+            try await service.run()
+        } catch {
+            Log("coordinator").error("\(what): \(error)\(hint.isEmpty ? "" : " (\(hint))"); going on without it")
+            try? await gracefulShutdown()
+        }
+    }
+}
+
 /// Holds a running service group so that `stop()`, from any thread, can shut it down,
 /// even before it runs.
 final class ShutdownTrigger: Sendable {

@@ -27,6 +27,8 @@ final class Player: @unchecked Sendable {
     private let onEpoch: @Sendable (StreamPacketizer) -> Void
     private let opener: (String) throws -> any FrameSource
     private let stopFlag: StopFlag
+    /// The zone's audio for listeners beside its stream (Sendspin players).
+    private let tap: ZoneTap?
     /// Where the player's news goes (the house's notices); set before `run`.
     var onNews: @Sendable (PlayerNews) -> Void = { _ in }
     private let log = Log("coordinator")
@@ -70,8 +72,9 @@ final class Player: @unchecked Sendable {
          opener: @escaping (String) throws -> any FrameSource = { try openFrameSource($0) }, encoder: (any FrameEncoding)? = nil,
          initialSequence: UInt16? = nil, initialTimestamp: UInt32? = nil,
          send: @escaping @Sendable (RTPPacket) -> Void, sendReport: @escaping @Sendable (RTCPSenderReport) -> Void,
-         onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }) throws {
+         onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, tap: ZoneTap? = nil) throws {
         self.clock = clock
+        self.tap = tap
         self.encoder = try encoder ?? OpusFrameEncoder(settings: configuration.encoder)
         self.send = send
         self.sendReport = sendReport
@@ -146,10 +149,14 @@ final class Player: @unchecked Sendable {
                 let (actions, answered) = takeInbox(counting: asked.seen)
                 guard answered || now >= asked.until else { return asked.until }
                 awaiting = nil
+                tapCuts(actions)
                 machine.answered(actions, now: now)
             } else {
                 let (actions, _) = takeInbox(counting: nil)
-                if !actions.isEmpty { machine.take(actions, now: now) }
+                if !actions.isEmpty {
+                    tapCuts(actions)
+                    machine.take(actions, now: now)
+                }
             }
             if let latency = inbox.withLock({ mail in defer { mail.latencyTarget = nil }; return mail.latencyTarget }) { machine.setLatency(latency) }
             switch machine.next(now: now) {
@@ -290,9 +297,22 @@ final class Player: @unchecked Sendable {
         machine.finished(frames: bufferedFrames)
     }
 
+    /// The cuts among the house's actions, for the tap's listeners (what they were handed
+    /// past a cut is void).
+    private func tapCuts(_ actions: [TransportAction]) {
+        guard let tap, tap.isListened else { return }
+        for case let .cut(epoch, at) in actions where epoch == machine.packetizer.epoch { tap.post(.cut(at: at.nanoseconds)) }
+    }
+
     private func encode() {
         let samples = encoder.frameSize * 2
         if pcm.count - offset < samples { pcm += [Float](repeating: 0, count: samples - (pcm.count - offset)) }
+        if let tap, tap.isListened {
+            // Heard when the packet about to be made is, its codec's delay later.
+            let heard = machine.packetizer.nextPresentationTime.nanoseconds
+                + AudioFormat.nanoseconds(forFrames: Int64(machine.configuration.codecDelay))
+            tap.post(.audio(Array(pcm[offset..<offset + samples]), heard: heard))
+        }
         let started = clock.nanosecondsNow()
         do {
             let payload = try encoder.encode(pcm, offset: offset)

@@ -28,6 +28,8 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
     private let makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)?
     /// The default zone's stream began an epoch (the SDP file describes its timing).
     private let onDefaultEpoch: @Sendable (StreamPacketizer) -> Void
+    /// Each zone's audio, for the Sendspin players.
+    let taps: ZoneTaps
     /// Running players by SSRC, their threads, and whether they are all to stop.
     private struct Running {
         var players: [UInt32: (player: Player, stop: StopFlag)] = [:]
@@ -43,8 +45,9 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
     init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration,
          opener: @escaping @Sendable (String) throws -> any FrameSource,
          makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)? = nil,
-         onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, turning: Turning = .threads) {
+         onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, turning: Turning = .threads, taps: ZoneTaps = ZoneTaps()) {
         self.turning = turning
+        self.taps = taps
         self.streams = streams
         self.clock = clock
         self.configuration = configuration
@@ -66,7 +69,7 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
                 encoder: try makeEncoder?(configuration.encoder),
                 send: { packet in outlet.transmit(packet) },
                 sendReport: { report in outlet.transmit(report: report) },
-                onEpoch: { packetizer in if isDefault { onDefaultEpoch(packetizer) } })
+                onEpoch: { packetizer in if isDefault { onDefaultEpoch(packetizer) } }, tap: taps.tap(zone))
         } catch {
             streams.remove(ssrc: outlet.ssrc)
             throw error

@@ -1,0 +1,363 @@
+import Foundation
+import Synchronization
+import TuttiAPI
+import TuttiControl
+import TuttiCore
+import TuttiNet
+import TuttiSecurity
+import TuttiSendspin
+
+/// The coordinator's Sendspin server: every Sendspin player that connects (a Music Assistant
+/// speaker, an ESPHome device, the reference `sendspin daemon`) becomes a room of the house.
+/// Its session is opened under Noise (its pairing's key, or the published sentinel where
+/// the house allows unpaired access); then it gets its zone's audio from the zone's tap, in
+/// PCM, stamped with the coordinator time at which the tutti rooms of its zone hear it,
+/// and answers its clock exchanges with that clock. It reports to the house once a second
+/// as a room (`RoomReport.via` = `sendspin`), and the house's settings for it (volume,
+/// mute, zone) come back through `deliver`.
+final class SendspinRooms: Sendable {
+    struct Configuration: Sendable {
+        /// Players admitted without pairing (the sentinel key): off unless the house allows it.
+        var unpairedAccess = false
+        /// The server's name in its hello.
+        var name = "tutti"
+    }
+
+    let configuration: Configuration
+    let identity: SendspinIdentity
+    let house: House
+    let taps: ZoneTaps
+    let clock: any MonotonicClock
+    private let log = Log("sendspin")
+    /// The open sessions by room key.
+    private let peers = Mutex<[String: SendspinPeer]>([:])
+    /// Sessions refused (not admitted, or broken), for the log's rate.
+    private let refused = Atomic<Int>(0)
+
+    init(configuration: Configuration, identity: SendspinIdentity, house: House, taps: ZoneTaps, clock: any MonotonicClock) {
+        self.configuration = configuration
+        self.identity = identity
+        self.house = house
+        self.taps = taps
+        self.clock = clock
+    }
+
+    /// The server's long-term key, kept in the state folder (made on first start).
+    static func identity(in directory: String) throws -> SendspinIdentity {
+        let path = directory + "/sendspin-identity"
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            guard let key = Base64URL.decode(text.trimmingCharacters(in: .whitespacesAndNewlines)), key.count == X25519.keySize else {
+                throw StateError("\(path) is not a Sendspin identity (a base64url X25519 private key); move it aside to make a new one "
+                                            + "(players paired with this house then pair again)")
+            }
+            return SendspinIdentity(privateKey: key)
+        }
+        let identity = SendspinIdentity.generate()
+        try AtomicFile.write(Data((Base64URL.encode(identity.privateKey) + "\n").utf8), to: path, permissions: 0o600)
+        return identity
+    }
+
+    /// The house's settings for a Sendspin room (any thread).
+    func deliver(_ key: String, _ settings: RoomSettings) {
+        guard let peer = peers.withLock({ $0[key] }) else { return }
+        Task { await peer.apply(settings) }
+    }
+
+    /// Serves one connection until it ends.
+    func serve(_ socket: WebSocketSession) async {
+        let now: @Sendable () -> Int64 = { [clock] in clock.nanosecondsNow() / 1_000 }
+        // The opening, in the clear: client/init within 10 s, then Noise's second message.
+        let transport: SendspinTransport
+        let clientID: String
+        do {
+            var handshake = SendspinServerHandshake(identity: identity)
+            let unpaired = configuration.unpairedAccess
+            guard case let .text(first)? = try await Self.within(10, { try await socket.next() }) else { return }
+            let replies: [String]
+            do {
+                replies = try handshake.receiveClientInit(first) { _ in unpaired ? SendspinPSK.sentinel : nil }
+            } catch {
+                guard case let .notAdmitted(id) = error else { throw error }
+                note("refused Sendspin player \(id.prefix(12))… from \(socket.peer): it is not paired, and the house does not allow "
+                     + "unpaired players (--sendspin-unpaired-access)")
+                await socket.close(code: 1008, reason: "not paired")
+                return
+            }
+            for text in replies { try await socket.send(.text(text)) }
+            guard case let .text(second)? = try await Self.within(10, { try await socket.next() }) else { return }
+            transport = try handshake.receiveHandshake(second)
+            clientID = handshake.clientID ?? "?"
+        } catch {
+            note("a Sendspin session from \(socket.peer) failed in its opening: \(error)")
+            await socket.close(code: 1008, reason: "handshake")
+            return
+        }
+        let peer = SendspinPeer(socket: socket, transport: transport, session: SendspinServerSession(serverName: configuration.name),
+                                clientID: clientID, rooms: self)
+        await peer.run(now: now)
+        if let key = await peer.key { peers.withLock { if $0[key] === peer { $0[key] = nil } } }
+    }
+
+    /// A player's hello: its room's key (its name, unless a tutti room has it).
+    func joined(_ peer: SendspinPeer, name: String, from address: String) async -> String {
+        let taken = await house.rooms().filter { $0.connected && $0.report?.via != RoomReport.sendspin }.map(\.key)
+        var key = RoomReport.isValidName(name) ? name : "Sendspin player"
+        if taken.contains(key) { key = String(key.prefix(50)) + " (Sendspin)" }
+        let replaced = peers.withLock { peers in
+            defer { peers[key] = peer }
+            return peers[key]
+        }
+        if let replaced { await replaced.end(reason: "another session of the same room") }
+        log.info("Sendspin player '\(key)' joined from \(address)")
+        return key
+    }
+
+    func report(_ report: RoomReport, from address: String) {
+        // The registry shows where a room is; an IPv6 player's address shows as 0.0.0.0:0.
+        let socketAddress = (try? SocketAddress(host: address, port: 0)) ?? SocketAddress(address: 0, port: 0)
+        house.tell(.report(report, from: socketAddress, member: 0, at: clock.nanosecondsNow()))
+    }
+
+    func zone(_ id: String) async -> (name: String, playing: Bool) {
+        let zones = await house.zones()
+        let zone = zones.first { $0.id == id } ?? zones.first
+        return (zone?.name ?? "tutti", zone?.nowPlaying.state == .playing)
+    }
+
+    func note(_ text: String) {
+        let count = refused.wrappingAdd(1, ordering: .relaxed).newValue
+        if count <= 10 || count % 100 == 0 { log.warning(text + (count > 10 ? " (\(count) so far)" : "")) }
+    }
+
+    func info(_ text: String) { log.info(text) }
+
+    /// `body`'s result, or nil after `seconds`.
+    static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T?) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { tasks in
+            tasks.addTask { try await body() }
+            tasks.addTask {
+                try await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
+                return nil
+            }
+            let first = try await tasks.next() ?? nil
+            tasks.cancelAll()
+            return first
+        }
+    }
+}
+
+/// One Sendspin player's session: its reader (the player's messages), its writer (every
+/// message sealed in order, one task), its zone's audio, and its reports to the house.
+actor SendspinPeer {
+    private let socket: WebSocketSession
+    private let transport: Mutex<SendspinTransport>
+    private var session: SendspinServerSession
+    private let clientID: String
+    private unowned let rooms: SendspinRooms
+    private let outgoing: AsyncStream<SendspinMessage>.Continuation
+    private let queue: AsyncStream<SendspinMessage>
+    /// Its room's key, once it said hello.
+    private(set) var key: String?
+    /// The zone it plays, the tap it listens to, and the settings version applied.
+    private var zone = ZoneInfo.defaultID
+    private var listening: (tap: ZoneTap, id: UInt64)?
+    private var applied: UInt32 = 0
+    /// A cut whose clear goes at its time (coordinator µs), and the audio made meanwhile.
+    private var clearAt: Int64?
+    private var afterCut: [([Float], Int64)] = []
+    private var lastAudio: Int64 = 0
+    private var ended = false
+    private var chunks = 0
+
+    init(socket: WebSocketSession, transport: SendspinTransport, session: SendspinServerSession, clientID: String, rooms: SendspinRooms) {
+        self.socket = socket
+        self.transport = Mutex(transport)
+        self.session = session
+        self.clientID = clientID
+        self.rooms = rooms
+        // Bounded: a player that stops reading does not hold the coordinator's memory.
+        (queue, outgoing) = AsyncStream.makeStream(of: SendspinMessage.self, bufferingPolicy: .bufferingOldest(4_096))
+    }
+
+    /// Runs the session until the player goes (or breaks a rule, or the house ends it).
+    func run(now: @escaping @Sendable () -> Int64) async {
+        send(session.start())
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { await self.write() }
+            tasks.addTask { await self.read(now: now) }
+            tasks.addTask { await self.tick(now: now) }
+            await tasks.next()
+            tasks.cancelAll()
+        }
+        stopListening()
+        outgoing.finish()
+        await socket.close()
+    }
+
+    func end(reason: String) async {
+        ended = true
+        outgoing.finish()
+        await socket.close(code: 1000, reason: reason)
+    }
+
+    /// The house's settings: its zone (the tap it hears), volume and mute.
+    func apply(_ settings: RoomSettings) {
+        if settings.zoneID != zone || listening == nil {
+            zone = settings.zoneID
+            listen()
+            send(session.clear(at: rooms.clock.nanosecondsNow() / 1_000))
+        }
+        send(session.set(volume: settings.volume, muted: settings.muted))
+        applied = settings.version
+    }
+
+    private func send(_ messages: [SendspinMessage]) {
+        for message in messages { outgoing.yield(message) }
+    }
+
+    private func write() async {
+        for await message in queue {
+            let frames: [[UInt8]]
+            do {
+                frames = try transport.withLock { try $0.seal(message) }
+            } catch {
+                rooms.note("a message to Sendspin room '\(key ?? clientID)' could not be sealed: \(error)")
+                return
+            }
+            do {
+                for frame in frames { try await socket.send(.binary(frame)) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    private func read(now: @escaping @Sendable () -> Int64) async {
+        while !ended {
+            let message: WebSocketSession.Message?
+            do { message = try await socket.next() } catch {
+                rooms.note("Sendspin room '\(key ?? clientID)' broke the WebSocket's rules: \(error)")
+                return
+            }
+            guard let message else { return }
+            let received = now()
+            guard case let .binary(frame) = message else {
+                rooms.note("Sendspin room '\(key ?? clientID)' sent text after its session was sealed: ended")
+                return
+            }
+            do {
+                guard let opened = try transport.withLock({ try $0.open(frame) }) else { continue }
+                guard case let .text(text) = opened else { continue }  // no binary role of a player's is read yet
+                let (replies, events) = try session.receive(text, received: received, now: now)
+                send(replies)
+                for event in events { await heard(event) }
+            } catch {
+                rooms.note("Sendspin room '\(key ?? clientID)': \(error); session ended")
+                return
+            }
+        }
+    }
+
+    private func heard(_ event: SendspinServerSession.Event) async {
+        switch event {
+        case let .hello(hello, format):
+            key = await rooms.joined(self, name: hello.name, from: socket.peer)
+            rooms.info("Sendspin room '\(key!)' gets \(format)")
+            report()
+        case .state:
+            report()
+        case let .goodbye(reason):
+            rooms.info("Sendspin room '\(key ?? clientID)' said goodbye (\(reason))")
+            ended = true
+            outgoing.finish()
+        case .ignored:
+            break
+        }
+    }
+
+    /// Once a second its report; every 20 ms a cut's clear when it is due.
+    private func tick(now: @escaping @Sendable () -> Int64) async {
+        var reported: Int64 = 0
+        while !Task.isCancelled, !ended {
+            try? await Task.sleep(nanoseconds: 20_000_000)
+            let t = now()
+            if let at = clearAt, t >= at {
+                clearAt = nil
+                send(session.clear(at: t))
+                let held = afterCut
+                afterCut = []
+                for (samples, heard) in held { audio(samples, heard: heard, at: t) }
+            }
+            if session.streaming, t - lastAudio > 2_000_000, clearAt == nil {
+                // Nothing heard for 2 s past the last chunk: the zone stopped.
+                send(session.end())
+            }
+            if t - reported >= 1_000_000 {
+                reported = t
+                report()
+                if let key {
+                    let zone = await rooms.zone(self.zone)
+                    send(session.join(group: self.zone, name: zone.name, playing: zone.playing))
+                    _ = key
+                }
+            }
+        }
+    }
+
+    private func report() {
+        guard let key else { return }
+        let state: RoomState = session.streaming && lastAudio > rooms.clock.nanosecondsNow() / 1_000 ? .playing : .waiting
+        rooms.report(RoomReport(name: key, state: state, settingsVersion: applied,
+                                outputDelayMilliseconds: session.state.outputDelayMilliseconds ?? 0, via: RoomReport.sendspin),
+                     from: socket.peer)
+    }
+
+    private func listen() {
+        stopListening()
+        let tap = rooms.taps.tap(zone)
+        let (events, into) = AsyncStream.makeStream(of: ZoneTap.Event.self, bufferingPolicy: .bufferingNewest(1_024))
+        let id = tap.listen { into.yield($0) }
+        listening = (tap, id)
+        Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                await self.take(event)
+            }
+        }
+        tapEnd = into
+    }
+    private var tapEnd: AsyncStream<ZoneTap.Event>.Continuation?
+
+    private func stopListening() {
+        if let (tap, id) = listening { tap.stopListening(id) }
+        listening = nil
+        tapEnd?.finish()
+        tapEnd = nil
+    }
+
+    private func take(_ event: ZoneTap.Event) {
+        let t = rooms.clock.nanosecondsNow() / 1_000
+        switch event {
+        case let .audio(samples, heard):
+            let heard = heard / 1_000
+            if clearAt != nil {
+                afterCut.append((samples, heard))
+            } else {
+                audio(samples, heard: heard, at: t)
+            }
+        case let .cut(at):
+            // What was sent past the cut is void: cleared when the cut comes (before it, the
+            // player still has audio to play).
+            let at = at / 1_000
+            guard at < lastAudio else { return }
+            if at <= t { send(session.clear(at: t)) } else { clearAt = min(clearAt ?? at, at) }
+        }
+    }
+
+    private func audio(_ samples: [Float], heard: Int64, at t: Int64) {
+        let frames = Int64(samples.count / 2)
+        lastAudio = max(lastAudio, heard + frames * 1_000_000 / Int64(SendspinServerSession.rate))
+        chunks += 1
+        send(session.audio(samples, channels: 2, heard: heard, now: t))
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Testing
+@testable import TuttiSendspin
+
+/// The server's side of a sealed Sendspin session, in the reference server's order (its
+/// transcript with `sendspin daemon`, aiosendspin 10.2.1): hello, the player's hello and the
+/// activation with its role, the stream once the player is available and audio comes.
+@Suite("Sendspin: the server's session")
+struct SendspinServerSessionTests {
+    static func hello(_ formats: String, roles: String = #"["player@v1"]"#, name: String = "Porch") -> String {
+        #"{"type":"client/hello","payload":{"name":"\#(name)","supported_roles":\#(roles),"player@v1_support":{"supported_formats":[\#(formats)],"buffer_capacity":32000000},"unpaired_access":{"enabled":true}}}"#
+    }
+    static let referenceFormats = #"{"codec":"flac","channels":2,"sample_rate":48000,"bit_depth":24},{"codec":"pcm","channels":2,"sample_rate":44100,"bit_depth":24},{"codec":"pcm","channels":2,"sample_rate":48000,"bit_depth":24},{"codec":"pcm","channels":1,"sample_rate":48000,"bit_depth":16}"#
+    static func state(available: Bool, volume: Int = 25) -> String {
+        #"{"type":"client/state","payload":{"available":\#(available),"player":{"volume":\#(volume),"muted":false,"output_delay_ms":0,"required_lead_time_ms":250,"min_buffer_ms":250}}}"#
+    }
+
+    static func json(_ message: SendspinMessage) -> [String: Any]? {
+        guard case let .text(text) = message else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+    static func types(_ messages: [SendspinMessage]) -> [String] {
+        messages.map { message in
+            if case let .binary(bytes) = message { return "binary \(bytes.first ?? 0)" }
+            return json(message)?["type"] as? String ?? "?"
+        }
+    }
+
+    func opened() throws -> SendspinServerSession {
+        var session = SendspinServerSession(serverName: "tutti on test")
+        _ = try session.receive(Self.hello(Self.referenceFormats), received: 0) { 0 }
+        return session
+    }
+
+    @Test func helloActivatesThePlayerInTheFirstFormatTuttiSends() throws {
+        var session = SendspinServerSession(serverName: "tutti on test")
+        let first = session.start()
+        #expect(Self.types(first) == ["server/hello"])
+        #expect((Self.json(first[0])?["payload"] as? [String: Any])?["name"] as? String == "tutti on test")
+        let (send, events) = try session.receive(Self.hello(Self.referenceFormats), received: 0) { 0 }
+        #expect(Self.types(send) == ["server/activate"])
+        let activate = Self.json(send[0])?["payload"] as? [String: Any]
+        #expect(activate?["active_roles"] as? [String] == ["player@v1"])
+        #expect(activate?["activities"] as? [String] == [])
+        // FLAC and 44.1 kHz are passed over: PCM at 48 kHz, 24-bit stereo.
+        let format = SendspinFormat(codec: "pcm", channels: 2, sampleRate: 48_000, bitDepth: 24)
+        guard case let .hello(hello, chosen) = events.first else { Issue.record("no hello event"); return }
+        #expect(chosen == format && session.format == format)
+        #expect(hello.name == "Porch" && hello.bufferCapacity == 32_000_000 && hello.formats.count == 4)
+    }
+
+    @Test func aPlayerTuttiCannotFeedOrThatSpeaksOutOfTurnIsRefused() {
+        var session = SendspinServerSession(serverName: "t")
+        #expect(throws: SendspinServerSession.Failure.outOfTurn("client/state")) {
+            try session.receive(Self.state(available: true), received: 0) { 0 }
+        }
+        let flacOnly = #"{"codec":"flac","channels":2,"sample_rate":48000,"bit_depth":24}"#
+        #expect(throws: SendspinServerSession.Failure.self) { try session.receive(Self.hello(flacOnly), received: 0) { 0 } }
+        #expect(throws: SendspinServerSession.Failure.self) {
+            try session.receive(Self.hello(Self.referenceFormats, roles: #"["controller@v1"]"#), received: 0) { 0 }
+        }
+        for bad in ["", "nonsense", "{}", #"{"type":5}"#, String(repeating: "[", count: 600) + #"{"type":"client/time"}"#,
+                    #"{"type":"client/time","payload":{}}"#, #"{"type":"client/hello","payload":{"name":1}}"#] {
+            #expect(throws: SendspinServerSession.Failure.self, "\(bad.prefix(40))") { try session.receive(bad, received: 0) { 0 } }
+        }
+        var open = try? opened()
+        #expect(throws: SendspinServerSession.Failure.malformed("a second client/hello")) {
+            try open?.receive(Self.hello(Self.referenceFormats), received: 0) { 0 }
+        }
+        // A type the server does not act on is counted and dropped, not an error.
+        let unknown = try? open?.receive(#"{"type":"client/command","payload":{"controller":{"command":"next"}}}"#, received: 0) { 0 }
+        #expect(unknown?.events == [.ignored("client/command")] && open?.ignored == 1)
+    }
+
+    @Test func theClockIsAnsweredWithTheServersStamps() throws {
+        var session = SendspinServerSession(serverName: "t")
+        let (send, _) = try session.receive(#"{"type":"client/time","payload":{"client_transmitted":45330308173}}"#, received: 1_000) { 1_007 }
+        let payload = Self.json(send[0])?["payload"] as? [String: Any]
+        #expect(Self.types(send) == ["server/time"])
+        #expect(payload?["client_transmitted"] as? Int == 45_330_308_173)
+        #expect(payload?["server_received"] as? Int == 1_000 && payload?["server_transmitted"] as? Int == 1_007)
+    }
+
+    @Test func audioWaitsForThePlayerToBeAvailableAndWhatIsPastIsNotSent() throws {
+        var session = try opened()
+        let frame = [Float](repeating: 0.25, count: 960 * 2)
+        // Not yet available: held.
+        #expect(session.audio(frame, channels: 2, heard: 100_000, now: 0).isEmpty)
+        #expect(session.audio(frame, channels: 2, heard: 120_000, now: 0).isEmpty)
+        #expect(!session.streaming)
+        // Available at 110 ms: the stream starts, and only the chunk still to be heard goes.
+        let (send, events) = try session.receive(Self.state(available: true, volume: 40), received: 110_000) { 110_000 }
+        #expect(Self.types(send) == ["server/activate", "stream/start", "binary 4"])
+        #expect((Self.json(send[0])?["payload"] as? [String: Any])?["activities"] as? [String] == ["playback"])
+        let player = (Self.json(send[1])?["payload"] as? [String: Any])?["player"] as? [String: Any]
+        #expect(player?["codec"] as? String == "pcm" && player?["sample_rate"] as? Int == 48_000 && player?["bit_depth"] as? Int == 24)
+        guard case let .binary(bytes) = send[2], let chunk = SendspinAudioChunk(bytes: bytes) else { Issue.record("no chunk"); return }
+        #expect(chunk.timestamp == 120_000 && chunk.sendAhead == 10_000)
+        #expect(chunk.payload == SendspinPCM.encode(frame, bitDepth: 24))
+        #expect(events == [.state(SendspinPlayerState(available: true, volume: 40, muted: false, outputDelayMilliseconds: 0,
+                                                      requiredLeadMilliseconds: 250))])
+        // Streaming: each frame goes as it comes; a clear, then the end.
+        #expect(Self.types(session.audio(frame, channels: 2, heard: 140_000, now: 120_000)) == ["binary 4"])
+        #expect(Self.types(session.clear(at: 130_000)) == ["stream/clear"])
+        #expect(Self.types(session.end()) == ["stream/end", "server/activate"])
+        #expect(session.end().isEmpty && session.clear(at: 0).isEmpty)
+        // The next audio opens a new stream.
+        #expect(Self.types(session.audio(frame, channels: 2, heard: 900_000, now: 200_000)) == ["server/activate", "stream/start", "binary 4"])
+    }
+
+    @Test func aMonoPlayerGetsTheMeanOfTheChannels() throws {
+        var session = SendspinServerSession(serverName: "t")
+        let mono = #"{"codec":"pcm","channels":1,"sample_rate":48000,"bit_depth":16}"#
+        _ = try session.receive(Self.hello(mono), received: 0) { 0 }
+        _ = try session.receive(Self.state(available: true), received: 0) { 0 }
+        let sent = session.audio([0.5, 0.25, -0.5, -1], channels: 2, heard: 10, now: 0)
+        guard case let .binary(bytes)? = sent.last, let chunk = SendspinAudioChunk(bytes: bytes) else { Issue.record("no chunk"); return }
+        #expect(chunk.payload == SendspinPCM.encode([0.375, -0.75], bitDepth: 16))
+    }
+
+    @Test func theHousesVolumeGoesAsCommandsOnlyWhenItChanges() throws {
+        var session = try opened()
+        let first = session.set(volume: 0.5, muted: false)
+        #expect(Self.types(first) == ["server/command", "server/command"])
+        let volume = (Self.json(first[0])?["payload"] as? [String: Any])?["player"] as? [String: Any]
+        #expect(volume?["command"] as? String == "volume" && volume?["volume"] as? Int == 50)
+        #expect(session.set(volume: 0.5, muted: false).isEmpty)
+        let mute = session.set(volume: 0.5, muted: true)
+        #expect(((Self.json(mute[0])?["payload"] as? [String: Any])?["player"] as? [String: Any])?["mute"] as? Bool == true)
+        #expect(Self.types(session.join(group: "default", name: "Default", playing: true)) == ["group/update"])
+        #expect(session.join(group: "default", name: "Default", playing: true).isEmpty)
+        #expect(Self.types(session.join(group: "default", name: "Default", playing: false)) == ["group/update"])
+    }
+
+    @Test func goodbyeSaysWhy() throws {
+        var session = try opened()
+        let (_, events) = try session.receive(#"{"type":"client/goodbye","payload":{"reason":"shutdown"}}"#, received: 0) { 0 }
+        #expect(events == [.goodbye(reason: "shutdown")])
+    }
+}
