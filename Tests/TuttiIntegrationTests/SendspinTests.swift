@@ -121,5 +121,82 @@ extension IntegrationTests {
             for frame in try transport.seal(.text(#"{"type":"server/command"}"#)) { peer.send(frame: frame) }
             #expect(peer.line() == #"GOT TEXT {"type":"server/command"}"#)
         }
+
+        static let sendspin = (ProcessInfo.processInfo.environment["TUTTI_SENDSPIN_VENV"] ?? "/var/cache/tutti-test/sendspin-venv") + "/bin/sendspin"
+
+        /// A home whose ALSA configuration names a vcard `card` (the reference player opens a
+        /// device by a name ALSA lists, and plays through PortAudio).
+        static func home(_ h: Harness, card: String, ppm: Int = 0) throws -> String {
+            let home = h.path("home-" + card)
+            try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+            try """
+                pcm.\(card) {
+                    type tutti_vcard
+                    name \(card)
+                    ppm \(ppm)
+                    hint { show on description "\(card)" }
+                }
+
+                """.write(toFile: home + "/.asoundrc", atomically: true, encoding: .utf8)
+            return home
+        }
+
+        /// The reference player (`sendspin daemon`) joins the coordinator: it is a room of the
+        /// house, marked as Sendspin, and what its card records is the zone's music, where the
+        /// house says it is heard (within what the reference's own clock and output correction
+        /// reach in its first seconds), without a hole. Volume set in the house reaches it.
+        @Test(.timeLimit(.minutes(2))) func theReferencePlayerIsARoomAndPlaysTheZone() throws {
+            let h = try Harness("sendspin-daemon")
+            h.environment["TUTTI_VCARD_DIR"] = h.directory
+            let noise = try h.noiseSong(seconds: 40)
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
+            let api = try ControlAPI(h)
+            #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("Sendspin server on ws://127.0.0.1:\(port)/sendspin") },
+                    "\(h.log("coordinator"))")
+            try h.start("daemon", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
+                                   "--audio-device", "porch", "--disable-mpris", "--name", "Porch", "--log-level", "DEBUG"],
+                        with: ["HOME": try Self.home(h, card: "porch")])
+            #expect(Harness.wait(timeout: 15) {
+                (try? api.rooms.first { $0.key == "Porch" }).map { $0.connected && $0.report?.via == "sendspin" } == true
+            }, "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon").suffix(3_000))")
+            _ = try api.call("PUT", "/rooms/Porch", json: #"{"volume": 40}"#)
+            #expect(Harness.wait(timeout: 5) { h.log("daemon").contains("Server set player volume: 40%") }, "\(h.log("daemon").suffix(2_000))")
+            _ = try api.call("PUT", "/rooms/Porch", json: #"{"volume": 100}"#)
+            #expect(Harness.wait(timeout: 5) { h.log("daemon").contains("Server set player volume: 100%") })
+            Thread.sleep(forTimeInterval: 12)
+            let origin = try #require(try api.nowPlaying.trackOrigin)
+            let room = try api.rooms.first { $0.key == "Porch" }
+            #expect(room?.report?.state == .playing, "\(String(describing: room))")
+            h.stop("daemon")
+            // Against the house's timeline, looked for up to 200 ms either way.
+            let judged = try h.run("judge", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "heard", "--card", h.path("porch"),
+                                             "--source", h.path("noise.wav"), "--origin", "\(origin)", "--from", "4", "--to", "14",
+                                             "--search-ms", "200"])
+            let result = (try? JSONSerialization.jsonObject(with: Data(judged.out.utf8)) as? [String: Any]) ?? [:]
+            let errors = (result["errors_us"] as? [Double] ?? []).sorted()
+            #expect(errors.count >= 20, "the zone's music was not found on the card: \(judged)\n\(h.log("daemon").suffix(3_000))")
+            let median = errors.isEmpty ? .infinity : errors[errors.count / 2]
+            #expect(abs(median) < 50_000, "heard \(median) µs from where the house says (median): \(errors)")
+            #expect(result["holes"] as? Int == 0, "\(result["holes"] ?? "?") holes")
+            print("sendspin daemon: heard \(median) µs from the house's timeline (median of \(errors.count)), first \(errors.first ?? .nan), last \(errors.last ?? .nan)")
+        }
+
+        /// A player that is not paired is refused while the house does not allow unpaired
+        /// access (the default): the log says why, and it never becomes a room.
+        @Test(.timeLimit(.minutes(1))) func anUnpairedPlayerIsRefusedByDefault() throws {
+            let h = try Harness("sendspin-refused")
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)"])
+            let api = try ControlAPI(h)
+            try h.start("daemon", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
+                                   "--audio-device", "porch", "--disable-mpris", "--name", "Porch"],
+                        with: ["HOME": try Self.home(h, card: "porch")])
+            #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("refused Sendspin player") }, "\(h.log("coordinator"))")
+            Thread.sleep(forTimeInterval: 1)
+            #expect(try api.rooms.isEmpty)
+        }
     }
 }

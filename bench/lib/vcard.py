@@ -301,6 +301,7 @@ def main():
     h.add_argument("--from", dest="start", type=float, default=1)
     h.add_argument("--to", dest="end", type=float, default=1e9)
     h.add_argument("--every", type=float, default=0.25)
+    h.add_argument("--search-ms", type=float, default=50, help="how far from where the house says a frame is looked for")
     a = sub.add_parser("apart")
     a.add_argument("--cards", nargs=2, required=True, metavar="DIR/NAME")
     a.add_argument("--from", dest="start", type=float, default=0, help="seconds after the later card's first frame")
@@ -311,7 +312,8 @@ def main():
         print(json.dumps(result))
         return 0 if result["ok"] else 1
     if opts.command == "heard":
-        print(json.dumps(heard(opts.card, opts.source, opts.origin, opts.start, opts.end, opts.every)))
+        print(json.dumps(heard(opts.card, opts.source, opts.origin, opts.start, opts.end, opts.every,
+                               search=int(opts.search_ms * RATE / 1000))))
     else:
         first, second = Card(opts.cards[0]), Card(opts.cards[1])
         begin = max(first.start, second.start) + opts.start
