@@ -18,6 +18,26 @@ public struct SendspinFormat: Codable, Hashable, Sendable, CustomStringConvertib
     public var description: String { "\(codec) \(sample_rate) Hz, \(bit_depth)-bit, \(channels) ch" }
 }
 
+/// Makes a stream's audio in one of the formats a server sends, a chunk at a time (each
+/// chunk decodable on its own: a player may join at any of them).
+public protocol SendspinEncoder: AnyObject, Sendable {
+    /// What `stream/start` carries as the codec's header (FLAC's STREAMINFO), if anything.
+    var codecHeader: [UInt8]? { get }
+    /// One chunk of interleaved samples of the format's channels.
+    func encode(_ samples: [Float]) throws -> [UInt8]
+}
+
+/// Sendspin's PCM (`SendspinPCM`).
+public final class SendspinPCMEncoder: SendspinEncoder {
+    public let bitDepth: Int
+    public init(bitDepth: Int) { self.bitDepth = bitDepth }
+    public var codecHeader: [UInt8]? { nil }
+    public func encode(_ samples: [Float]) -> [UInt8] { SendspinPCM.encode(samples, bitDepth: bitDepth) }
+}
+
+/// Makes an encoder for a format, for chunks of `frames` frames.
+public typealias SendspinEncoderMaker = @Sendable (_ format: SendspinFormat, _ frames: Int) throws -> any SendspinEncoder
+
 /// What a player said about itself in `client/hello` (the parts a server acts on).
 public struct SendspinPlayerHello: Equatable, Sendable {
     public var name: String
@@ -46,8 +66,7 @@ public struct SendspinPlayerState: Equatable, Sendable {
 /// (aiosendspin 10): hello, then the player's hello, then activation with its role; the
 /// stream starts once the player says it is available and there is audio.
 public struct SendspinServerSession: Sendable {
-    /// The codecs tutti sends, and the rate and channels of its zones.
-    public static let codecs = ["pcm"]
+    /// The rate of tutti's zones.
     public static let rate = 48_000
     public static let playerRole = "player@v1"
     /// Chunks held for a player not yet available (its first seconds), at most.
@@ -63,7 +82,7 @@ public struct SendspinServerSession: Sendable {
             switch self {
             case let .malformed(why): "a malformed message: \(why)"
             case let .outOfTurn(type): "\(type) before client/hello"
-            case let .noFormat(offered): "it decodes none of tutti's formats (PCM at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
+            case let .noFormat(offered): "it decodes none of tutti's formats (PCM or FLAC at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
                 + (offered.isEmpty ? "none" : offered.prefix(8).map(\.description).joined(separator: "; "))
             }
         }
@@ -79,6 +98,10 @@ public struct SendspinServerSession: Sendable {
     }
 
     public let serverName: String
+    /// The encoders by codec, in the order tutti prefers them where a player has no order.
+    let encoders: [String: SendspinEncoderMaker]
+    /// The stream's encoder, made at its start for chunks of `frames` frames.
+    private var encoder: (coder: any SendspinEncoder, frames: Int)?
     public private(set) var hello: SendspinPlayerHello?
     /// The format the stream is sent in (chosen at the player's hello).
     public private(set) var format: SendspinFormat?
@@ -89,14 +112,16 @@ public struct SendspinServerSession: Sendable {
     /// Whether a stream is open (started and not ended), and whether it has audio since the
     /// last clear.
     public private(set) var streaming = false
-    /// Chunks made while the player was not yet available (newest last).
-    private var held: [SendspinAudioChunk] = []
+    /// Audio that came while the player was not yet available (newest last).
+    private var held: [(samples: [Float], channels: Int, heard: Int64)] = []
     /// The last volume and mute sent to the player.
     private var commanded: (volume: Int?, muted: Bool?) = (nil, nil)
     public private(set) var ignored = 0
 
-    public init(serverName: String) {
+    /// PCM alone unless `encoders` say more (FLAC, which needs FFmpeg: the coordinator's).
+    public init(serverName: String, encoders: [String: SendspinEncoderMaker] = [:]) {
         self.serverName = serverName
+        self.encoders = encoders.merging(["pcm": { format, _ in SendspinPCMEncoder(bitDepth: format.bit_depth) }]) { given, _ in given }
     }
 
     /// The first message: the server's hello.
@@ -122,7 +147,7 @@ public struct SendspinServerSession: Sendable {
             let payload = message.payload
             let offered = payload.player_support?.supported_formats ?? []
             guard payload.supported_roles.contains(Self.playerRole),
-                  let format = offered.first(where: Self.sends) else { throw .noFormat(offered) }
+                  let format = offered.first(where: sends) else { throw .noFormat(offered) }
             let name = String(payload.name.trimmingWhitespace().prefix(64))
             let said = SendspinPlayerHello(name: name.isEmpty ? "Sendspin player" : name, roles: payload.supported_roles,
                                            formats: offered, bufferCapacity: payload.player_support?.buffer_capacity ?? 0)
@@ -147,9 +172,9 @@ public struct SendspinServerSession: Sendable {
             if state.available == true, !held.isEmpty {
                 // Available now: what was held goes, but what is already past goes no more.
                 let t = now()
-                let due = held.filter { $0.timestamp > t }
+                let due = held.filter { $0.heard > t }
                 held = []
-                send = openStream(at: t) + due.map { .binary(SendspinAudioChunk(timestamp: $0.timestamp, sentAt: t, payload: $0.payload).bytes) }
+                for chunk in due { send += audio(chunk.samples, channels: chunk.channels, heard: chunk.heard, now: t) }
             }
             return (send, [.state(state)])
         case "client/goodbye":
@@ -174,16 +199,32 @@ public struct SendspinServerSession: Sendable {
     /// One chunk of the zone's audio (interleaved floats at 48 kHz, the zone's channels),
     /// heard at `heard` (server µs), at `now`.
     public mutating func audio(_ samples: [Float], channels: Int, heard: Int64, now: Int64) -> [SendspinMessage] {
-        guard let format, hello != nil else { return [] }
-        let fitted = channels == format.channels ? samples : Self.mix(samples, from: channels, to: format.channels)
-        let chunk = SendspinAudioChunk(timestamp: heard, sentAt: now, payload: SendspinPCM.encode(fitted, bitDepth: format.bit_depth))
+        guard let format, hello != nil, channels > 0 else { return [] }
         guard state.available == true else {
-            held.append(chunk)
+            held.append((samples, channels, heard))
             if held.count > Self.heldChunks { held.removeFirst(held.count - Self.heldChunks) }
             return []
         }
-        return openStream(at: now) + [.binary(chunk.bytes)]
+        let fitted = channels == format.channels ? samples : Self.mix(samples, from: channels, to: format.channels)
+        let frames = fitted.count / format.channels
+        var send: [SendspinMessage] = []
+        if streaming, encoder?.frames != frames {
+            // Chunks of another length (the house's frame size changed): a stream of its own.
+            send += end()
+        }
+        send += openStream(frames: frames, at: now)
+        guard let encoder else { return send }
+        do {
+            let payload = try encoder.coder.encode(fitted)
+            return send + [.binary(SendspinAudioChunk(timestamp: heard, sentAt: now, payload: payload).bytes)]
+        } catch {
+            failedChunks += 1
+            return send
+        }
     }
+
+    /// Chunks the encoder could not make (each a hole in the player's sound).
+    public private(set) var failedChunks = 0
 
     /// What was sent and not yet heard is void (a pause, a seek, another track): the player
     /// drops its buffer, the stream stays open.
@@ -219,16 +260,25 @@ public struct SendspinServerSession: Sendable {
         return send
     }
 
-    /// Whether tutti sends `format`.
-    public static func sends(_ format: SendspinFormat) -> Bool {
-        codecs.contains(format.codec) && format.sample_rate == rate && (1...2).contains(format.channels) && [16, 24].contains(format.bit_depth)
+    /// Whether this session sends `format`.
+    public func sends(_ format: SendspinFormat) -> Bool {
+        encoders[format.codec] != nil && format.sample_rate == Self.rate && (1...2).contains(format.channels) && [16, 24].contains(format.bit_depth)
     }
 
-    private mutating func openStream(at now: Int64) -> [SendspinMessage] {
-        guard !streaming, let format else { return [] }
+    private mutating func openStream(frames: Int, at now: Int64) -> [SendspinMessage] {
+        guard !streaming, let format, let make = encoders[format.codec] else { return [] }
+        do {
+            encoder = (try make(format, frames), frames)
+        } catch {
+            encoder = nil
+            failedChunks += 1
+            return []
+        }
         streaming = true
+        let header = encoder?.coder.codecHeader.map { Data($0).base64EncodedString() }
         let start = StreamStart(server_transmitted: now, player: .init(codec: format.codec, sample_rate: format.sample_rate,
-                                                                       channels: format.channels, bit_depth: format.bit_depth))
+                                                                       channels: format.channels, bit_depth: format.bit_depth,
+                                                                       codec_header: header))
         return [.text(Self.json(Envelope(type: "server/activate", payload: Activate(activities: ["playback"], active_roles: nil)))),
                 .text(Self.json(Envelope(type: "stream/start", payload: start)))]
     }
@@ -299,6 +349,7 @@ public struct SendspinServerSession: Sendable {
             let sample_rate: Int
             let channels: Int
             let bit_depth: Int
+            let codec_header: String?
         }
         let server_transmitted: Int64
         let player: Player

@@ -144,8 +144,9 @@ extension IntegrationTests {
         /// The reference player (`sendspin daemon`) joins the coordinator: it is a room of the
         /// house, marked as Sendspin, and what its card records is the zone's music, where the
         /// house says it is heard (within what the reference's own clock and output correction
-        /// reach in its first seconds), without a hole. Volume set in the house reaches it.
-        @Test(.timeLimit(.minutes(2))) func theReferencePlayerIsARoomAndPlaysTheZone() throws {
+        /// reach in its first seconds), without a hole, in FLAC and in PCM. Volume set in the
+        /// house reaches it.
+        @Test(.timeLimit(.minutes(2)), arguments: ["flac", "pcm"]) func theReferencePlayerIsARoomAndPlaysTheZone(codec: String) throws {
             let h = try Harness("sendspin-daemon")
             h.environment["TUTTI_VCARD_DIR"] = h.directory
             let noise = try h.noiseSong(seconds: 40)
@@ -156,7 +157,8 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("Sendspin server on ws://127.0.0.1:\(port)/sendspin") },
                     "\(h.log("coordinator"))")
             try h.start("daemon", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
-                                   "--audio-device", "porch", "--disable-mpris", "--name", "Porch", "--log-level", "DEBUG"],
+                                   "--audio-device", "porch", "--disable-mpris", "--name", "Porch", "--log-level", "DEBUG",
+                                   "--audio-format", "\(codec):48000:24:2"],
                         with: ["HOME": try Self.home(h, card: "porch")])
             #expect(Harness.wait(timeout: 15) {
                 (try? api.rooms.first { $0.key == "Porch" }).map { $0.connected && $0.report?.via == "sendspin" } == true
@@ -165,6 +167,7 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 5) { h.log("daemon").contains("Server set player volume: 40%") }, "\(h.log("daemon").suffix(2_000))")
             _ = try api.call("PUT", "/rooms/Porch", json: #"{"volume": 100}"#)
             #expect(Harness.wait(timeout: 5) { h.log("daemon").contains("Server set player volume: 100%") })
+            #expect(Harness.wait(timeout: 5) { h.log("daemon").contains("Stream started with codec \(codec)") }, "\(h.log("daemon").suffix(2_000))")
             Thread.sleep(forTimeInterval: 12)
             let origin = try #require(try api.nowPlaying.trackOrigin)
             let room = try api.rooms.first { $0.key == "Porch" }
@@ -180,7 +183,7 @@ extension IntegrationTests {
             let median = errors.isEmpty ? .infinity : errors[errors.count / 2]
             #expect(abs(median) < 50_000, "heard \(median) µs from where the house says (median): \(errors)")
             #expect(result["holes"] as? Int == 0, "\(result["holes"] ?? "?") holes")
-            print("sendspin daemon: heard \(median) µs from the house's timeline (median of \(errors.count)), first \(errors.first ?? .nan), last \(errors.last ?? .nan)")
+            print("sendspin daemon (\(codec)): heard \(median) µs from the house's timeline (median of \(errors.count)), first \(errors.first ?? .nan), last \(errors.last ?? .nan)")
         }
 
         /// A player that is not paired is refused while the house does not allow unpaired

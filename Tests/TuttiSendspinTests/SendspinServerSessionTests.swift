@@ -132,6 +132,36 @@ struct SendspinServerSessionTests {
         #expect(Self.types(session.join(group: "default", name: "Default", playing: false)) == ["group/update"])
     }
 
+    /// A stand-in codec: its header and its chunks' lengths say what it was made for.
+    final class Marker: SendspinEncoder {
+        let frames: Int
+        init(frames: Int) { self.frames = frames }
+        var codecHeader: [UInt8]? { Array("fLaC".utf8) + [UInt8(frames & 0xFF)] }
+        func encode(_ samples: [Float]) -> [UInt8] { [UInt8](repeating: 7, count: samples.count / 2) }
+    }
+
+    @Test func aPlayersFirstFormatIsTakenWhenTheServerHasItsCodecAndItsHeaderGoesAtTheStart() throws {
+        var session = SendspinServerSession(serverName: "t", encoders: ["flac": { _, frames in Marker(frames: frames) }])
+        _ = try session.receive(Self.hello(Self.referenceFormats), received: 0) { 0 }
+        #expect(session.format == SendspinFormat(codec: "flac", channels: 2, sampleRate: 48_000, bitDepth: 24))
+        _ = try session.receive(Self.state(available: true), received: 0) { 0 }
+        let sent = session.audio([Float](repeating: 0, count: 1_920), channels: 2, heard: 50_000, now: 0)
+        #expect(Self.types(sent) == ["server/activate", "stream/start", "binary 4"])
+        let player = (Self.json(sent[1])?["payload"] as? [String: Any])?["player"] as? [String: Any]
+        // 960 frames: "fLaC" and 0xC0, in base64.
+        #expect(player?["codec_header"] as? String == "ZkxhQ8A=")
+        guard case let .binary(bytes) = sent[2] else { return }
+        #expect(SendspinAudioChunk(bytes: bytes)?.payload.count == 960)
+        // Chunks of another length: a stream of their own, with an encoder made for them.
+        let other = session.audio([Float](repeating: 0, count: 960), channels: 2, heard: 70_000, now: 0)
+        #expect(Self.types(other) == ["stream/end", "server/activate", "server/activate", "stream/start", "binary 4"])
+        // PCM carries no header.
+        var pcm = try opened()
+        _ = try pcm.receive(Self.state(available: true), received: 0) { 0 }
+        let plain = pcm.audio([0, 0], channels: 2, heard: 5, now: 0)
+        #expect(((Self.json(plain[1])?["payload"] as? [String: Any])?["player"] as? [String: Any])?["codec_header"] == nil)
+    }
+
     @Test func goodbyeSaysWhy() throws {
         var session = try opened()
         let (_, events) = try session.receive(#"{"type":"client/goodbye","payload":{"reason":"shutdown"}}"#, received: 0) { 0 }

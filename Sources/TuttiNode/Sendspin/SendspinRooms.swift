@@ -3,6 +3,7 @@ import Synchronization
 import TuttiAPI
 import TuttiControl
 import TuttiCore
+import TuttiMedia
 import TuttiNet
 import TuttiSecurity
 import TuttiSendspin
@@ -92,7 +93,10 @@ final class SendspinRooms: Sendable {
             await socket.close(code: 1008, reason: "handshake")
             return
         }
-        let peer = SendspinPeer(socket: socket, transport: transport, session: SendspinServerSession(serverName: configuration.name),
+        let session = SendspinServerSession(serverName: configuration.name, encoders: ["flac": { format, frames in
+            try FLACEncoder(sampleRate: format.sample_rate, channels: format.channels, bitDepth: format.bit_depth, blockSize: frames)
+        }])
+        let peer = SendspinPeer(socket: socket, transport: transport, session: session,
                                 clientID: clientID, rooms: self)
         await peer.run(now: now)
         if let key = await peer.key { peers.withLock { if $0[key] === peer { $0[key] = nil } } }
@@ -360,4 +364,9 @@ actor SendspinPeer {
         chunks += 1
         send(session.audio(samples, channels: 2, heard: heard, now: t))
     }
+}
+
+/// FLAC for Sendspin players: one FLAC frame per chunk, STREAMINFO in `stream/start`.
+extension FLACEncoder: SendspinEncoder {
+    public var codecHeader: [UInt8]? { streamHeader }
 }
