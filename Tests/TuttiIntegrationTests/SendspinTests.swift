@@ -172,6 +172,14 @@ extension IntegrationTests {
             let origin = try #require(try api.nowPlaying.trackOrigin)
             let room = try api.rooms.first { $0.key == "Porch" }
             #expect(room?.report?.state == .playing, "\(String(describing: room))")
+            // Marked in `tutti ctl rooms` and counted in the metrics.
+            let url = try #require(h.controlURL())
+            let server = String(url.dropFirst("http://".count))
+            let listed = try h.ctl(["rooms"], server: server)
+            #expect(listed.out.contains("Porch") && listed.out.contains("playing  Sendspin player"), "\(listed)")
+            let controlPort = try #require(UInt16(url.split(separator: ":").last ?? ""))
+            let (_, _, metrics) = try OperationsTests.scrape(controlPort)
+            #expect(metrics.value("tutti_sendspin_rooms_connected") == 1 && metrics.value("tutti_rooms_playing") == 1)
             h.stop("daemon")
             // Against the house's timeline, looked for up to 200 ms either way.
             let judged = try h.run("judge", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "heard", "--card", h.path("porch"),

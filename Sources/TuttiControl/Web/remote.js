@@ -175,6 +175,11 @@ function fillRooms() {
     const row = document.createElement("div"); row.className = "row"; row.id = id;
     row.innerHTML = '<label></label><input type="range" min="0" max="100"><span class="pct"></span><button class="mute"></button>';
     row.querySelector("label").textContent = label; if (away) row.querySelector("label").className = "away";
+    // A Sendspin player (Music Assistant's protocol) the house streams to.
+    if (room && room.report && room.report.via === "sendspin") {
+      const tag = el("small", "note", "Sendspin"); tag.title = "a Sendspin player: the house streams to it over Sendspin";
+      row.querySelector("label").appendChild(tag);
+    }
     row.querySelector("input").setAttribute("aria-label", "volume of " + (room ? room.name : "all rooms"));
     // Holes heard in the room in the last hour (its device ran dry, or it concealed lost audio).
     if (holes !== undefined && holes !== null && !away) {

@@ -19,6 +19,7 @@ final class CoordinatorMetrics: Sendable {
     let rooms = GaugeValue("tutti_rooms", "Rooms the house knows.")
     let roomsConnected = GaugeValue("tutti_rooms_connected", "Rooms whose follower reported within the last seconds.")
     let roomsPlaying = GaugeValue("tutti_rooms_playing", "Rooms playing the stream.")
+    let sendspinRooms = GaugeValue("tutti_sendspin_rooms_connected", "Rooms that are Sendspin players, connected.")
     let playing = GaugeValue("tutti_playing", "1 while any zone of the house plays, else 0.")
     let encode = DurationValues("tutti_encode_seconds", "Time to encode one Opus frame.", buckets: [
         .microseconds(100), .microseconds(250), .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10),
@@ -40,6 +41,7 @@ final class CoordinatorMetrics: Sendable {
         roomsConnected.set(Double(views.filter(\.connected).count))
         let playingRooms = views.filter { $0.connected && $0.report?.state == .playing }
         roomsPlaying.set(Double(playingRooms.count))
+        sendspinRooms.set(Double(views.filter { $0.connected && $0.report?.via == RoomReport.sendspin }.count))
         playing.set(zones.contains { $0.nowPlaying.state == .playing } ? 1 : 0)
         zoneGauges.withLock { gauges in
             for zone in zones where gauges[zone.id] == nil {

@@ -68,7 +68,10 @@ enum CtlFormat {
             line += room.connected ? "  connected   " : "  away        "
             line += String(format: "volume %3.0f%%%@", room.volume, room.muted ? " muted" : "      ")
             if room.outputDelayMs > 0 { line += String(format: "  delay %.0f ms", room.outputDelayMs) }
-            if let r = room.report, room.connected {
+            if let r = room.report, room.connected, r.via == RoomReport.sendspin {
+                // A Sendspin player: the house knows its state, not its clock or its losses.
+                line += "  \(r.state.rawValue)  Sendspin player"
+            } else if let r = room.report, room.connected {
                 line += String(format: "  %@%@  latency %.0f ms  clock %+.1f µs ±%.1f  skew %+.1f µs  lost %d, concealed %d frames",
                                r.state.rawValue, r.interrupted ? " (interrupted)" : "", r.outputLatencyMilliseconds,
                                r.clockOffsetMicroseconds, r.clockUncertaintyMicroseconds, r.timingErrorMicroseconds,
