@@ -15,10 +15,25 @@ public enum Discovery {
         /// The clock service's port: the service's port.
         public var clockPort: UInt16
         public var records: [String: String]
+        /// Other services of the coordinator's under the same name (its Sendspin server).
+        public var also: [Service]
 
-        public init(name: String, clockPort: UInt16, records: [String: String]) {
+        public init(name: String, clockPort: UInt16, records: [String: String], also: [Service] = []) {
             self.name = name
             self.clockPort = clockPort
+            self.records = records
+            self.also = also
+        }
+    }
+
+    /// A service announced beside the coordinator's own: its type, port and TXT records.
+    public struct Service: Sendable, Equatable {
+        public var type: String
+        public var port: UInt16
+        public var records: [String: String]
+        public init(type: String, port: UInt16, records: [String: String]) {
+            self.type = type
+            self.port = port
             self.records = records
         }
     }

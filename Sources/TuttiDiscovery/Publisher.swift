@@ -44,6 +44,16 @@ extension Discovery {
             if result < 0 { log.warning("cannot renew the announcement on the network: \(message(result))") }
         }
 
+        /// Announces `service` too, from now on.
+        public func add(_ service: Discovery.Service) {
+            avahi_threaded_poll_lock(poll)
+            defer { avahi_threaded_poll_unlock(poll) }
+            announcement.also.append(service)
+            guard let group, let client else { return }
+            avahi_entry_group_reset(group)
+            publish(client)
+        }
+
         /// Withdraws the announcement.
         public func stop() {
             avahi_threaded_poll_stop(poll)
@@ -103,7 +113,15 @@ extension Discovery {
             defer { avahi_string_list_free(list) }
             var result = avahi_entry_group_add_service_strlst(group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), AvahiPublishFlags(0), announcement.name,
                                                               serviceType, nil, nil, announcement.clockPort, list)
+            for service in announcement.also where result >= 0 {
+                var records: UnsafeMutablePointer<AvahiStringList>?
+                for string in Discovery.strings(service.records).reversed() { records = avahi_string_list_add(records, string) }
+                defer { avahi_string_list_free(records) }
+                result = avahi_entry_group_add_service_strlst(group, AvahiIfIndex(AVAHI_IF_UNSPEC), AvahiProtocol(AVAHI_PROTO_INET), AvahiPublishFlags(0),
+                                                              announcement.name, service.type, nil, nil, service.port, records)
+            }
             if result == AVAHI_ERR_COLLISION {
+                avahi_entry_group_reset(group)
                 rename()
                 return publish(client)
             }
@@ -114,7 +132,7 @@ extension Discovery {
         private func groupChanged(_ group: OpaquePointer, _ state: AvahiEntryGroupState) {
             switch state {
             case AVAHI_ENTRY_GROUP_ESTABLISHED:
-                log.info("announced on the network as '\(announcement.name)' (\(serviceType), mDNS)")
+                log.info("announced on the network as '\(announcement.name)' (\(([serviceType] + announcement.also.map(\.type)).joined(separator: ", ")), mDNS)")
             case AVAHI_ENTRY_GROUP_COLLISION:
                 rename()
                 avahi_entry_group_reset(group)

@@ -112,8 +112,13 @@ struct DiscoveryTests {
 
         try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", Harness.demoSong, "--loop", "--house-name", "Lake House",
                                                     "--control-listen", "0.0.0.0:8485"])
-        #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("announced on the network as 'Lake House' (_tutti._udp, mDNS)") },
-                "\(h.log("coordinator"))")
+        #expect(Harness.wait(timeout: 10) {
+            h.log("coordinator").contains("announced on the network as 'Lake House' (_tutti._udp, _sendspin-server._tcp, mDNS)")
+        }, "\(h.log("coordinator"))")
+        // Its Sendspin server, as Sendspin players look for one (client-initiated connections).
+        let browsed = try net.run("browse", on: net.room, ["avahi-browse", "-rpt", "_sendspin-server._tcp"])
+        #expect(browsed.out.split(separator: "\n").contains { $0.hasPrefix("=") && $0.contains(";Lake\\032House;_sendspin-server._tcp;") && $0.contains(";10.79.0.1;8927;")
+            && $0.contains("\"path=/sendspin\"") }, "\(browsed.out) \(browsed.err)")
         #expect(Harness.wait(timeout: 25) { h.log("a").contains("state: playing") }, "\(h.log("a"))")
         #expect(h.log("a").contains("found the coordinator on the network: 'Lake House' at 10.79.0.1:5005"), "\(h.log("a"))")
         #expect(h.log("a").components(separatedBy: "looking again").count == 2, "said once: \(h.log("a"))")
@@ -144,6 +149,11 @@ struct DiscoveryTests {
                                                      "--clock-listen", "0.0.0.0:5105", "--control-listen", "0.0.0.0:8585"],
                       environment: ["TUTTI_STATE_DIR": h.path("second")])
         #expect(Harness.wait(timeout: 10) { h.log("coordinator2").contains("announced on the network as 'Lake House #2'") }, "\(h.log("coordinator2"))")
+        // Its Sendspin port is the first's: it says so and goes on without (and does not
+        // announce one).
+        #expect(h.log("coordinator2").contains("cannot serve Sendspin on 0.0.0.0:8927") && h.log("coordinator2").contains("going on without it"),
+                "\(h.log("coordinator2"))")
+        #expect(!h.log("coordinator2").contains("_sendspin-server._tcp"))
         let several = try net.run("ctl2", on: net.room, [Harness.binary, "ctl", "status"], environment: elsewhere)
         #expect(several.code != 0)
         #expect(several.err.contains("2 coordinators on the network: 'Lake House' at 10.79.0.1:5005") && several.err.contains("'Lake House #2' at 10.79.0.1:5105")

@@ -86,6 +86,7 @@ extension Coordinator {
             let unpaired = configuration.sendspinUnpairedAccess
             let listener = try SendspinListener(configuration: .init(host: listen.host, port: listen.port)) { await rooms.serve($0) }.service { port in
                 log.info("Sendspin server on ws://\(shown):\(port)/sendspin (players \(unpaired ? "admitted without pairing" : "admitted once paired"))")
+                announcer.sendspin(port: port)
             }
             sendspin.append(.init(service: Dispensable(service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
                                                        hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off")))
@@ -167,6 +168,8 @@ extension Coordinator {
 final class Announcer: Sendable {
     private let publisher = Mutex<Discovery.Publisher?>(nil)
     private let renewal = Mutex<Task<Void, Never>?>(nil)
+    /// Services announced beside the coordinator's own, once they listen.
+    private let services = Mutex<[Discovery.Service]>([])
     private let coordinator: Coordinator
 
     init(coordinator: Coordinator) {
@@ -179,7 +182,7 @@ final class Announcer: Sendable {
         guard configuration.announce else { return }
         do {
             let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort,
-                                                          records: records(port: port, tls: tls, token: token)))
+                                                          records: records(port: port, tls: tls, token: token), also: services.withLock { $0 }))
             self.publisher.withLock { $0 = publisher }
         } catch .noDaemon {
             coordinator.log.warning("not announced on the network: avahi-daemon is not running; followers, screens and "
@@ -215,6 +218,16 @@ final class Announcer: Sendable {
         records["proof"] = DiscoveryProof(houseKey: coordinator.houseKey).tag(message)
         records["proof-token"] = DiscoveryProof(token: token).tag(message)
         return records
+    }
+
+    /// The Sendspin server listens on `port`: announced for players that connect to it
+    /// (client-initiated: the spec's `_sendspin-server._tcp`, its path in the TXT record).
+    func sendspin(port: Int) {
+        guard coordinator.configuration.announce, let port = UInt16(exactly: port) else { return }
+        let service = Discovery.Service(type: "_sendspin-server._tcp", port: port,
+                                        records: ["path": "/sendspin", "name": coordinator.configuration.houseName])
+        services.withLock { $0.append(service) }
+        publisher.withLock { $0?.add(service) }
     }
 
     func stop() {
