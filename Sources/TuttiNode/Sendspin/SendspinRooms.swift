@@ -170,6 +170,13 @@ actor SendspinPeer {
     private var clearAt: Int64?
     private var afterCut: [([Float], Int64)] = []
     private var lastAudio: Int64 = 0
+    /// How far ahead of being heard its chunks went, over the last seconds (coordinator ns):
+    /// less its required lead, its headroom, which fits a live zone's latency to it as to a
+    /// tutti room's (`LatencyTuner`).
+    private var leads = LeadWatch()
+    /// The room's output delay (µs): its chunks go stamped that much earlier.
+    private var outputDelay: Int64 = 0
+    private var toldShort = false
     private var ended = false
     private var chunks = 0
 
@@ -212,6 +219,12 @@ actor SendspinPeer {
             send(session.clear(at: rooms.clock.nanosecondsNow() / 1_000))
         }
         send(session.set(volume: settings.volume, muted: settings.muted))
+        // Its device's own delay (the house's setting, or a calibration's): its chunks are
+        // stamped that much earlier, as a tutti follower writes that much earlier.
+        let delay = Int64((min(max(settings.outputDelayMilliseconds, 0), 10_000) * 1_000).rounded())
+        // (What was sent goes on as stamped: a change moves the next chunks, a step of the
+        // change's size, as a follower's is.)
+        outputDelay = delay
         applied = settings.version
     }
 
@@ -310,9 +323,18 @@ actor SendspinPeer {
 
     private func report() {
         guard let key else { return }
-        let state: RoomState = session.streaming && lastAudio > rooms.clock.nanosecondsNow() / 1_000 ? .playing : .waiting
+        let t = rooms.clock.nanosecondsNow()
+        let state: RoomState = session.streaming && lastAudio > t / 1_000 ? .playing : .waiting
+        let required = session.state.requiredLeadMilliseconds ?? 0
+        let headroom = leads.least(now: t).map { Double($0) / 1e6 - required }
+        if let headroom, headroom < 0, !toldShort {
+            toldShort = true
+            rooms.info("Sendspin room '\(key)' needs its audio \(Int(required)) ms ahead and gets it \(Int(headroom + required)) ms ahead: "
+                       + "it will stutter on a live input unless the zone's latency grows (--latency-ms, or --max-latency-ms to fit it)")
+        }
         rooms.report(RoomReport(name: key, state: state, settingsVersion: applied,
-                                outputDelayMilliseconds: session.state.outputDelayMilliseconds ?? 0, via: RoomReport.sendspin),
+                                outputDelayMilliseconds: session.state.outputDelayMilliseconds ?? 0, headroomMilliseconds: headroom,
+                                via: RoomReport.sendspin),
                      from: socket.peer)
     }
 
@@ -343,7 +365,7 @@ actor SendspinPeer {
         let t = rooms.clock.nanosecondsNow() / 1_000
         switch event {
         case let .audio(samples, heard):
-            let heard = heard / 1_000
+            let heard = heard / 1_000 - outputDelay
             if clearAt != nil {
                 afterCut.append((samples, heard))
             } else {
@@ -361,6 +383,7 @@ actor SendspinPeer {
     private func audio(_ samples: [Float], heard: Int64, at t: Int64) {
         let frames = Int64(samples.count / 2)
         lastAudio = max(lastAudio, heard + frames * 1_000_000 / Int64(SendspinServerSession.rate))
+        if session.state.available == true { leads.arrived(presentation: heard * 1_000, now: t * 1_000) }
         chunks += 1
         send(session.audio(samples, channels: 2, heard: heard, now: t))
     }
