@@ -157,7 +157,7 @@ let package = Package(
         // The follower: its threads, the clock client, the playout loop, its command line.
         // FoundationEssentials at most (the lean `tutti-follower` links nothing more).
         .target(name: "TuttiFollower", dependencies: [
-            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiConfig", "TuttiMetrics", "TuttiDiscovery",
+            "TuttiCore", "TuttiCodecs", "TuttiAudio", "TuttiNet", "TuttiSecurity", "TuttiSendspin", "TuttiConfig", "TuttiMetrics", "TuttiDiscovery",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Composition: coordinator, house, lyric screens, demo.

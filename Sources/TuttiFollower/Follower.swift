@@ -4,6 +4,7 @@ import TuttiCore
 import TuttiMetrics
 import TuttiNet
 import TuttiSecurity
+import TuttiSendspin
 
 /// A follower: locks its clock to the coordinator's, receives the stream, and plays each
 /// sample at its presentation time through its output.
@@ -42,6 +43,8 @@ public final class Follower: @unchecked Sendable {
         public var metricsListen: SocketAddress?
         /// Ask to run the playout thread ahead of ordinary processes (`System.raisePriority`).
         public var raisePriority = true
+        /// Play from this Sendspin server instead of a tutti coordinator (`SendspinNetwork`).
+        public var sendspin: BlockingWebSocket.Address?
         public init() {}
     }
 
@@ -58,6 +61,8 @@ public final class Follower: @unchecked Sendable {
     private let log = Log("follower")
     private let clockTrace = ClockTrace(path: System.environment("TUTTI_CLOCK_TRACE"))
     private let clockMemory: ClockMemoryKeeper?
+    /// With `--sendspin`: the session the playout plays from.
+    private var sendspinNetwork: SendspinNetwork?
 
     /// A follower on this host: its house key from its file, Opus, UDP sockets, and the clock
     /// the program keeps time by (its outputs' too).
@@ -66,6 +71,16 @@ public final class Follower: @unchecked Sendable {
         // Stored audio comes up to the coordinator's lookahead ahead (at most 5 s: 250
         // packets of 20 ms, 1000 of 5 ms); only what comes takes memory.
         engineConfig.jitterCapacity = max(1_024, configuration.latencyMilliseconds * 4 / 10 + 64)
+        if configuration.sendspin != nil {
+            // A Sendspin server's PCM, as packets of its own (a server sends up to about 5 s ahead).
+            let engine = PlayoutEngine(decoder: PCMFrameDecoder(), configuration: engineConfig)
+            let idle = try UDPSocket()
+            try idle.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+            self.init(configuration: configuration, membership: ClockClient.Membership(houseKey: HouseKey.generate(), member: nil,
+                                                                                      name: configuration.name, keyPath: nil),
+                      engine: engine, clock: clock, stream: idle, byUnicast: true, control: idle, remembers: false)
+            return
+        }
         let engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
         let (stream, byUnicast) = try Self.streamSocket(configuration)
         let control = try UDPSocket()
@@ -86,7 +101,7 @@ public final class Follower: @unchecked Sendable {
     /// A follower on the parts it is given: the tests' simulated house runs it over an
     /// in-memory network, on a manual clock, with a decoder of its own.
     init(configuration: Configuration, membership: ClockClient.Membership, engine: PlayoutEngine, clock: any MonotonicClock,
-         stream: any DatagramSocket, byUnicast: Bool, control: any DatagramSocket) {
+         stream: any DatagramSocket, byUnicast: Bool, control: any DatagramSocket, remembers: Bool = true) {
         self.configuration = configuration
         self.membership = membership
         self.engine = engine
@@ -95,7 +110,7 @@ public final class Follower: @unchecked Sendable {
         self.byUnicast = byUnicast
         clockSocket = control
         let coordinator = "\(configuration.coordinator) \(membership.houseKey.fingerprint)"
-        clockMemory = configuration.stateDirectory.map {
+        clockMemory = !remembers ? nil : configuration.stateDirectory.map {
             ClockMemoryKeeper(path: ClockMemory.path(in: $0, room: configuration.name), coordinator: coordinator)
         }
     }
@@ -146,8 +161,13 @@ public final class Follower: @unchecked Sendable {
             let last = playout.snapshot()
             clockMemory?.keep(last.estimate, device: output.name, deviceRatePPM: last.deviceRatePPM, now: nil)
         }
+        if let sendspin = configuration.sendspin {
+            log.info("room '\(configuration.name)' playing from the Sendspin server \(sendspin); playing to \(output.name)")
+        } else {
         log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \((try? rtpSocket.localAddress().port) ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
+        }
         if configuration.raisePriority { tellPriority(System.raisePriority()) }
+        defer { sendspinNetwork?.stop() }
         try playout.run(output: output, stop: stopFlag)
     }
 
@@ -157,10 +177,19 @@ public final class Follower: @unchecked Sendable {
         let unicastPort = byUnicast ? try rtpSocket.localAddress().port : nil
         let remembered = clockMemory?.recall(now: LocalTime(nanoseconds: clock.nanosecondsNow()))
         if let remembered { engine.resumeClock(from: remembered.estimate) }
-        let network = FollowerNetwork(
-            stream: rtpSocket, sealedStream: configuration.sealedStream, membership: membership, controlSocket: clockSocket,
-            coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
-            trace: clockTrace)
+        let network: any PlayoutNetwork
+        if let sendspin = configuration.sendspin {
+            let player = SendspinNetwork(address: sendspin, name: configuration.name,
+                                         identity: SendspinPlayerIdentity.load(folder: configuration.stateDirectory, room: configuration.name),
+                                         outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), clock: clock, stopFlag: stopFlag)
+            sendspinNetwork = player
+            network = player
+        } else {
+            network = FollowerNetwork(
+                stream: rtpSocket, sealedStream: configuration.sealedStream, membership: membership, controlSocket: clockSocket,
+                coordinator: configuration.coordinator, clock: clock, unicastPort: unicastPort, roomName: configuration.name,
+                trace: clockTrace)
+        }
         let news = PlayoutNews(log: log, statusInterval: Int64(configuration.statusInterval * 1e9),
                                verbose: configuration.verbose, metrics: metrics) { [clockMemory, clock, device = output.name] last in
             // A file written once a minute: on a thread of its own, never the playout's.
@@ -216,7 +245,7 @@ extension Follower {
 /// retransmissions). Nothing waits on them: both are read only for what already arrived,
 /// and the kernel's stamps say when it did, so a packet read 20 ms after it came is placed
 /// exactly as one read at once. Sends never wait either (a full buffer drops the datagram).
-final class FollowerNetwork {
+final class FollowerNetwork: PlayoutNetwork {
     private var stream: any DatagramSocket
     private let clock: any MonotonicClock
     /// Makes the stream's own socket when multicast does not come (bound to any port).

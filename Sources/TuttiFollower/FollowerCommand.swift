@@ -52,6 +52,9 @@ public struct FollowerCommand: ParsableCommand {
 
     @OptionGroup var configFile: ConfigFileOption
 
+    @Option(help: "Play from a Sendspin server instead of a tutti coordinator: ws://HOST[:PORT]/PATH (Music Assistant's, or a coordinator's ws://HOST:8927/sendspin).")
+    var sendspin: String?
+
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
     var plainRtp = false
 
@@ -61,7 +64,7 @@ public struct FollowerCommand: ParsableCommand {
     public var options: FollowerOptions {
         FollowerOptions(coordinator: coordinator, name: name, unicast: unicast, port: port, multicast: multicast, sink: sink,
                         output: output, latencyMs: latencyMs, outputDelayMs: outputDelayMs, bufferMs: bufferMs, verbose: verbose,
-                        statusInterval: statusInterval, key: key, metricsListen: metricsListen, plainRtp: plainRtp)
+                        statusInterval: statusInterval, key: key, metricsListen: metricsListen, plainRtp: plainRtp, sendspin: sendspin)
     }
 
     public func validate() throws {

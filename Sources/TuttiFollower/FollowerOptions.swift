@@ -26,11 +26,14 @@ public struct FollowerOptions: Equatable, Sendable {
     public var key: String?
     public var metricsListen: String?
     public var plainRtp = false
+    /// A Sendspin server to play from (`ws://...`) instead of a tutti coordinator.
+    public var sendspin: String?
 
     public init(coordinator: String? = nil, name: String? = nil, unicast: Bool = false, port: UInt16 = 0,
                 multicast: String = "239.255.77.77:5004", sink: String? = nil, output: String = "auto", latencyMs: Int = 150,
                 outputDelayMs: Double = 0, bufferMs: Int = 80, verbose: Bool = false, statusInterval: Double? = nil,
-                key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false) {
+                key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false, sendspin: String? = nil) {
+        self.sendspin = sendspin
         self.coordinator = coordinator
         self.name = name
         self.unicast = unicast
@@ -71,6 +74,7 @@ public struct FollowerOptions: Equatable, Sendable {
             case "key": key = value
             case "metrics-listen": metricsListen = value
             case "plain-rtp": plainRtp = true
+            case "sendspin": sendspin = value
             default: return nil  // an option this reader does not know yet: ArgumentParser's
             }
         }
@@ -96,6 +100,9 @@ public struct FollowerOptions: Equatable, Sendable {
             do { _ = try SocketAddress(parsing: metricsListen, defaultPort: 9485) } catch {
                 throw Invalid("--metrics-listen: \(error)")
             }
+        }
+        if let sendspin, BlockingWebSocket.Address(sendspin, defaultPort: 8927) == nil {
+            throw Invalid("--sendspin must be ws://HOST[:PORT]/PATH, such as ws://192.168.1.10:8927/sendspin")
         }
         if let name, !RoomReport.isValidName(name) {
             throw Invalid("--name must be 1 to 64 characters, not blank, without control characters")
@@ -176,7 +183,9 @@ public struct FollowerOptions: Equatable, Sendable {
     public func run(clock: SystemClock) throws {
         var config = Follower.Configuration()
         let log = Log("follower")
-        if let coordinator {
+        if let sendspin {
+            config.sendspin = BlockingWebSocket.Address(sendspin, defaultPort: 8927)
+        } else if let coordinator {
             config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
         } else {
             let keyPath = key ?? config.houseKeyPath

@@ -27,6 +27,25 @@ enum PlayoutInput: Sendable {
     }
 }
 
+/// Where a playout's stream, clock and settings come from, and its room's news goes: the
+/// house's two sockets (`FollowerNetwork`), or a Sendspin server's session
+/// (`SendspinNetwork`). Used by the playout thread alone, between renders; nothing in it
+/// waits.
+protocol PlayoutNetwork: AnyObject {
+    /// Sends what is due; returns the latest time to turn again.
+    func turn(lock: ClockLock) -> Int64
+    /// Hands on what came since the last call, in arrival order.
+    func collect(_ apply: (PlayoutInput) -> Void)
+    func reportSoon()
+    /// A NACK as it goes to the coordinator (nil: none goes).
+    func sealFeedback(_ nack: [UInt8]) -> [UInt8]?
+    var zoneStream: UInt32? { get set }
+    var otherZones: Int { get }
+    var latest: PlayoutSnapshot { get set }
+    var unsealed: Int { get }
+    var untagged: Int { get }
+}
+
 /// What the playout thread last measured, published for the other threads: the room's
 /// report, the clock's pace of exchanges, the clock memory and the log lines.
 struct PlayoutSnapshot: Sendable {
@@ -126,7 +145,7 @@ final class Playout {
     }
 
     let engine: PlayoutEngine
-    private let network: FollowerNetwork
+    private let network: any PlayoutNetwork
     private let news: PlayoutNews
     private var requests: Requests
     private let clock: any MonotonicClock
@@ -160,7 +179,7 @@ final class Playout {
     private var rendersToSnapshot = 0
     private let trace: TimingTrace?
 
-    init(engine: PlayoutEngine, network: FollowerNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
+    init(engine: PlayoutEngine, network: any PlayoutNetwork, news: PlayoutNews, requests: Requests, clock: any MonotonicClock,
          fill: DeviceFill.Configuration, committedLatency: Int64 = 0, outputDelay: Int64, timingWindow: Int64? = nil,
          settleOnRate: Bool = false, trace: TimingTrace?) {
         if timingWindow != nil || settleOnRate {

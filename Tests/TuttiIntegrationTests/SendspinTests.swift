@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TuttiSecurity
+import TuttiNet
 import TuttiSendspin
 
 /// tutti's Sendspin against the reference implementation (aiosendspin, from PyPI, in the
@@ -208,6 +209,91 @@ extension IntegrationTests {
             #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("refused Sendspin player") }, "\(h.log("coordinator"))")
             Thread.sleep(forTimeInterval: 1)
             #expect(try api.rooms.isEmpty)
+        }
+
+        /// A network namespace with loopback alone, for the reference server (it announces
+        /// itself by mDNS, which must not reach the machine's own network); removed with it.
+        final class Namespace {
+            let name = "tutti-ss-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+            init?() {
+                guard ChildProcess.output(["ip", "netns", "add", name]) != nil else { return nil }
+                _ = ChildProcess.output(["ip", "netns", "exec", name, "ip", "link", "set", "lo", "up"])
+            }
+            deinit { _ = ChildProcess.output(["ip", "netns", "del", name]) }
+            func run(_ args: [String]) -> [String] { ["ip", "netns", "exec", name] + args }
+        }
+
+        /// A tutti follower plays from the reference Sendspin server (`sendspin serve` of a
+        /// tone): the tone arrives in its WAV, whole and at the tone's pitch.
+        @Test(.timeLimit(.minutes(2))) func aFollowerPlaysTheReferenceServer() throws {
+            let h = try Harness("sendspin-serve")
+            guard let ns = Namespace() else { Issue.record("cannot make a network namespace"); return }
+            _ = try h.run("sox", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", h.path("tone.wav"), "synth", "30", "sine", "440", "gain", "-6"])
+            let port = Harness.freePort()
+            try h.start("serve", ns.run([Self.sendspin, "serve", h.path("tone.wav"), "--port", "\(port)", "--name", "Reference"]))
+            #expect(Harness.wait(timeout: 20) { h.log("serve").contains("Server running")
+                || ((try? String(contentsOfFile: h.path("serve.out"), encoding: .utf8)) ?? "").contains("Server running") },
+                    "\(h.log("serve"))")
+            try h.start("follower", ns.run([Harness.followerBinary, "--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output",
+                                            "wav:" + h.path("room.wav"), "--name", "Attic", "--latency-ms", "500"]))
+            #expect(Harness.wait(timeout: 20) { h.log("follower").contains("state: playing") }, "\(h.log("follower"))\n\(h.log("serve").suffix(2_000))")
+            #expect(h.log("follower").contains("connected to the Sendspin server ws://127.0.0.1:\(port)/sendspin"))
+            #expect(h.log("follower").contains("stream: pcm 48000 Hz"), "\(h.log("follower"))")
+            Thread.sleep(forTimeInterval: 6)
+            h.stop("follower")
+            let judged = try h.run("tone", ["python3", "-c", """
+                import json, wave, numpy as np
+                w = wave.open("\(h.path("room.wav"))")
+                x = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").astype(np.float64).reshape(-1, 2)[:, 0] / 32768
+                loud = np.flatnonzero(np.abs(x) > 0.1 * np.abs(x).max()) if len(x) else []
+                x = x[loud[0] + 4800:loud[-1] - 4800] if len(loud) else x[:0]
+                spectrum = np.abs(np.fft.rfft(x * np.hanning(len(x)))) if len(x) else np.zeros(1)
+                peak = float(np.argmax(spectrum) * 48000 / max(1, len(x)))
+                quiet = np.abs(x) < 0.02 * np.abs(x).max() if len(x) else np.zeros(0, dtype=bool)
+                edges = np.flatnonzero(np.diff(np.concatenate(([0], quiet.astype(np.int8), [0]))))
+                gaps = sum(1 for s, e in zip(edges[::2], edges[1::2]) if e - s >= 240)
+                print(json.dumps({"seconds": len(x) / 48000, "peak_hz": peak, "rms": float(np.sqrt(np.mean(x ** 2))) if len(x) else 0, "gaps": gaps}))
+                """])
+            let result = (try? JSONSerialization.jsonObject(with: Data(judged.out.utf8)) as? [String: Any]) ?? [:]
+            #expect((result["seconds"] as? Double ?? 0) > 3, "\(judged)")
+            #expect(abs((result["peak_hz"] as? Double ?? 0) - 440) < 2, "\(judged)")
+            // (Its level is the reference server's: a 16-bit source in its 24-bit PCM comes at
+            // 16-bit scale, about 40 dB down.)
+            #expect((result["rms"] as? Double ?? 0) > 0.001, "\(judged)")
+            #expect(result["gaps"] as? Int == 0, "\(judged)")
+        }
+
+        /// A tutti follower plays from a tutti coordinator's Sendspin server on a card of its
+        /// own: it hears the zone's music where the house says, as a follower on tutti's own
+        /// stream does (within what Sendspin's clock exchanges over a WebSocket allow), and
+        /// leaves no hole.
+        @Test(.timeLimit(.minutes(2))) func aFollowerPlaysACoordinatorsSendspinServerWhereTheHouseSays() throws {
+            let h = try Harness("sendspin-follower")
+            h.environment["TUTTI_VCARD_DIR"] = h.directory
+            let noise = try h.noiseSong(seconds: 40)
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
+            let api = try ControlAPI(h)
+            try h.leanFollower("attic", ["--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output", "alsa:tutti_vcard:attic,0", "--name", "Attic"])
+            #expect(Harness.wait(timeout: 20) { h.log("attic").contains("state: playing") }, "\(h.log("attic"))\n\(h.log("coordinator"))")
+            #expect(Harness.wait(timeout: 5) { (try? api.rooms.first { $0.key == "Attic" })?.report?.via == "sendspin" })
+            // The house's volume for the room reaches the follower as Sendspin's command (and back).
+            _ = try api.call("PUT", "/rooms/Attic", json: #"{"volume": 100}"#)
+            #expect(Harness.wait(timeout: 5) { h.log("attic").contains("volume 100%") }, "\(h.log("attic"))")
+            Thread.sleep(forTimeInterval: 10)
+            let origin = try #require(try api.nowPlaying.trackOrigin)
+            h.stop("attic")
+            let judged = try h.run("judge", ["python3", Harness.packageRoot + "/bench/lib/vcard.py", "heard", "--card", h.path("attic"),
+                                             "--source", h.path("noise.wav"), "--origin", "\(origin)", "--from", "5", "--to", "14"])
+            let result = (try? JSONSerialization.jsonObject(with: Data(judged.out.utf8)) as? [String: Any]) ?? [:]
+            let errors = (result["errors_us"] as? [Double] ?? []).map(abs).sorted()
+            #expect(errors.count >= 20, "\(judged)\n\(h.log("attic"))")
+            let median = errors.isEmpty ? .infinity : errors[errors.count / 2]
+            let p95 = errors.isEmpty ? .infinity : errors[Int(Double(errors.count - 1) * 0.95)]
+            #expect(median < 500 && p95 < 2_000, "heard \(median) µs (median), \(p95) µs (p95) from where the house says: \(errors)")
+            #expect(result["holes"] as? Int == 0, "\(result["holes"] ?? "?") holes")
+            print("follower over Sendspin: heard \(median) µs (median), \(p95) µs (p95) from where the house says")
         }
     }
 }
