@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import HummingbirdWSClient
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -58,6 +59,20 @@ public struct SendspinListener: Sendable {
                                  availableConnectionsDelegate: MaximumAvailableConnections(configuration.maximumConnections + 16)),
             onServerRunning: { channel in onStarted(channel.localAddress?.port ?? 0) },
             logger: ControlServer.logger)
+    }
+}
+
+extension SendspinListener {
+    /// Connects to a Sendspin player that waits for servers (one that announces
+    /// `_sendspin._tcp`) at `url` (`ws://HOST:PORT/PATH`) and hands the connection to
+    /// `handler` until it ends; throws when it cannot connect.
+    public static func connect(url: String, peer: String, handler: @escaping @Sendable (WebSocketSession) async -> Void) async throws {
+        var configuration = WebSocketClientConfiguration()
+        configuration.maxFrameSize = maximumMessage
+        try await WebSocketClient.connect(url: url, configuration: configuration, logger: ControlServer.logger) { inbound, outbound, _ in
+            let messages = inbound.messages(maxSize: Self.maximumMessage).makeAsyncIterator()
+            await handler(WebSocketSession(peer: peer, inbound: InboundBox(messages), outbound: outbound))
+        }
     }
 }
 

@@ -163,6 +163,29 @@ struct DiscoveryTests {
         #expect(h.log("b").contains("found the coordinator on the network: 'Lake House' at 10.79.0.1:5005"), "\(h.log("b"))")
     }
 
+    /// A Sendspin player that waits for servers (the reference `sendspin daemon` without
+    /// `--url`, which announces `_sendspin._tcp` on its host with its own mDNS stack) is
+    /// found by a coordinator that admits unpaired players, which connects to it: it becomes
+    /// a room of the house and plays.
+    @Test func theCoordinatorFindsAndConnectsToASendspinPlayerThatWaits() throws {
+        let h = try Harness("discovery-sendspin")
+        guard let net = try Network(h) else { return }
+        defer { withExtendedLifetime(net) {} }
+        h.environment["TUTTI_VCARD_DIR"] = h.directory
+        // The reference player finds its own address by the default route (without one it
+        // announces 127.0.0.1): the room's host has one, to the house's.
+        _ = ChildProcess.output(["ip", "netns", "exec", net.room, "ip", "route", "add", "default", "via", "10.79.0.1"])
+        try net.start("daemon", on: net.room, [IntegrationTests.SendspinTests.sendspin, "daemon", "--port", "8928", "--settings-dir", h.path("settings"),
+                                               "--audio-device", "porch", "--disable-mpris", "--name", "Porch", "--interface", "10.79.0.2"],
+                      environment: ["HOME": try IntegrationTests.SendspinTests.home(h, card: "porch")])
+        try net.start("coordinator", on: net.house, [Harness.binary, "coordinator", Harness.demoSong, "--loop", "--house-name", "Lake House",
+                                                    "--control-listen", "0.0.0.0:8485", "--sendspin-unpaired-access"])
+        #expect(Harness.wait(timeout: 40) { h.log("coordinator").contains("Sendspin player 'Porch' joined from 10.79.0.2") },
+                "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon").suffix(2_000))")
+        #expect(h.log("coordinator").contains("found on the network at ws://10.79.0.2:8928/sendspin"), "\(h.log("coordinator"))")
+        #expect(Harness.wait(timeout: 10) { h.log("daemon").contains("Stream started with codec") }, "\(h.log("daemon").suffix(2_000))")
+    }
+
     @Test func withoutAvahiDaemonAnAddressStillWorksAndItSaysSoOnce() throws {
         let h = try Harness("no-avahi")
         let nobody = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=" + h.path("no-bus")]

@@ -138,8 +138,15 @@ def main():
     for message in [{"type": "client/init", "payload": {"client_id": client_id, "version": 1, "suite": "25519_ChaChaPoly_SHA256"}},
                     {"type": "server/init", "payload": {"server_id": client_id, "version": 1}},
                     {"type": "noise/handshake", "payload": {"data": "A" * 64}},
-                    {"type": "client/time", "payload": {"client_transmitted": 123456}}]:
+                    {"type": "client/time", "payload": {"client_transmitted": 123456}},
+                    # the session's messages, both ways (tutti's server reads a player's, its follower a server's)
+                    {"type": "client/state", "payload": {"available": True, "player": {"volume": 25, "muted": False, "required_lead_time_ms": 250}}},
+                    {"type": "server/time", "payload": {"client_transmitted": 5, "server_received": 100, "server_transmitted": 101}},
+                    {"type": "stream/start", "payload": {"server_transmitted": 1, "player": {"codec": "pcm", "sample_rate": 48000,
+                                                                                            "channels": 2, "bit_depth": 16}}},
+                    {"type": "server/command", "payload": {"player": {"command": "volume", "volume": 40}}}]:
         save("sendspin", json.dumps(message).encode())
+    save("sendspin", bytes([0x82, 126, 0, 130]) + bytes(range(130)))  # a WebSocket frame, the 16-bit length form
     save("sendspin", struct.pack(">BqI", 4, 1234567, 150000) + bytes(40))
 
     def piece(plaintext):

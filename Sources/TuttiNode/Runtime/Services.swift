@@ -44,6 +44,17 @@ struct HouseService: Service, CustomStringConvertible {
     }
 }
 
+/// Work that runs until the group shuts down (then it is cancelled).
+struct TaskService: Service, CustomStringConvertible {
+    let name: String
+    let work: @Sendable () async -> Void
+    var description: String { name }
+
+    func run() async {
+        await cancelWhenGracefulShutdown { await work() }
+    }
+}
+
 /// A service that names what failed: `what` and the error, and `hint`.
 struct Explained: Service, CustomStringConvertible {
     let service: any Service

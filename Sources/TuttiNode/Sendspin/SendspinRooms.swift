@@ -3,6 +3,7 @@ import Synchronization
 import TuttiAPI
 import TuttiControl
 import TuttiCore
+import TuttiDiscovery
 import TuttiMedia
 import TuttiNet
 import TuttiSecurity
@@ -32,6 +33,8 @@ final class SendspinRooms: Sendable {
     private let log = Log("sendspin")
     /// The open sessions by room key.
     private let peers = Mutex<[String: SendspinPeer]>([:])
+    /// The players this server is connecting or connected to (their URLs).
+    private let connecting = Mutex<Set<String>>([])
     /// Sessions refused (not admitted, or broken), for the log's rate.
     private let refused = Atomic<Int>(0)
 
@@ -57,6 +60,47 @@ final class SendspinRooms: Sendable {
         try AtomicFile.write(Data((Base64URL.encode(identity.privateKey) + "\n").utf8), to: path, permissions: 0o600)
         return identity
     }
+
+    /// Players that wait for servers (they announce `_sendspin._tcp`: ESPHome speakers, the
+    /// reference player without `--url`), found by mDNS every `every` seconds and connected
+    /// to, each once at a time; only where the house admits unpaired players (the player
+    /// would be refused otherwise). Until cancelled; without avahi-daemon it says so once and
+    /// keeps looking.
+    func discover(every: Double = 10) async {
+        guard configuration.unpairedAccess else { return }
+        var toldNoDaemon = false
+        while !Task.isCancelled {
+            let clock = self.clock
+            let found: [Discovery.Found]
+            do {
+                found = try await Blocking.run(on: Self.browsing) { () throws(Discovery.Failure) in
+                    try Discovery.browse(type: "_sendspin._tcp", timeout: 3, clock: clock)
+                }
+                toldNoDaemon = false
+            } catch {
+                if !toldNoDaemon { log.info("not looking for Sendspin players on the network: \(error)") }
+                toldNoDaemon = true
+                found = []
+            }
+            for player in found {
+                let path = player.records["path"].map { $0.hasPrefix("/") ? $0 : "/" + $0 } ?? "/sendspin"
+                let url = "ws://\(player.host):\(player.clockPort)\(path)"
+                guard connecting.withLock({ $0.insert(url).inserted }) else { continue }
+                log.info("Sendspin player '\(player.name.prefix(64))' found on the network at \(url): connecting")
+                let host = player.host
+                Task { [self] in
+                    do {
+                        try await SendspinListener.connect(url: url, peer: host) { await self.serve($0) }
+                    } catch {
+                        note("cannot connect to the Sendspin player at \(url): \(error)")
+                    }
+                    connecting.withLock { _ = $0.remove(url) }
+                }
+            }
+            try? await Task.sleep(nanoseconds: UInt64(every * 1e9))
+        }
+    }
+    private static let browsing = DispatchQueue(label: "tutti.sendspin-browse")
 
     /// The house's settings for a Sendspin room (any thread).
     func deliver(_ key: String, _ settings: RoomSettings) {

@@ -262,6 +262,18 @@ func sendspin(_ bytes: [UInt8]) {
     _ = try? client.receiveServerInit(text)
     _ = SendspinAudioChunk(bytes: bytes)
     _ = SendspinTime.clientTransmitted(in: text)
+    // The session's messages, to both sides (a player's to tutti's server, a server's to the
+    // follower as a player), and the WebSocket frames the follower reads.
+    var served = SendspinServerSession(serverName: "fuzz")
+    _ = try? served.receive(#"{"type":"client/hello","payload":{"name":"p","supported_roles":["player@v1"],"player@v1_support":{"supported_formats":[{"codec":"pcm","channels":2,"sample_rate":48000,"bit_depth":16}]}}}"#, received: 0) { 0 }
+    _ = try? served.receive(text, received: 0) { 0 }
+    _ = served.audio([0, 0, 0, 0], channels: 2, heard: 1, now: 0)
+    var player = SendspinClientSession(name: "p", formats: [SendspinFormat(codec: "pcm", channels: 2, sampleRate: 48_000, bitDepth: 16)])
+    _ = try? player.receive(text)
+    _ = player.receive(binary: bytes)
+    if let (frame, length) = try? WebSocketFrame.parse(bytes[...], limit: 1 << 16) {
+        precondition(length <= bytes.count && frame.payload.count <= length, "a frame longer than what came")
+    }
     var (sealer, _) = sendspinCiphers
     var transport = SendspinTransport(sending: sendspinCiphers.server, receiving: sendspinCiphers.client)
     var at = 0, sent = 0
