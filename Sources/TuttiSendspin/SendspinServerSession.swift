@@ -69,6 +69,10 @@ public struct SendspinServerSession: Sendable {
     /// The rate of tutti's zones.
     public static let rate = 48_000
     public static let playerRole = "player@v1"
+    public static let controllerRole = "controller@v1"
+    public static let metadataRole = "metadata@v1"
+    /// The roles tutti's server activates, in this order.
+    public static let roles = [playerRole, controllerRole, metadataRole]
     /// Chunks held for a player not yet available (its first seconds), at most.
     public static let heldChunks = 200
 
@@ -77,11 +81,13 @@ public struct SendspinServerSession: Sendable {
         case malformed(String)
         case outOfTurn(String)
         case noFormat([SendspinFormat])
+        case noRole
 
         public var description: String {
             switch self {
             case let .malformed(why): "a malformed message: \(why)"
             case let .outOfTurn(type): "\(type) before client/hello"
+            case .noRole: "it takes none of the roles tutti serves (player@v1, controller@v1, metadata@v1)"
             case let .noFormat(offered): "it decodes none of tutti's formats (PCM or FLAC at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
                 + (offered.isEmpty ? "none" : offered.prefix(8).map(\.description).joined(separator: "; "))
             }
@@ -90,7 +96,10 @@ public struct SendspinServerSession: Sendable {
 
     /// What the player said that the house hears of.
     public enum Event: Equatable, Sendable {
-        case hello(SendspinPlayerHello, format: SendspinFormat)
+        /// Its hello: its roles, and the format it is streamed in (nil: not a player).
+        case hello(SendspinPlayerHello, format: SendspinFormat?)
+        /// A command of its controller role, for its group (zone).
+        case command(SendspinControllerCommand)
         case state(SendspinPlayerState)
         case goodbye(reason: String)
         /// A message the session does not act on (its type), counted.
@@ -146,14 +155,19 @@ public struct SendspinServerSession: Sendable {
             }
             let payload = message.payload
             let offered = payload.player_support?.supported_formats ?? []
-            guard payload.supported_roles.contains(Self.playerRole),
-                  let format = offered.first(where: sends) else { throw .noFormat(offered) }
+            let roles = Self.roles.filter(payload.supported_roles.contains)
+            guard !roles.isEmpty else { throw .noRole }
+            var format: SendspinFormat?
+            if roles.contains(Self.playerRole) {
+                guard let chosen = offered.first(where: sends) else { throw .noFormat(offered) }
+                format = chosen
+            }
             let name = String(payload.name.trimmingWhitespace().prefix(64))
-            let said = SendspinPlayerHello(name: name.isEmpty ? "Sendspin player" : name, roles: payload.supported_roles,
+            let said = SendspinPlayerHello(name: name.isEmpty ? "Sendspin player" : name, roles: roles,
                                            formats: offered, bufferCapacity: payload.player_support?.buffer_capacity ?? 0)
             hello = said
             self.format = format
-            let activate = Activate(activities: [], active_roles: [Self.playerRole])
+            let activate = Activate(activities: [], active_roles: roles)
             return ([.text(Self.json(Envelope(type: "server/activate", payload: activate)))], [.hello(said, format: format)])
         case "client/state":
             guard hello != nil else { throw .outOfTurn(kind.type) }
@@ -177,6 +191,19 @@ public struct SendspinServerSession: Sendable {
                 for chunk in due { send += audio(chunk.samples, channels: chunk.channels, heard: chunk.heard, now: t) }
             }
             return (send, [.state(state)])
+        case "client/command":
+            guard let hello else { throw .outOfTurn(kind.type) }
+            guard hello.roles.contains(Self.controllerRole),
+                  let message = try? JSONDecoder().decode(Envelope<ClientCommand>.self, from: Data(text.utf8)),
+                  let controller = message.payload.controller else {
+                ignored += 1
+                return ([], [.ignored("client/command outside the controller role")])
+            }
+            guard let command = SendspinControllerCommand(controller) else {
+                ignored += 1
+                return ([], [.ignored("controller command \(controller.command.prefix(32))")])
+            }
+            return ([], [.command(command)])
         case "client/goodbye":
             struct Goodbye: Codable { let reason: String? }
             let reason = (try? JSONDecoder().decode(Envelope<Goodbye>.self, from: Data(text.utf8)))?.payload.reason ?? "none given"
@@ -259,6 +286,26 @@ public struct SendspinServerSession: Sendable {
         }
         return send
     }
+
+    /// What its metadata and controller roles are told, as `server/state` when it changed
+    /// (only the roles it has; the metadata's progress moves on by itself, from its instant
+    /// and speed: a new one goes when the track, the timeline or the text changes).
+    public mutating func state(metadata: SendspinMetadata?, controller: SendspinControllerState?) -> [SendspinMessage] {
+        guard let hello else { return [] }
+        var payload = StatePayload(metadata: nil, controller: nil)
+        if hello.roles.contains(Self.metadataRole), let metadata, metadata.key != toldMetadata?.key {
+            toldMetadata = metadata
+            payload.metadata = metadata
+        }
+        if hello.roles.contains(Self.controllerRole), let controller, controller != toldController {
+            toldController = controller
+            payload.controller = controller
+        }
+        guard payload.metadata != nil || payload.controller != nil else { return [] }
+        return [.text(Self.json(Envelope(type: "server/state", payload: payload)))]
+    }
+    private var toldMetadata: SendspinMetadata?
+    private var toldController: SendspinControllerState?
 
     /// Whether this session sends `format`.
     public func sends(_ format: SendspinFormat) -> Bool {
@@ -354,6 +401,20 @@ public struct SendspinServerSession: Sendable {
         let server_transmitted: Int64
         let player: Player
     }
+    struct StatePayload: Codable {
+        var metadata: SendspinMetadata?
+        var controller: SendspinControllerState?
+    }
+    struct ClientCommand: Codable {
+        struct Controller: Codable {
+            let command: String
+            let volume: Int?
+            let mute: Bool?
+            let position_ms: Int64?
+            let offset_ms: Int64?
+        }
+        let controller: Controller?
+    }
     struct StreamClear: Codable {
         let server_transmitted: Int64
         let roles: [String]
@@ -366,5 +427,116 @@ public struct SendspinServerSession: Sendable {
             let mute: Bool?
         }
         let player: Player
+    }
+}
+
+/// What a metadata role is told of what plays (`server/state`'s `metadata`): the text, and
+/// the progress at the server's instant `timestamp` (µs) with its speed (× 1000; 0 paused).
+public struct SendspinMetadata: Codable, Equatable, Sendable {
+    public struct Progress: Codable, Equatable, Sendable {
+        public var track_progress: Int64
+        public var track_duration: Int64
+        public var playback_speed: Int
+    }
+    public var timestamp: Int64
+    public var title: String?
+    public var artist: String?
+    public var album_artist: String?
+    public var album: String?
+    public var year: Int?
+    public var track: Int?
+    public var progress: Progress?
+
+    public init(timestamp: Int64, title: String?, artist: String?, albumArtist: String?, album: String?, year: Int?, track: Int?,
+                elapsedMilliseconds: Int64?, durationMilliseconds: Int64?, playing: Bool) {
+        self.timestamp = timestamp
+        self.title = title
+        self.artist = artist
+        album_artist = albumArtist
+        self.album = album
+        self.year = year
+        self.track = track
+        progress = elapsedMilliseconds.map {
+            Progress(track_progress: max(0, $0), track_duration: max(0, durationMilliseconds ?? 0), playback_speed: playing ? 1_000 : 0)
+        }
+    }
+
+    /// What it says but the instant: where the progress would be at the instant 0 (a
+    /// timeline that moves on as expected is no news).
+    var key: [String] {
+        let speed = progress?.playback_speed ?? 0
+        let origin = progress.map { $0.track_progress - timestamp * Int64(speed) / 1_000_000 } ?? 0
+        // Within 50 ms: the same timeline read at another instant.
+        return [title ?? "", artist ?? "", album_artist ?? "", album ?? "", "\(year ?? 0)", "\(track ?? 0)",
+                "\(progress?.track_duration ?? -1)", "\(speed)", "\(origin / 50)"]
+    }
+}
+
+/// What a controller role is told of its group (`server/state`'s `controller`).
+public struct SendspinControllerState: Codable, Equatable, Sendable {
+    public var supported_commands: [String]
+    public var volume: Int
+    public var muted: Bool
+    public var `repeat`: String
+    public var shuffle: Bool
+    public var seek_max_ms: Int64?
+
+    public static let commands = ["play", "pause", "stop", "next", "previous", "volume", "mute", "repeat_off", "repeat_one",
+                                  "repeat_all", "shuffle", "unshuffle", "seek", "seek_relative"]
+
+    public init(volume: Double, muted: Bool, `repeat`: String, shuffle: Bool, durationMilliseconds: Int64?) {
+        supported_commands = Self.commands.filter { durationMilliseconds != nil || !$0.hasPrefix("seek") }
+        self.volume = Int((min(max(volume, 0), 1) * 100).rounded())
+        self.muted = muted
+        self.`repeat` = `repeat`
+        self.shuffle = shuffle
+        seek_max_ms = durationMilliseconds
+    }
+}
+
+/// A controller's command for its group.
+public enum SendspinControllerCommand: Equatable, Sendable, CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .play: "play"
+        case .pause: "pause"
+        case .stop: "stop"
+        case .next: "next"
+        case .previous: "previous"
+        case let .volume(level): "volume \(level)%"
+        case let .mute(on): on ? "mute" : "unmute"
+        case let .repeatMode(mode): "repeat \(mode)"
+        case let .shuffle(on): on ? "shuffle" : "unshuffle"
+        case let .seek(ms): "seek to \(Double(ms) / 1_000) s"
+        case let .seekRelative(ms): "seek by \(Double(ms) / 1_000) s"
+        }
+    }
+
+    case play, pause, stop, next, previous
+    case volume(Int)
+    case mute(Bool)
+    case repeatMode(String)
+    case shuffle(Bool)
+    case seek(milliseconds: Int64)
+    case seekRelative(milliseconds: Int64)
+
+    init?(_ c: SendspinServerSession.ClientCommand.Controller) {
+        switch c.command {
+        case "play": self = .play
+        case "pause": self = .pause
+        case "stop": self = .stop
+        case "next": self = .next
+        case "previous": self = .previous
+        case "volume": guard let v = c.volume else { return nil }; self = .volume(min(max(v, 0), 100))
+        case "mute": guard let m = c.mute else { return nil }; self = .mute(m)
+        case "repeat_off": self = .repeatMode("off")
+        case "repeat_one": self = .repeatMode("one")
+        case "repeat_all": self = .repeatMode("all")
+        case "shuffle": self = .shuffle(true)
+        case "unshuffle": self = .shuffle(false)
+        case "seek": guard let p = c.position_ms, p >= 0 else { return nil }; self = .seek(milliseconds: min(p, 1 << 40))
+        case "seek_relative": guard let o = c.offset_ms else { return nil }; self = .seekRelative(milliseconds: min(max(o, -(1 << 40)), 1 << 40))
+        default: return nil
+        }
     }
 }

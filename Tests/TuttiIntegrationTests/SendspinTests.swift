@@ -19,9 +19,9 @@ extension IntegrationTests {
             private var buffered = Data()
             private let deadline = Date().addingTimeInterval(30)
 
-            init(_ arguments: [String]) throws {
+            init(_ arguments: [String], script: String = "sendspin_peer.py") throws {
                 process.executableURL = URL(fileURLWithPath: SendspinTests.python)
-                process.arguments = [Harness.packageRoot + "/bench/lib/sendspin_peer.py"] + arguments
+                process.arguments = [Harness.packageRoot + "/bench/lib/" + script] + arguments
                 process.standardInput = input
                 process.standardOutput = output
                 process.standardError = FileHandle.nullDevice
@@ -33,6 +33,8 @@ extension IntegrationTests {
             }
 
             func send(text: String) { input.fileHandleForWriting.write(Data(("T " + text + "\n").utf8)) }
+
+            func send(line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
 
             func send(frame: [UInt8]) {
                 input.fileHandleForWriting.write(Data(("B " + frame.map { String(format: "%02x", $0) }.joined() + "\n").utf8))
@@ -294,6 +296,57 @@ extension IntegrationTests {
             #expect(median < 500 && p95 < 2_000, "heard \(median) µs (median), \(p95) µs (p95) from where the house says: \(errors)")
             #expect(result["holes"] as? Int == 0, "\(result["holes"] ?? "?") holes")
             print("follower over Sendspin: heard \(median) µs (median), \(p95) µs (p95) from where the house says")
+        }
+
+        /// The reference implementation's remote (aiosendspin's client with the controller and
+        /// metadata roles, `bench/lib/sendspin_remote.py`) sees what the house plays and steers
+        /// it: next, the group's volume, repeat, seek; the house does each, and tells it back.
+        @Test(.timeLimit(.minutes(2))) func theReferenceRemoteSeesAndSteersTheZone() throws {
+            let h = try Harness("sendspin-remote")
+            for (name, title, hz) in [("first", "First Tone", 330), ("second", "Second Tone", 550)] {
+                _ = try h.run("tone-\(name)", ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=\(hz):duration=60", "-ac", "2",
+                                               "-ar", "48000", "-metadata", "title=\(title)", "-metadata", "artist=Tester", h.path("\(name).mp3")])
+            }
+            let port = Harness.freePort(), clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator", h.path("first.mp3"), h.path("second.mp3"), "--multicast", "off", "--clock-listen", clock,
+                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
+            let api = try ControlAPI(h)
+            // A room, so that the group's volume has one to set.
+            try h.leanFollower("den", ["--coordinator", clock, "--unicast", "--output", "null", "--name", "Den"])
+            #expect(Harness.wait(timeout: 15) { (try? api.rooms.first { $0.key == "Den" })?.connected == true })
+            let remote = try Peer(["ws://127.0.0.1:\(port)/sendspin"], script: "sendspin_remote.py")
+            var lines: [String] = []
+            // What it said so far, or says next, in whatever order its roles say it.
+            func seen(_ prefix: String, _ test: (String) -> Bool) -> Bool {
+                if lines.contains(where: { $0.hasPrefix(prefix) && test($0) }) { return true }
+                while let line = remote.line() {
+                    lines.append(line)
+                    if line.hasPrefix(prefix), test(line) { return true }
+                }
+                return false
+            }
+            #expect(seen("META") { $0.contains("\"First Tone\"") && $0.contains("\"artist\": \"Tester\"") && $0.contains("\"track_duration\": 60000") },
+                    "\(lines)")
+            #expect(seen("CONTROL") { $0.contains("\"next\"") && $0.contains("\"repeat\": \"off\"") }, "\(lines)")
+            remote.send(line: "next")
+            #expect(seen("META") { $0.contains("\"Second Tone\"") }, "\(lines)")
+            #expect((try? api.nowPlaying.title) == "Second Tone")
+            remote.send(line: "volume 30")
+            #expect(seen("CONTROL") { $0.contains("\"volume\": 30") }, "\(lines)")
+            #expect(Harness.wait(timeout: 3) { (try? api.rooms.first { $0.key == "Den" })?.volume == 30 })
+            remote.send(line: "repeat_all")
+            #expect(seen("CONTROL") { $0.contains("\"repeat\": \"all\"") }, "\(lines)")
+            #expect((try? api.nowPlaying.loopMode) == .all)
+            remote.send(line: "seek 20000")
+            #expect(seen("META") { line in
+                guard let at = line.range(of: "\"track_progress\": ") else { return false }
+                let ms = Int(line[at.upperBound...].prefix { $0.isNumber }) ?? 0
+                return ms >= 19_000 && ms < 23_000
+            }, "\(lines)")
+            #expect(Harness.wait(timeout: 3) { ((try? api.nowPlaying.elapsed) ?? 0) >= 19.5 })
+            #expect(h.log("coordinator").contains("Sendspin remote 'Reference remote' joined"), "\(h.log("coordinator"))")
+            // A remote is no room.
+            #expect(try api.rooms.map(\.key) == ["Den"])
         }
     }
 }

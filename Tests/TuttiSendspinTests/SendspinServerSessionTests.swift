@@ -57,7 +57,7 @@ struct SendspinServerSessionTests {
         let flacOnly = #"{"codec":"flac","channels":2,"sample_rate":48000,"bit_depth":24}"#
         #expect(throws: SendspinServerSession.Failure.self) { try session.receive(Self.hello(flacOnly), received: 0) { 0 } }
         #expect(throws: SendspinServerSession.Failure.self) {
-            try session.receive(Self.hello(Self.referenceFormats, roles: #"["controller@v1"]"#), received: 0) { 0 }
+            try session.receive(Self.hello(Self.referenceFormats, roles: #"["visualizer@v1"]"#), received: 0) { 0 }
         }
         for bad in ["", "nonsense", "{}", #"{"type":5}"#, String(repeating: "[", count: 600) + #"{"type":"client/time"}"#,
                     #"{"type":"client/time","payload":{}}"#, #"{"type":"client/hello","payload":{"name":1}}"#] {
@@ -68,8 +68,8 @@ struct SendspinServerSessionTests {
             try open?.receive(Self.hello(Self.referenceFormats), received: 0) { 0 }
         }
         // A type the server does not act on is counted and dropped, not an error.
-        let unknown = try? open?.receive(#"{"type":"client/command","payload":{"controller":{"command":"next"}}}"#, received: 0) { 0 }
-        #expect(unknown?.events == [.ignored("client/command")] && open?.ignored == 1)
+        let unknown = try? open?.receive(#"{"type":"client/whatever","payload":{}}"#, received: 0) { 0 }
+        #expect(unknown?.events == [.ignored("client/whatever")] && open?.ignored == 1)
     }
 
     @Test func theClockIsAnsweredWithTheServersStamps() throws {
@@ -160,6 +160,53 @@ struct SendspinServerSessionTests {
         _ = try pcm.receive(Self.state(available: true), received: 0) { 0 }
         let plain = pcm.audio([0, 0], channels: 2, heard: 5, now: 0)
         #expect(((Self.json(plain[1])?["payload"] as? [String: Any])?["player"] as? [String: Any])?["codec_header"] == nil)
+    }
+
+    @Test func aRemoteIsToldWhatPlaysWhenItChangesAndItsCommandsAreTaken() throws {
+        var session = SendspinServerSession(serverName: "t")
+        let (send, events) = try session.receive(Self.hello("", roles: #"["controller@v1","metadata@v1","visualizer@v1"]"#), received: 0) { 0 }
+        #expect((Self.json(send[0])?["payload"] as? [String: Any])?["active_roles"] as? [String] == ["controller@v1", "metadata@v1"])
+        guard case let .hello(hello, format) = events.first else { Issue.record("no hello"); return }
+        #expect(format == nil && hello.roles == ["controller@v1", "metadata@v1"])
+        // Playing: 3 s in at 1 s; read again at 2 s it is the same timeline: no news.
+        let playing = SendspinMetadata(timestamp: 1_000_000, title: "Élan", artist: "A", albumArtist: nil, album: "B", year: 2001, track: 3,
+                                       elapsedMilliseconds: 3_000, durationMilliseconds: 200_000, playing: true)
+        let control = SendspinControllerState(volume: 0.4, muted: false, repeat: "off", shuffle: false, durationMilliseconds: 200_000)
+        let first = session.state(metadata: playing, controller: control)
+        let payload = Self.json(first[0])?["payload"] as? [String: Any]
+        #expect(Self.types(first) == ["server/state"])
+        #expect((payload?["metadata"] as? [String: Any])?["title"] as? String == "Élan")
+        #expect(((payload?["metadata"] as? [String: Any])?["progress"] as? [String: Any])?["playback_speed"] as? Int == 1_000)
+        #expect((payload?["controller"] as? [String: Any])?["volume"] as? Int == 40)
+        var later = playing
+        later.timestamp = 2_000_000
+        later.progress?.track_progress = 4_000
+        #expect(session.state(metadata: later, controller: control).isEmpty)
+        // A seek is news; so is a paused one; the controller's volume alone.
+        later.progress?.track_progress = 90_000
+        #expect(Self.types(session.state(metadata: later, controller: control)) == ["server/state"])
+        var louder = control
+        louder.volume = 70
+        let only = session.state(metadata: later, controller: louder)
+        #expect((Self.json(only[0])?["payload"] as? [String: Any])?["metadata"] == nil)
+        // Commands, each checked; one it does not know is counted.
+        for (json, command) in [(#"{"command":"next"}"#, SendspinControllerCommand.next), (#"{"command":"volume","volume":130}"#, .volume(100)),
+                                (#"{"command":"repeat_all"}"#, .repeatMode("all")), (#"{"command":"seek","position_ms":5000}"#, .seek(milliseconds: 5_000)),
+                                (#"{"command":"unshuffle"}"#, .shuffle(false)), (#"{"command":"seek_relative","offset_ms":-2000}"#, .seekRelative(milliseconds: -2_000))] {
+            let (_, events) = try session.receive(#"{"type":"client/command","payload":{"controller":\#(json)}}"#, received: 0) { 0 }
+            #expect(events == [.command(command)], "\(json)")
+        }
+        for bad in [#"{"command":"dance"}"#, #"{"command":"volume"}"#, #"{"command":"seek","position_ms":-1}"#] {
+            let (_, events) = try session.receive(#"{"type":"client/command","payload":{"controller":\#(bad)}}"#, received: 0) { 0 }
+            #expect(events.first.map { if case .ignored = $0 { true } else { false } } == true, "\(bad)")
+        }
+        // A player without the controller role may not steer; nor anyone with no role of tutti's.
+        var player = try opened()
+        let (_, refused) = try player.receive(#"{"type":"client/command","payload":{"controller":{"command":"next"}}}"#, received: 0) { 0 }
+        #expect(refused == [.ignored("client/command outside the controller role")])
+        #expect(player.state(metadata: playing, controller: control).isEmpty)
+        var stranger = SendspinServerSession(serverName: "t")
+        #expect(throws: SendspinServerSession.Failure.noRole) { try stranger.receive(Self.hello("", roles: #"["visualizer@v1"]"#), received: 0) { 0 } }
     }
 
     @Test func goodbyeSaysWhy() throws {

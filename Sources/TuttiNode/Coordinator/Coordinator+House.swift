@@ -90,7 +90,7 @@ extension Coordinator {
             }
             sendspin.append(.init(service: Dispensable(service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
                                                        hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off")))
-            if configuration.announce {
+            if configuration.announce, configuration.sendspinUnpairedAccess {
                 sendspin.append(.init(service: TaskService(name: "sendspin-discovery") { await rooms.discover() }))
             }
         }

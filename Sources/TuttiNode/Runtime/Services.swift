@@ -44,7 +44,8 @@ struct HouseService: Service, CustomStringConvertible {
     }
 }
 
-/// Work that runs until the group shuts down (then it is cancelled).
+/// Work that runs until the group shuts down (then it is cancelled). Work that ends sooner
+/// leaves the service waiting for the shutdown: a service that returns would end the group.
 struct TaskService: Service, CustomStringConvertible {
     let name: String
     let work: @Sendable () async -> Void
@@ -52,6 +53,7 @@ struct TaskService: Service, CustomStringConvertible {
 
     func run() async {
         await cancelWhenGracefulShutdown { await work() }
+        try? await gracefulShutdown()
     }
 }
 

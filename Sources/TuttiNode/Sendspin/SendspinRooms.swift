@@ -172,6 +172,31 @@ final class SendspinRooms: Sendable {
         return (zone?.name ?? "tutti", zone?.nowPlaying.state == .playing)
     }
 
+    /// What a zone plays, for a session's metadata and controller roles.
+    func nowPlaying(_ zone: String) async -> NowPlaying? { try? await house.nowPlaying(zone: zone) }
+
+    /// A controller's command, carried out on its zone as the control API would.
+    func command(_ command: SendspinControllerCommand, zone: String, from who: String) async {
+        do throws(ControlError) {
+            switch command {
+            case .play: _ = try await house.transport(.play, zone: zone)
+            case .pause: _ = try await house.transport(.pause, zone: zone)
+            case .stop: _ = try await house.transport(.stop, zone: zone)
+            case .next: _ = try await house.transport(.next, zone: zone)
+            case .previous: _ = try await house.transport(.previous, zone: zone)
+            case let .volume(level): try await house.setGroup(volume: Double(level) / 100, muted: nil, zone: zone)
+            case let .mute(muted): try await house.setGroup(volume: nil, muted: muted, zone: zone)
+            case let .repeatMode(mode): try await house.setLoopMode(mode == "off" ? .once : mode == "one" ? .one : .all, zone: zone)
+            case let .shuffle(on): try await house.setLoopMode(on ? .shuffle : .all, zone: zone)
+            case let .seek(ms): _ = try await house.transport(.seek(to: MediaFrames(ms * 48)), zone: zone)
+            case let .seekRelative(ms): _ = try await house.transport(.skip(by: MediaFrames(ms * 48)), zone: zone)
+            }
+            log.info("Sendspin controller '\(who)': \(command)")
+        } catch {
+            log.info("Sendspin controller '\(who)': \(command) refused: \(error)")
+        }
+    }
+
     func note(_ text: String) {
         let count = refused.wrappingAdd(1, ordering: .relaxed).newValue
         if count <= 10 || count % 100 == 0 { log.warning(text + (count > 10 ? " (\(count) so far)" : "")) }
@@ -204,8 +229,9 @@ actor SendspinPeer {
     private unowned let rooms: SendspinRooms
     private let outgoing: AsyncStream<SendspinMessage>.Continuation
     private let queue: AsyncStream<SendspinMessage>
-    /// Its room's key, once it said hello.
+    /// Its room's key, once it said hello (a player); a remote's name (controller, metadata).
     private(set) var key: String?
+    private var remote: String?
     /// The zone it plays, the tap it listens to, and the settings version applied.
     private var zone = ZoneInfo.defaultID
     private var listening: (tap: ZoneTap, id: UInt64)?
@@ -322,13 +348,21 @@ actor SendspinPeer {
     private func heard(_ event: SendspinServerSession.Event) async {
         switch event {
         case let .hello(hello, format):
+            guard let format else {
+                // A remote (controller, metadata): not a room; it follows the default zone.
+                remote = hello.name
+                rooms.info("Sendspin remote '\(hello.name)' joined from \(socket.peer) (\(hello.roles.joined(separator: ", ")))")
+                return
+            }
             key = await rooms.joined(self, name: hello.name, from: socket.peer)
-            rooms.info("Sendspin room '\(key!)' gets \(format)")
+            rooms.info("Sendspin room '\(key!)' gets \(format)" + (hello.roles.count > 1 ? " (and \(hello.roles.dropFirst().joined(separator: ", ")))" : ""))
             report()
+        case let .command(command):
+            await rooms.command(command, zone: zone, from: key ?? remote ?? clientID)
         case .state:
             report()
         case let .goodbye(reason):
-            rooms.info("Sendspin room '\(key ?? clientID)' said goodbye (\(reason))")
+            rooms.info("Sendspin \(key != nil ? "room" : "remote") '\(key ?? remote ?? clientID)' said goodbye (\(reason))")
             ended = true
             outgoing.finish()
         case .ignored:
@@ -338,7 +372,7 @@ actor SendspinPeer {
 
     /// Once a second its report; every 20 ms a cut's clear when it is due.
     private func tick(now: @escaping @Sendable () -> Int64) async {
-        var reported: Int64 = 0
+        var reported: Int64 = 0, stated: Int64 = 0
         while !Task.isCancelled, !ended {
             try? await Task.sleep(nanoseconds: 20_000_000)
             let t = now()
@@ -353,16 +387,40 @@ actor SendspinPeer {
                 // Nothing heard for 2 s past the last chunk: the zone stopped.
                 send(session.end())
             }
+            if t - stated >= 250_000, key != nil || remote != nil {
+                // Its metadata and controller roles: what its zone plays, when that changed.
+                stated = t
+                if let playing = await rooms.nowPlaying(zone) { send(session.state(metadata: Self.metadata(playing, at: t),
+                                                                                     controller: Self.controller(playing))) }
+            }
             if t - reported >= 1_000_000 {
                 reported = t
                 report()
-                if let key {
+                if key != nil || remote != nil {
                     let zone = await rooms.zone(self.zone)
                     send(session.join(group: self.zone, name: zone.name, playing: zone.playing))
-                    _ = key
                 }
             }
         }
+    }
+
+    /// A zone's now playing as Sendspin's metadata, at `t` (µs of the coordinator's clock).
+    static func metadata(_ np: NowPlaying, at t: Int64) -> SendspinMetadata {
+        let elapsed = np.elapsed + (np.state == .playing ? Double(t * 1_000 - np.at) / 1e9 * np.rate : 0)
+        return SendspinMetadata(timestamp: t, title: np.title ?? np.station, artist: np.artist, albumArtist: np.albumArtist, album: np.album,
+                                year: np.year.flatMap { Int($0.prefix(4)) }, track: np.trackNumber,
+                                elapsedMilliseconds: np.itemID == nil ? nil : Int64(max(0, elapsed) * 1_000),
+                                durationMilliseconds: np.duration.map { Int64($0 * 1_000) }, playing: np.state == .playing)
+    }
+
+    static func controller(_ np: NowPlaying) -> SendspinControllerState {
+        let repeatMode = switch np.loopMode {
+        case .once: "off"
+        case .one: "one"
+        case .all, .shuffle: "all"
+        }
+        return SendspinControllerState(volume: np.volume / 100, muted: np.muted, repeat: repeatMode, shuffle: np.loopMode == .shuffle,
+                                       durationMilliseconds: np.duration.map { Int64($0 * 1_000) })
     }
 
     private func report() {
