@@ -135,7 +135,8 @@ extension Coordinator {
         let open = ports.openSource ?? { try openFrameSource($0, pcmFiles: $1) }
         let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
                                          opener: { try open($0, pcmFiles) }, makeEncoder: ports.makeEncoder,
-                                         onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) }, turning: turning)
+                                         onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) }, turning: turning,
+                                         taps: ZoneTaps(keeping: configuration.sendspinListen != nil))
         do {
             try await house.attach(senders)
             clockServer.onReport = { report, address, member, time in house.tell(.report(report, from: address, member: member, at: time)) }

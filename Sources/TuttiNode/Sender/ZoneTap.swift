@@ -5,45 +5,93 @@ import TuttiCore
 /// players of the zone): each frame's samples (48 kHz, interleaved stereo, after loudness
 /// and the house's rate: what the tutti rooms hear) with the coordinator time at which its
 /// first sample is heard, and the cuts (a pause, a seek, another track: what was handed on
-/// past the cut is void). The player's thread posts only while someone listens, and a
-/// listener must only hand the event on (it runs on that thread).
+/// past the cut is void). A listener must only hand the event on (it runs on the player's
+/// thread, under the tap's lock, so that it gets every event once and in order).
+///
+/// With `keeping`, the tap holds what is still to be heard (stored audio goes up to the
+/// lookahead ahead: about 2 s, 770 kB) and hands it to a new listener first, so that a
+/// player that joins hears the zone at once, as a tutti room that asks again for the
+/// packets sent before it joined; without it, the player's thread posts only while someone
+/// listens.
 final class ZoneTap: Sendable {
     enum Event: Sendable {
         case audio([Float], heard: Int64)
         case cut(at: Int64)
     }
 
-    private let listeners = Mutex<[UInt64: @Sendable (Event) -> Void]>([:])
+    private struct State {
+        var listeners: [UInt64: @Sendable (Event) -> Void] = [:]
+        var next: UInt64 = 1
+        /// Frames not yet heard when last posted, oldest first.
+        var recent: [(samples: [Float], heard: Int64)] = []
+    }
+
+    private let state = Mutex(State())
     private let count = Atomic<Int>(0)
-    private let nextID = Atomic<UInt64>(1)
+    let keeping: Bool
+    /// How far behind the newest frame what is kept reaches (ns): past it, nothing a
+    /// listener could still play.
+    static let kept: Int64 = 3_000_000_000
 
-    var isListened: Bool { count.load(ordering: .relaxed) > 0 }
+    init(keeping: Bool = false) {
+        self.keeping = keeping
+    }
 
-    /// Adds a listener; returns its id, for `stopListening`.
-    func listen(_ listener: @escaping @Sendable (Event) -> Void) -> UInt64 {
-        let id = nextID.wrappingAdd(1, ordering: .relaxed).oldValue
-        listeners.withLock { $0[id] = listener; count.store($0.count, ordering: .relaxed) }
-        return id
+    /// Whether the player's thread must post (someone listens, or the tap keeps).
+    var isListened: Bool { keeping || count.load(ordering: .relaxed) > 0 }
+
+    /// Adds a listener, first handed what is kept and heard after `after` (coordinator ns);
+    /// returns its id, for `stopListening`.
+    func listen(after: Int64 = .max, _ listener: @escaping @Sendable (Event) -> Void) -> UInt64 {
+        state.withLock { state in
+            let id = state.next
+            state.next += 1
+            for frame in state.recent where frame.heard > after { listener(.audio(frame.samples, heard: frame.heard)) }
+            state.listeners[id] = listener
+            count.store(state.listeners.count, ordering: .relaxed)
+            return id
+        }
     }
 
     func stopListening(_ id: UInt64) {
-        listeners.withLock { $0[id] = nil; count.store($0.count, ordering: .relaxed) }
+        state.withLock { state in
+            state.listeners[id] = nil
+            count.store(state.listeners.count, ordering: .relaxed)
+        }
     }
 
     func post(_ event: Event) {
-        for listener in listeners.withLock({ Array($0.values) }) { listener(event) }
+        state.withLock { state in
+            if keeping {
+                switch event {
+                case let .audio(samples, heard):
+                    state.recent.append((samples, heard))
+                    let oldest = heard - Self.kept
+                    if let first = state.recent.firstIndex(where: { $0.heard >= oldest }), first > 0 { state.recent.removeFirst(first) }
+                case let .cut(at):
+                    state.recent.removeAll { $0.heard >= at }
+                }
+            }
+            for listener in state.listeners.values { listener(event) }
+        }
     }
 }
 
 /// The zones' taps, by zone id, made when first asked for (a listener may come before the
-/// zone's player, and stays across a player's restart).
+/// zone's player, and stays across a player's restart); `keeping`: each keeps what is
+/// still to be heard, for players that join (a house with a Sendspin server).
 final class ZoneTaps: Sendable {
     private let taps = Mutex<[String: ZoneTap]>([:])
+    let keeping: Bool
+
+    init(keeping: Bool = false) {
+        self.keeping = keeping
+    }
 
     func tap(_ zone: String) -> ZoneTap {
         taps.withLock { taps in
             if let tap = taps[zone] { return tap }
-            let tap = ZoneTap()
+            let tap = ZoneTap(keeping: keeping)
             taps[zone] = tap
             return tap
         }

@@ -244,6 +244,8 @@ actor SendspinPeer {
     /// less its required lead, its headroom, which fits a live zone's latency to it as to a
     /// tutti room's (`LatencyTuner`).
     private var leads = LeadWatch()
+    /// From when (µs) the leads count: not the replay of what was sent before it listened.
+    private var leadsFrom: Int64 = 0
     /// The room's output delay (µs): its chunks go stamped that much earlier.
     private var outputDelay: Int64 = 0
     private var toldShort = false
@@ -444,8 +446,13 @@ actor SendspinPeer {
         stopListening()
         let tap = rooms.taps.tap(zone)
         let (events, into) = AsyncStream.makeStream(of: ZoneTap.Event.self, bufferingPolicy: .bufferingNewest(1_024))
-        let id = tap.listen { into.yield($0) }
+        // What the zone's player sent ahead before this one listened comes first (what is
+        // heard within 50 ms would come too late to be heard).
+        let now = rooms.clock.nanosecondsNow()
+        let id = tap.listen(after: now + 50_000_000) { into.yield($0) }
         listening = (tap, id)
+        // Those come with little lead by their nature: the headroom counts what comes after.
+        leadsFrom = now / 1_000 + 3_000_000
         Task { [weak self] in
             for await event in events {
                 guard let self else { return }
@@ -485,7 +492,7 @@ actor SendspinPeer {
     private func audio(_ samples: [Float], heard: Int64, at t: Int64) {
         let frames = Int64(samples.count / 2)
         lastAudio = max(lastAudio, heard + frames * 1_000_000 / Int64(SendspinServerSession.rate))
-        if session.state.available == true { leads.arrived(presentation: heard * 1_000, now: t * 1_000) }
+        if session.state.available == true, t >= leadsFrom { leads.arrived(presentation: heard * 1_000, now: t * 1_000) }
         chunks += 1
         send(session.audio(samples, channels: 2, heard: heard, now: t))
     }
