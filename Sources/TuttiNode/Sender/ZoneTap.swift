@@ -9,7 +9,7 @@ import TuttiCore
 /// thread, under the tap's lock, so that it gets every event once and in order).
 ///
 /// With `keeping`, the tap holds what is still to be heard (stored audio goes up to the
-/// lookahead ahead: about 2 s, 770 kB) and hands it to a new listener first, so that a
+/// lookahead ahead: about 2 s; the last 3 s are kept, 1.2 MB) and hands it to a new listener first, so that a
 /// player that joins hears the zone at once, as a tutti room that asks again for the
 /// packets sent before it joined; without it, the player's thread posts only while someone
 /// listens.
