@@ -196,6 +196,35 @@ extension Discovery {
         }
     }
 
+    /// The Sendspin server announced on the network (`_sendspin-server._tcp`), as
+    /// `ws://ADDRESS:PORT/PATH`: waits (saying so once) until one is; several are refused
+    /// with their names and addresses, for the user to choose.
+    public static func awaitSendspinServer(interval: Double = 5, notice: (String) -> Void, lookup: () throws(Failure) -> [Found],
+                                           pause: (Double) -> Void = { System.sleep(nanoseconds: Int64($0 * 1e9)) }) throws(LookupError) -> String {
+        var told = false
+        while true {
+            let why: String
+            switch Result(catching: lookup) {
+            case let .success(found) where found.count == 1:
+                let path = found[0].records["path"].map { $0.hasPrefix("/") ? $0 : "/" + $0 } ?? "/sendspin"
+                return "ws://\(found[0].host):\(found[0].clockPort)\(path)"
+            case let .success(found) where found.count > 1:
+                throw LookupError(description: "\(found.count) Sendspin servers on the network: "
+                                  + found.map { "'\($0.name)' at \($0.host):\($0.clockPort)" }.joined(separator: ", ")
+                                  + "; choose one with --sendspin ws://HOST:PORT/sendspin")
+            case .success:
+                why = "no Sendspin server is announced on the network yet (mDNS, _sendspin-server._tcp)"
+            case let .failure(failure):
+                why = failure.description
+            }
+            if !told {
+                notice("\(why); looking again every \(Int(interval)) s (or give its address with --sendspin ws://HOST:PORT/sendspin)")
+                told = true
+            }
+            pause(interval)
+        }
+    }
+
     public struct LookupError: Error, CustomStringConvertible {
         public let description: String
     }

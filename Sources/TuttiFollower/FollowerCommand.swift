@@ -52,7 +52,7 @@ public struct FollowerCommand: ParsableCommand {
 
     @OptionGroup var configFile: ConfigFileOption
 
-    @Option(help: "Play from a Sendspin server instead of a tutti coordinator: ws://HOST[:PORT]/PATH (Music Assistant's, or a coordinator's ws://HOST:8927/sendspin).")
+    @Option(help: "Play from a Sendspin server instead of a tutti coordinator: ws://HOST[:PORT]/PATH (Music Assistant's, or a coordinator's ws://HOST:8927/sendspin), or mdns: the one announced on the network.")
     var sendspin: String?
 
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")

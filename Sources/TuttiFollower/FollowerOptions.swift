@@ -101,8 +101,8 @@ public struct FollowerOptions: Equatable, Sendable {
                 throw Invalid("--metrics-listen: \(error)")
             }
         }
-        if let sendspin, BlockingWebSocket.Address(sendspin, defaultPort: 8927) == nil {
-            throw Invalid("--sendspin must be ws://HOST[:PORT]/PATH, such as ws://192.168.1.10:8927/sendspin")
+        if let sendspin, sendspin != "mdns", BlockingWebSocket.Address(sendspin, defaultPort: 8927) == nil {
+            throw Invalid("--sendspin must be ws://HOST[:PORT]/PATH (such as ws://192.168.1.10:8927/sendspin), or mdns")
         }
         if let name, !RoomReport.isValidName(name) {
             throw Invalid("--name must be 1 to 64 characters, not blank, without control characters")
@@ -183,7 +183,14 @@ public struct FollowerOptions: Equatable, Sendable {
     public func run(clock: SystemClock) throws {
         var config = Follower.Configuration()
         let log = Log("follower")
-        if let sendspin {
+        if var sendspin {
+            if sendspin == "mdns" {
+                sendspin = try Discovery.awaitSendspinServer(notice: { log.warning($0) },
+                                                             lookup: { () throws(Discovery.Failure) in
+                                                                 try Discovery.browse(type: "_sendspin-server._tcp", timeout: 3, clock: clock)
+                                                             })
+                log.info("found a Sendspin server on the network: \(sendspin)")
+            }
             config.sendspin = BlockingWebSocket.Address(sendspin, defaultPort: 8927)
         } else if let coordinator {
             config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)

@@ -143,3 +143,29 @@ import TuttiSecurity
         #expect(Discovery.choose([stranger], houseKey: nil) == .success(stranger))
     }
 }
+
+/// A follower's `--sendspin mdns`: the one Sendspin server announced, by its address and
+/// path; it waits (saying so once) while there is none; of several it names them all.
+@Suite struct SendspinServerChoiceTests {
+    @Test func theOneServerIsTakenAndSeveralAreNamed() throws {
+        var notices: [String] = []
+        var lookups = 0
+        let one = try Discovery.awaitSendspinServer(notice: { notices.append($0) }, lookup: { () throws(Discovery.Failure) in
+            lookups += 1
+            return lookups < 3 ? [] : [Discovery.Found(name: "Lake House", host: "10.79.0.1", clockPort: 8927, records: ["path": "/sendspin"])]
+        }, pause: { _ in })
+        #expect(one == "ws://10.79.0.1:8927/sendspin" && lookups == 3)
+        #expect(notices == ["no Sendspin server is announced on the network yet (mDNS, _sendspin-server._tcp); looking again every 5 s "
+                            + "(or give its address with --sendspin ws://HOST:PORT/sendspin)"])
+        let pathless = try Discovery.awaitSendspinServer(notice: { _ in }, lookup: { () throws(Discovery.Failure) in
+            [Discovery.Found(name: "MA", host: "10.0.0.9", clockPort: 8927, records: [:])]
+        })
+        #expect(pathless == "ws://10.0.0.9:8927/sendspin")
+        #expect(throws: Discovery.LookupError.self) {
+            try Discovery.awaitSendspinServer(notice: { _ in }, lookup: { () throws(Discovery.Failure) in
+                [Discovery.Found(name: "A", host: "10.0.0.1", clockPort: 8927, records: [:]),
+                 Discovery.Found(name: "B", host: "10.0.0.2", clockPort: 8927, records: [:])]
+            })
+        }
+    }
+}

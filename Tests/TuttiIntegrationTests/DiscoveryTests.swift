@@ -184,6 +184,10 @@ struct DiscoveryTests {
                 "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon").suffix(2_000))")
         #expect(h.log("coordinator").contains("found on the network at ws://10.79.0.2:8928/sendspin"), "\(h.log("coordinator"))")
         #expect(Harness.wait(timeout: 10) { h.log("daemon").contains("Stream started with codec") }, "\(h.log("daemon").suffix(2_000))")
+        // And a tutti follower finds the coordinator's Sendspin server the same way, and plays from it.
+        try net.start("attic", on: net.room, [Harness.followerBinary, "--sendspin", "mdns", "--output", "null", "--name", "Attic"])
+        #expect(Harness.wait(timeout: 20) { h.log("attic").contains("state: playing") }, "\(h.log("attic"))")
+        #expect(h.log("attic").contains("found a Sendspin server on the network: ws://10.79.0.1:8927/sendspin"), "\(h.log("attic"))")
     }
 
     @Test func withoutAvahiDaemonAnAddressStillWorksAndItSaysSoOnce() throws {
