@@ -164,7 +164,7 @@ public final class Follower: @unchecked Sendable {
         if let sendspin = configuration.sendspin {
             log.info("room '\(configuration.name)' playing from the Sendspin server \(sendspin); playing to \(output.name)")
         } else {
-        log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \((try? rtpSocket.localAddress().port) ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
+            log.info("room '\(configuration.name)' following \(configuration.coordinator) \(byUnicast ? "by unicast on port \((try? rtpSocket.localAddress().port) ?? 0)" : "on multicast \(configuration.multicastGroup?.description ?? "-")"); playing to \(output.name); clock port \((try? clockSocket.localAddress().port) ?? 0)")
         }
         if configuration.raisePriority { tellPriority(System.raisePriority()) }
         defer { sendspinNetwork?.stop() }
@@ -181,7 +181,7 @@ public final class Follower: @unchecked Sendable {
         if let sendspin = configuration.sendspin {
             let player = SendspinNetwork(address: sendspin, name: configuration.name,
                                          identity: SendspinPlayerIdentity.load(folder: configuration.stateDirectory, room: configuration.name),
-                                         outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), clock: clock, stopFlag: stopFlag)
+                                         outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), clock: clock)
             sendspinNetwork = player
             network = player
         } else {

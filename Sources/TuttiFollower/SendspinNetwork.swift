@@ -28,7 +28,6 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private let name: String
     private let identity: SendspinIdentity
     private let outputDelay: Int64
-    private let stopFlag: StopFlag
     private let log = Log("follower")
 
     private struct Mail {
@@ -57,14 +56,12 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private var exchanges = 0
     private var nextExchange: Int64 = 0
 
-    init(address: BlockingWebSocket.Address, name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock,
-         stopFlag: StopFlag) {
+    init(address: BlockingWebSocket.Address, name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock) {
         self.address = address
         self.name = name
         self.identity = identity
         self.outputDelay = outputDelay
         self.clock = clock
-        self.stopFlag = stopFlag
         startThread("tutti-sendspin") { [self] in read() }
         startThread("tutti-ss-send") { [self] in write() }
     }
