@@ -304,6 +304,10 @@ public struct SendspinServerSession: Sendable {
         guard payload.metadata != nil || payload.controller != nil else { return [] }
         return [.text(Self.json(Envelope(type: "server/state", payload: payload)))]
     }
+    /// Whether it has a role `state` tells (metadata, controller).
+    public var hearsState: Bool {
+        hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false
+    }
     private var toldMetadata: SendspinMetadata?
     private var toldController: SendspinControllerState?
 

@@ -127,6 +127,18 @@ extension IntegrationTests {
 
         static let sendspin = (ProcessInfo.processInfo.environment["TUTTI_SENDSPIN_VENV"] ?? "/var/cache/tutti-test/sendspin-venv") + "/bin/sendspin"
 
+        /// A coordinator playing 40 s of pink noise (`noise.wav` beside it, for the judge), its
+        /// Sendspin server on a free port admitting unpaired players, its cards recording in
+        /// the harness's folder: the port and the control API.
+        static func noiseHouse(_ h: Harness) throws -> (port: UInt16, api: ControlAPI) {
+            h.environment["TUTTI_VCARD_DIR"] = h.directory
+            let noise = try h.noiseSong(seconds: 40)
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
+            return (port, try ControlAPI(h))
+        }
+
         /// A home whose ALSA configuration names a vcard `card` (the reference player opens a
         /// device by a name ALSA lists, and plays through PortAudio).
         static func home(_ h: Harness, card: String, ppm: Int = 0) throws -> String {
@@ -151,12 +163,7 @@ extension IntegrationTests {
         /// house reaches it.
         @Test(.timeLimit(.minutes(2)), arguments: ["flac", "pcm"]) func theReferencePlayerIsARoomAndPlaysTheZone(codec: String) throws {
             let h = try Harness("sendspin-daemon")
-            h.environment["TUTTI_VCARD_DIR"] = h.directory
-            let noise = try h.noiseSong(seconds: 40)
-            let port = Harness.freePort()
-            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
-                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
-            let api = try ControlAPI(h)
+            let (port, api) = try Self.noiseHouse(h)
             #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("Sendspin server on ws://127.0.0.1:\(port)/sendspin") },
                     "\(h.log("coordinator"))")
             try h.start("daemon", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
@@ -271,12 +278,7 @@ extension IntegrationTests {
         /// leaves no hole.
         @Test(.timeLimit(.minutes(2))) func aFollowerPlaysACoordinatorsSendspinServerWhereTheHouseSays() throws {
             let h = try Harness("sendspin-follower")
-            h.environment["TUTTI_VCARD_DIR"] = h.directory
-            let noise = try h.noiseSong(seconds: 40)
-            let port = Harness.freePort()
-            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
-                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
-            let api = try ControlAPI(h)
+            let (port, api) = try Self.noiseHouse(h)
             try h.leanFollower("attic", ["--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output", "alsa:tutti_vcard:attic,0", "--name", "Attic"])
             #expect(Harness.wait(timeout: 20) { h.log("attic").contains("state: playing") }, "\(h.log("attic"))\n\(h.log("coordinator"))")
             #expect(Harness.wait(timeout: 5) { (try? api.rooms.first { $0.key == "Attic" })?.report?.via == "sendspin" })

@@ -73,19 +73,17 @@ struct Explained: Service, CustomStringConvertible {
     }
 }
 
-/// A service the house can do without: when it fails (its port is taken) the failure is
-/// logged and the rest of the group runs on, until the group shuts down.
+/// A service the house can do without: when it fails (its port is taken) the failure, in
+/// its `Explained` words, is logged and the rest of the group runs on until it shuts down.
 struct Dispensable: Service, CustomStringConvertible {
-    let service: any Service
-    let what: String
-    let hint: String
-    var description: String { what }
+    let service: Explained
+    var description: String { service.description }
 
     func run() async throws {
         do {
             try await service.run()
         } catch {
-            Log("coordinator").error("\(what): \(error)\(hint.isEmpty ? "" : " (\(hint))"); going on without it")
+            Log("coordinator").error("\(error); going on without it")
             try? await gracefulShutdown()
         }
     }

@@ -389,7 +389,7 @@ actor SendspinPeer {
                 // Nothing heard for 2 s past the last chunk: the zone stopped.
                 send(session.end())
             }
-            if t - stated >= 250_000, key != nil || remote != nil {
+            if t - stated >= 250_000, session.hearsState {
                 // Its metadata and controller roles: what its zone plays, when that changed.
                 stated = t
                 if let playing = await rooms.nowPlaying(zone) { send(session.state(metadata: Self.metadata(playing, at: t),
