@@ -88,8 +88,9 @@ extension Coordinator {
                 log.info("Sendspin server on ws://\(shown):\(port)/sendspin (players \(unpaired ? "admitted without pairing" : "admitted once paired"))")
                 announcer.sendspin(port: port)
             }
-            sendspin.append(.init(service: Dispensable(service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
-                                                       hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off")))
+            sendspin.append(.init(service: Dispensable(service: Explained(
+                service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
+                hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off"))))
             if configuration.announce, configuration.sendspinUnpairedAccess {
                 sendspin.append(.init(service: TaskService(name: "sendspin-discovery") { await rooms.discover() }))
             }
@@ -184,10 +185,15 @@ final class Announcer: Sendable {
     func start(port: Int, tls: Bool, token: String) {
         let configuration = coordinator.configuration
         guard configuration.announce else { return }
+        let records = records(port: port, tls: tls, token: token)
         do {
-            let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort,
-                                                          records: records(port: port, tls: tls, token: token), also: services.withLock { $0 }))
-            self.publisher.withLock { $0 = publisher }
+            // Under the services' lock: a service that comes meanwhile is in the first
+            // announcement or added to the publisher, never lost between the two.
+            try services.withLock { (services) throws(Discovery.Failure) in
+                let publisher = try Discovery.Publisher(.init(name: configuration.houseName, clockPort: coordinator.clockPort,
+                                                              records: records, also: services))
+                self.publisher.withLock { $0 = publisher }
+            }
         } catch .noDaemon {
             coordinator.log.warning("not announced on the network: avahi-daemon is not running; followers, screens and "
                                     + "`tutti ctl` elsewhere need this coordinator's address")
@@ -230,8 +236,10 @@ final class Announcer: Sendable {
         guard coordinator.configuration.announce, let port = UInt16(exactly: port) else { return }
         let service = Discovery.Service(type: "_sendspin-server._tcp", port: port,
                                         records: ["path": "/sendspin", "name": coordinator.configuration.houseName])
-        services.withLock { $0.append(service) }
-        publisher.withLock { $0?.add(service) }
+        services.withLock { services in
+            services.append(service)
+            publisher.withLock { $0?.add(service) }
+        }
     }
 
     func stop() {
