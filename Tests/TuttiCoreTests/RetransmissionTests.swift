@@ -197,6 +197,16 @@ struct RetransmissionTests {
         #expect(paused.requester.nextDue == nil)
         #expect(paused.requester.due(at: paused.sent(20), outputLead: 60_000_000).sequences.isEmpty)
         #expect(paused.requester.statistics.missed == 0)
+        // Told late (a live input whose writer paused, a source that ran dry): the packets
+        // counted missing from the epoch's end on were never sent; they are neither asked for
+        // again nor lost, and those before the end still are.
+        var dry = Stream(epoch: 5)
+        dry.join()
+        for k in 1..<10 as Range<Int64> { dry.arrive(k) }
+        #expect(dry.requester.due(at: dry.sent(13) + 7_000_000, outputLead: 60_000_000).sequences.map(\.rawValue) == [10, 11, 12, 13])
+        dry.requester.ended(epoch: 5, at: dry.presentation(11))
+        #expect(dry.requester.statistics.missed == 1)
+        #expect(dry.requester.due(at: dry.sent(13) + 20_000_000, outputLead: 60_000_000).sequences.map(\.rawValue) == [10])
     }
 
     @Test func aLossyPathGetsMoreCopiesAndALongGapIsNotChased() {

@@ -86,6 +86,8 @@ struct SenderMachineTests {
         var stretchCarry = 0.0
         var sent: [(at: Int64, packet: RTPPacket)] = []
         var news: [PlayerNews] = []
+        /// The news given (not asked), and when.
+        var newsAt: [(at: Int64, news: PlayerNews)] = []
         var notes: [String] = []
         var opened: [(id: Int, position: MediaFrames)] = []
         /// The house's answer to a realignment.
@@ -133,6 +135,7 @@ struct SenderMachineTests {
                     break
                 case let .news(n):
                     news.append(n)
+                    newsAt.append((now, n))
                 case let .restart(keep):
                     if !keep { buffered = 0 }
                 case let .rewind(frames):
@@ -271,6 +274,16 @@ struct SenderMachineTests {
         let second = packets.filter { $0.epoch == 2 }
         #expect(second.count > 60)
         #expect(packets.filter { $0.epoch == 1 }.allSatisfy { $0.presentationTime!.nanoseconds < Self.ms(2_200) })
+        // Once a frame that came would be too late (its writer paused), the rooms heard where
+        // epoch 1's audio ends (after its last packet), before they needed it: they fade out
+        // there rather than waiting for packets that never come.
+        let ends = shell.news.compactMap { n -> CoordinatorTime? in if case let .ranDry(4, 1, at) = n { return at } else { return nil } }
+        #expect(ends.count == 1)
+        if let end = ends.first, let last = packets.last(where: { $0.epoch == 1 })?.presentationTime {
+            #expect(end == last + 20_000_000)
+        }
+        let told = shell.newsAt.first { if case .ranDry = $0.news { true } else { false } }?.at
+        if let told, let end = ends.first { #expect(end.nanoseconds - told >= 40_000_000, "told \((end.nanoseconds - told) / 1_000_000) ms ahead") }
         // It holds what the source gave and it did not send: under a packet's worth and a chunk.
         #expect(shell.machine.buffered < 4_800 + 960)
     }

@@ -144,7 +144,7 @@ extension IntegrationTests {
                     // room was half a second from its end (what the pipe and a read hold),
                     // not at once.
                     let wrote = Double(phase.ended - phase.began) / 1e9
-                    #expect(wrote > phase.seconds - 1.2, "\(phase.name) wrote its \(phase.seconds) s in \(wrote) s")
+                    #expect(wrote > phase.seconds - 1.2, "\(phase.name) wrote its \(phase.seconds) s in \(wrote) s: \(h.log("coordinator"))")
                 }
             }
             let log = h.log("coordinator")

@@ -256,7 +256,7 @@ public final class PlayoutEngine {
     /// The coordinator ended epoch `epoch` at `time` (a pause, a stop, a cut before a seek):
     /// its sound stops there, fading out just before.
     public func endEpoch(_ epoch: UInt32, at time: CoordinatorTime) {
-        requester.ended(epoch: epoch)
+        requester.ended(epoch: epoch, at: time)
         segments.endEpoch(epoch, at: time)
     }
 

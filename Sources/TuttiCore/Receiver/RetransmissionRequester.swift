@@ -153,11 +153,20 @@ public struct RetransmissionRequester: Sendable {
         }
     }
 
-    /// The coordinator ended `epoch` (a pause, a stop, a cut): no more of its packets will come.
-    public mutating func ended(epoch: UInt32) {
+    /// The coordinator ended `epoch` at `end` (a pause, a stop, a cut, a live input whose
+    /// writer paused): no more of its packets will come. Those already counted missing
+    /// after the last that came, presented from `end` on, were never sent: they are not
+    /// asked for, nor counted lost. (The news may come after they were overdue: a source
+    /// that ran dry is told of once its next packet is due.)
+    public mutating func ended(epoch: UInt32, at end: CoordinatorTime? = nil) {
         if !endedEpochs.contains(epoch) {
             endedEpochs.append(epoch)
             if endedEpochs.count > 16 { endedEpochs.removeFirst() }
+        }
+        guard let end, let h = highest, h.epoch == epoch else { return }
+        for (k, entry) in missing where k > h.sequence && entry.presentation >= end {
+            missing.removeValue(forKey: k)
+            if !entry.joining { statistics.missed -= 1 }
         }
     }
 

@@ -33,6 +33,15 @@ public struct DryWatch: Sendable, Equatable {
         return next
     }
 
+    /// A live input's writer paused; its next frame was to be presented at `next`. Returns
+    /// where the epoch's audio ends (once an epoch).
+    public mutating func writerPaused(next: CoordinatorTime) -> CoordinatorTime? {
+        stalled = true
+        guard !announced else { return nil }
+        announced = true
+        return next
+    }
+
     /// The source has a frame again at `now`, presented at `next` on the current timeline:
     /// true when that frame can no longer reach the rooms in time (or they were told the
     /// epoch ended), so the timeline goes on from it anew.

@@ -207,6 +207,17 @@ public struct LiveTimeline: Sendable, Equatable {
         return .anchor(at: time)
     }
 
+    /// Whether its writer has paused at `now`: were its next write (`chunk` frames, as many
+    /// as its last) to come now, on top of the `bufferedFrames` held, its first frame would
+    /// part from the timeline, planned to be heard at `planned` (`decide` would start a new
+    /// epoch with it). Never sooner: a writer that might still be on time is not cut off.
+    public func paused(now: CoordinatorTime, planned: CoordinatorTime, bufferedFrames: Int64, chunk: Int64,
+                       growing: Bool = false) -> Bool {
+        let lateness = heard(arrived: now, bufferedFrames: bufferedFrames + max(1, chunk)) - planned - offset
+        if growing, lateness <= tolerance + Self.growthSlack { return false }
+        return lateness > tolerance && lateness > latency / 2
+    }
+
     /// Whether the writer has run ahead for `aheadFor` at `now`: its input may be sent as far
     /// ahead as stored audio, and a room rides out a network that holds its packets.
     public func sendsAhead(now: Int64) -> Bool {
@@ -218,6 +229,13 @@ public struct LiveTimeline: Sendable, Equatable {
     /// while the timeline is not placed.
     public mutating func setLatency(_ latency: Int64) {
         self.latency = latency
+    }
+
+    /// Its writer paused (the rooms were told where its audio ends): what it is, when it
+    /// writes again, is seen anew, as after a realignment.
+    public mutating func writerPaused() {
+        writer = .unknown
+        lateSince = nil
     }
 
     /// A new input: nothing learnt of the last one's writer holds.

@@ -107,6 +107,9 @@ public struct SenderMachine: Sendable {
     /// When the last read that gave frames returned (coordinator ns): a live input's newest
     /// frame arrived then.
     private var arrivedAt: Int64 = 0
+    /// What the source's last read that gave frames added to the buffer (a live input's
+    /// writer writes about as much each time).
+    private var lastChunk: Int64 = 0
     /// The stretch the shell was last told (ppm), and whether the log was told the input's
     /// writer runs ahead.
     private var stretching = 0.0
@@ -237,14 +240,18 @@ public struct SenderMachine: Sendable {
     /// what the source is like now (a remote source learns whether it is a station once it
     /// connects).
     public mutating func read(_ frames: Int?, buffered: Int64, now: Int64, facts: SourceFacts? = nil) {
+        if let frames, frames > 0 { lastChunk = max(0, buffered - self.buffered) }
         self.buffered = buffered
         if let facts, source != nil { source = facts }
         guard let id = itemID, let facts = source else { return }
         guard let frames else {
-            // Once its next packet is due, the rooms hear where its audio ends.
-            if !facts.isLive, let end = dry.ranDry(now: CoordinatorTime(nanoseconds: now), next: packetizer.nextPresentationTime) {
-                outbox.append(.news(.ranDry(itemID: id, epoch: packetizer.epoch, at: end)))
-            }
+            // Once its next packet is due, the rooms hear where its audio ends; a live
+            // input's, once its writer paused (a frame that came now would start a new epoch).
+            let t = CoordinatorTime(nanoseconds: now), next = packetizer.nextPresentationTime
+            let paused = anchored && live.paused(now: t, planned: next + codecDelay, bufferedFrames: buffered, chunk: lastChunk,
+                                                 growing: latencyRate > 0)
+            let end = !facts.isLive ? dry.ranDry(now: t, next: next) : paused ? dry.writerPaused(next: next) : nil
+            if let end { outbox.append(.news(.ranDry(itemID: id, epoch: packetizer.epoch, at: end))) }
             return
         }
         epochFrames += Int64(frames)
@@ -354,6 +361,15 @@ public struct SenderMachine: Sendable {
             moveLatency(now: now)
             let planned = anchored ? packetizer.nextPresentationTime + codecDelay : nil
             let arrived = CoordinatorTime(nanoseconds: arrivedAt)
+            if dry.stalled, dry.announced {
+                // The rooms heard where its audio ended (its writer paused): what it gives
+                // now starts a new epoch, heard when its arrival says.
+                let heard = max(live.heard(arrived: arrived, bufferedFrames: buffered), at + latency / 2)
+                live.writerPaused()
+                asking = .live
+                outbox.append(.ask(.realigned(itemID: id, at: heard, position: nil), until: now + 100_000_000))
+                return .note("the live input has audio again after a pause of its writer; realigning")
+            }
             if schedule.isPastCut(planned ?? live.heard(arrived: arrived, bufferedFrames: buffered)) {
                 schedule.rest()  // the epoch ends before this frame (a pause): stop reading
                 return nil
@@ -390,7 +406,7 @@ public struct SenderMachine: Sendable {
                 return .note("the live input parted from the timeline by \(late) ms (its writer paused, or the sender stalled); realigning")
             }
         }
-        if dry.stalled, dry.resumed(now: at, next: packetizer.nextPresentationTime) {
+        if source?.isLive == false, dry.stalled, dry.resumed(now: at, next: packetizer.nextPresentationTime) {
             // Frames again, too late for the timeline: the source goes on from the frame it
             // reached, `latency` from now, in a new epoch (the rooms faded out together where
             // its audio ended, and fade in again together).
