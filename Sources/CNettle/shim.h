@@ -5,3 +5,4 @@
 #include <nettle/sha2.h>
 #include <nettle/chacha-poly1305.h>
 #include <nettle/curve25519.h>
+#include <gmp.h>

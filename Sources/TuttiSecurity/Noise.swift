@@ -337,3 +337,18 @@ extension Nettle {
 public enum SHA256Digest {
     public static func of(_ bytes: [UInt8]) -> [UInt8] { Nettle.sha256(bytes) }
 }
+
+extension NoiseCipher {
+    /// `plaintext` sealed once under `key` with the all-zero nonce (a cipher's first
+    /// message): how a Sendspin pairing wraps a key or a nonce under a key made for it alone.
+    public static func sealOnce(suite: NoiseSuite, key: [UInt8], _ plaintext: [UInt8]) -> [UInt8] {
+        var cipher = NoiseCipher(suite: suite, key: key)
+        return cipher.encrypt(plaintext)
+    }
+
+    /// What `sealOnce` sealed; throws when it was sealed under another key, or changed.
+    public static func openOnce(suite: NoiseSuite, key: [UInt8], _ ciphertext: [UInt8]) throws(NoiseError) -> [UInt8] {
+        var cipher = NoiseCipher(suite: suite, key: key)
+        return try cipher.decrypt(ciphertext)
+    }
+}

@@ -71,7 +71,7 @@ struct MemberKeyTests {
     /// newer key waiting, and with one waiting that an old packet must not lose its way to.
     @Test func aPacketOpensInPlaceAsFromACopy() throws {
         let old = SRTPMasterKey.generate(), new = SRTPMasterKey.generate()
-        var sender = SRTPContext(old)
+        let sender = SRTPContext(old)
         var keys = StreamKeys(old)
         let packet: [UInt8] = [0x80, 96, 0, 1, 0, 0, 0, 0, 0, 0, 0, 9, 1, 2, 3, 4, 5]
         var wire = try sender.protectRTP(packet, rollover: 0)
@@ -90,7 +90,7 @@ struct MemberKeyTests {
         wire = try sender.protectRTP(next, rollover: 0)
         try keys.unprotectRTP(inPlace: &wire)
         #expect(wire == next && keys.generation == 0)
-        var newer = SRTPContext(new)
+        let newer = SRTPContext(new)
         next[3] = 4
         wire = try newer.protectRTP(next, rollover: 0)
         try keys.unprotectRTP(inPlace: &wire)
