@@ -2,7 +2,7 @@ import COpus
 import COpusShim
 import TuttiCore
 
-/// Encodes 48 kHz interleaved stereo float into Opus packets with libopus.
+/// Encodes 48 kHz interleaved float (stereo, or mono where said) into Opus packets with libopus.
 public final class OpusFrameEncoder {
     public struct Settings: Sendable {
         public var frameMilliseconds: Double = 20
@@ -10,6 +10,8 @@ public final class OpusFrameEncoder {
         public var inbandFEC = true
         public var expectedLossPercent = 5
         public var complexity = 10
+        /// 2 (the house's stream), or 1 (a Sendspin player that asks for mono).
+        public var channels = AudioFormat.channels
         public init() {}
         /// Frames (samples per channel) in one Opus packet.
         public var frameSize: Int { Int(Double(AudioFormat.sampleRate) * frameMilliseconds / 1000) }
@@ -25,9 +27,12 @@ public final class OpusFrameEncoder {
         guard [2.5, 5, 10, 20, 40, 60].contains(settings.frameMilliseconds) else {
             throw .opus(operation: "configure", code: OPUS_BAD_ARG, message: "frame size must be 2.5, 5, 10, 20, 40 or 60 ms")
         }
+        guard (1...2).contains(settings.channels) else {
+            throw .opus(operation: "configure", code: OPUS_BAD_ARG, message: "1 or 2 channels")
+        }
         self.settings = settings
         var err: Int32 = 0
-        guard let enc = opus_encoder_create(Int32(AudioFormat.sampleRate), Int32(AudioFormat.channels),
+        guard let enc = opus_encoder_create(Int32(AudioFormat.sampleRate), Int32(settings.channels),
                                             OPUS_APPLICATION_AUDIO, &err), err == OPUS_OK else {
             throw .opus(operation: "encoder_create", code: err, message: Self.message(err))
         }
@@ -47,7 +52,7 @@ public final class OpusFrameEncoder {
     /// Encodes exactly `settings.frameSize` frames starting at `offset` (in floats) of `pcm`.
     public func encode(_ pcm: [Float], offset: Int = 0) throws(CodecError) -> [UInt8] {
         let frames = settings.frameSize
-        precondition(pcm.count - offset >= frames * 2, "encode needs a whole frame")
+        precondition(pcm.count - offset >= frames * settings.channels, "encode needs a whole frame")
         let n = pcm.withUnsafeBufferPointer { p in
             packet.withUnsafeMutableBufferPointer { out in
                 opus_encode_float(encoder, p.baseAddress! + offset, Int32(frames), out.baseAddress!, Int32(out.count))

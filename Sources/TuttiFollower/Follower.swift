@@ -45,6 +45,8 @@ public final class Follower: @unchecked Sendable {
         public var raisePriority = true
         /// Play from this Sendspin server instead of a tutti coordinator (`SendspinNetwork`).
         public var sendspin: BlockingWebSocket.Address?
+        /// The codec asked of the Sendspin server: `pcm` or `opus`.
+        public var sendspinCodec = "pcm"
         public init() {}
     }
 
@@ -179,7 +181,7 @@ public final class Follower: @unchecked Sendable {
         if let remembered { engine.resumeClock(from: remembered.estimate) }
         let network: any PlayoutNetwork
         if let sendspin = configuration.sendspin {
-            let player = SendspinNetwork(address: sendspin, name: configuration.name,
+            let player = SendspinNetwork(address: sendspin, codec: configuration.sendspinCodec, name: configuration.name,
                                          identity: SendspinPlayerIdentity.load(folder: configuration.stateDirectory, room: configuration.name),
                                          outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), clock: clock)
             sendspinNetwork = player

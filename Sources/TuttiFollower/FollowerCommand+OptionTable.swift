@@ -20,6 +20,7 @@ extension FollowerCommand {
         .init(key: "key", kind: .option, abstract: "This machine's copy of the house key (default: house.key in the state folder: $TUTTI_STATE_DIR, else ~/.local/state/tutti, or /var/lib/tutti for root). A copy of the coordinator's house.key."),
         .init(key: "metrics-listen", kind: .option, abstract: "Serve Prometheus metrics at http://HOST:PORT/metrics (clock, timing, loss, buffer; docs/metrics.md). Off by default."),
         .init(key: "sendspin", kind: .option, abstract: "Play from a Sendspin server instead of a tutti coordinator: ws://HOST[:PORT]/PATH (Music Assistant's, or a coordinator's ws://HOST:8927/sendspin), or mdns: the one announced on the network."),
+        .init(key: "sendspin-codec", kind: .option, abstract: "What to ask a Sendspin server for: pcm (lossless, 2.3 Mbit/s at 24 bits) or opus (the house's own codec, 128 kbit/s: for Wi-Fi).", defaultValue: "pcm"),
         .init(key: "plain-rtp", kind: .flag, abstract: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played."),
     ])
 }

@@ -55,6 +55,9 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "Play from a Sendspin server instead of a tutti coordinator: ws://HOST[:PORT]/PATH (Music Assistant's, or a coordinator's ws://HOST:8927/sendspin), or mdns: the one announced on the network.")
     var sendspin: String?
 
+    @Option(help: "What to ask a Sendspin server for: pcm (lossless, 2.3 Mbit/s at 24 bits) or opus (the house's own codec, 128 kbit/s: for Wi-Fi).")
+    var sendspinCodec = "pcm"
+
     @Flag(help: "Take the stream as plain RTP (a coordinator run with --plain-rtp); otherwise only packets sealed with the house key (SRTP) are played.")
     var plainRtp = false
 
@@ -64,7 +67,7 @@ public struct FollowerCommand: ParsableCommand {
     public var options: FollowerOptions {
         FollowerOptions(coordinator: coordinator, name: name, unicast: unicast, port: port, multicast: multicast, sink: sink,
                         output: output, latencyMs: latencyMs, outputDelayMs: outputDelayMs, bufferMs: bufferMs, verbose: verbose,
-                        statusInterval: statusInterval, key: key, metricsListen: metricsListen, plainRtp: plainRtp, sendspin: sendspin)
+                        statusInterval: statusInterval, key: key, metricsListen: metricsListen, plainRtp: plainRtp, sendspin: sendspin, sendspinCodec: sendspinCodec)
     }
 
     public func validate() throws {

@@ -28,12 +28,16 @@ public struct FollowerOptions: Equatable, Sendable {
     public var plainRtp = false
     /// A Sendspin server to play from (`ws://...`) instead of a tutti coordinator.
     public var sendspin: String?
+    /// What to ask a Sendspin server for: `pcm` (lossless) or `opus`.
+    public var sendspinCodec = "pcm"
 
     public init(coordinator: String? = nil, name: String? = nil, unicast: Bool = false, port: UInt16 = 0,
                 multicast: String = "239.255.77.77:5004", sink: String? = nil, output: String = "auto", latencyMs: Int = 150,
                 outputDelayMs: Double = 0, bufferMs: Int = 80, verbose: Bool = false, statusInterval: Double? = nil,
-                key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false, sendspin: String? = nil) {
+                key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false, sendspin: String? = nil,
+                sendspinCodec: String = "pcm") {
         self.sendspin = sendspin
+        self.sendspinCodec = sendspinCodec
         self.coordinator = coordinator
         self.name = name
         self.unicast = unicast
@@ -75,6 +79,7 @@ public struct FollowerOptions: Equatable, Sendable {
             case "metrics-listen": metricsListen = value
             case "plain-rtp": plainRtp = true
             case "sendspin": sendspin = value
+            case "sendspin-codec": sendspinCodec = value
             default: return nil  // an option this reader does not know yet: ArgumentParser's
             }
         }
@@ -104,6 +109,7 @@ public struct FollowerOptions: Equatable, Sendable {
         if let sendspin, sendspin != "mdns", BlockingWebSocket.Address(sendspin, defaultPort: 8927) == nil {
             throw Invalid("--sendspin must be ws://HOST[:PORT]/PATH (such as ws://192.168.1.10:8927/sendspin), or mdns")
         }
+        if !["pcm", "opus"].contains(sendspinCodec) { throw Invalid("--sendspin-codec must be pcm or opus") }
         if let name, !RoomReport.isValidName(name) {
             throw Invalid("--name must be 1 to 64 characters, not blank, without control characters")
         }
@@ -192,6 +198,7 @@ public struct FollowerOptions: Equatable, Sendable {
                 log.info("found a Sendspin server on the network: \(sendspin)")
             }
             config.sendspin = BlockingWebSocket.Address(sendspin, defaultPort: 8927)
+            config.sendspinCodec = sendspinCodec
         } else if let coordinator {
             config.coordinator = try SocketAddress(parsing: coordinator, defaultPort: 5005)
         } else {

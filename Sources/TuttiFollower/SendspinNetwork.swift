@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Synchronization
+import TuttiCodecs
 import TuttiCore
 import TuttiNet
 import TuttiSecurity
@@ -9,7 +10,8 @@ import TuttiSendspin
 /// Assistant's, the reference `sendspin serve`, or a tutti coordinator's) instead of a tutti
 /// coordinator's stream: the same playout, clock discipline and outputs, fed from the
 /// session. Its clock exchanges are Sendspin's (`client/time`: the four instants, the
-/// server's in µs); its audio chunks (PCM) become 20 ms packets on the server's timeline,
+/// server's in µs); its audio chunks (PCM, or Opus decoded here: `--sendspin-codec`) become
+/// 20 ms packets on the server's timeline,
 /// a stream's start or clear a new epoch; the server's volume and mute become the room's
 /// settings.
 ///
@@ -17,13 +19,19 @@ import TuttiSendspin
 /// off up to 8 s), opens the session and reads it; one seals and sends (a send never waits
 /// on the playout thread). The playout thread takes what they made between renders.
 final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
-    /// What tutti's player decodes: PCM at 48 kHz, stereo first.
-    static let formats = [24, 16].flatMap { depth in
-        [2, 1].map { SendspinFormat(codec: "pcm", channels: $0, sampleRate: 48_000, bitDepth: depth) }
+    /// What tutti's player decodes: PCM at 48 kHz, stereo first; asked for Opus, Opus first
+    /// (a server that has no Opus sends PCM).
+    static func formats(codec: String) -> [SendspinFormat] {
+        let pcm = [24, 16].flatMap { depth in
+            [2, 1].map { SendspinFormat(codec: "pcm", channels: $0, sampleRate: 48_000, bitDepth: depth) }
+        }
+        let opus = [2, 1].map { SendspinFormat(codec: "opus", channels: $0, sampleRate: 48_000, bitDepth: 16) }
+        return codec == "opus" ? opus + pcm : pcm
     }
     static let frames = 960
 
     let address: BlockingWebSocket.Address
+    private let codec: String
     private let clock: any MonotonicClock
     private let name: String
     private let identity: SendspinIdentity
@@ -56,8 +64,9 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private var exchanges = 0
     private var nextExchange: Int64 = 0
 
-    init(address: BlockingWebSocket.Address, name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock) {
+    init(address: BlockingWebSocket.Address, codec: String = "pcm", name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock) {
         self.address = address
+        self.codec = codec
         self.name = name
         self.identity = identity
         self.outputDelay = outputDelay
@@ -146,6 +155,10 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
         var volume = 100
         var muted = false
         var settingsVersion: UInt32 = 0
+        /// An Opus stream's decoder (made at its start; stereo, whatever the stream's channels).
+        var opus: OpusFrameDecoder?
+        /// Chunks that did not decode (each a packet's worth of silence).
+        var undecodable = 0
     }
 
     private func read() {
@@ -189,7 +202,7 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
         try socket.send(.text(reply))
         let link = Link(socket: socket, transport: transport)
         socket.setReadTimeout(0)
-        var reading = Reading(session: SendspinClientSession(name: name, formats: Self.formats),
+        var reading = Reading(session: SendspinClientSession(name: name, formats: Self.formats(codec: codec)),
                               packetizer: StreamPacketizer(ssrc: UInt32.random(in: 1...UInt32.max), initialSequence: UInt16.random(in: 0...UInt16.max),
                                                            initialTimestamp: UInt32.random(in: 0...UInt32.max), origin: CoordinatorTime(nanoseconds: 0)))
         inbox.post { mail in
@@ -223,11 +236,21 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
                                                    t3: CoordinatorTime(nanoseconds: transmitted * 1_000), t4: LocalTime(nanoseconds: arrived))))
         case let .streamStart(format):
             log.info("stream: \(format)")
+            reading.opus = format.codec == "opus" ? try? OpusFrameDecoder() : nil
             inputs += newEpoch(&reading, endingAt: nil)
         case let .chunk(timestamp, payload):
             guard let format = reading.session.format else { break }
-            var samples = SendspinPCM.decode(payload, bitDepth: format.bit_depth)
-            if format.channels == 1 { samples = samples.flatMap { [$0, $0] }
+            var samples: [Float] = []
+            if let opus = reading.opus {
+                // Stamped by the server as its decoded output is heard (its lookahead taken off).
+                if (try? opus.decode(payload[...], into: &samples)) == nil {
+                    reading.undecodable += 1
+                    samples = [Float](repeating: 0, count: Self.frames * 2)
+                    if reading.undecodable == 1 { log.warning("an Opus chunk from the Sendspin server did not decode: played as silence (counted)") }
+                }
+            } else {
+                samples = SendspinPCM.decode(payload, bitDepth: format.bit_depth)
+                if format.channels == 1 { samples = samples.flatMap { [$0, $0] } }
             }
             let at = Double(timestamp)
             if let expected = reading.expected, abs(at - expected) > 500 {

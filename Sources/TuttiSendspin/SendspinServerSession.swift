@@ -25,6 +25,13 @@ public protocol SendspinEncoder: AnyObject, Sendable {
     var codecHeader: [UInt8]? { get }
     /// One chunk of interleaved samples of the format's channels.
     func encode(_ samples: [Float]) throws -> [UInt8]
+    /// Frames by which what the player decodes lags what went in (Opus's lookahead): each
+    /// chunk is stamped that much earlier, so that the music is heard when the house says.
+    var delayFrames: Int { get }
+}
+
+extension SendspinEncoder {
+    public var delayFrames: Int { 0 }
 }
 
 /// Sendspin's PCM (`SendspinPCM`).
@@ -88,7 +95,7 @@ public struct SendspinServerSession: Sendable {
             case let .malformed(why): "a malformed message: \(why)"
             case let .outOfTurn(type): "\(type) before client/hello"
             case .noRole: "it takes none of the roles tutti serves (player@v1, controller@v1, metadata@v1)"
-            case let .noFormat(offered): "it decodes none of tutti's formats (PCM or FLAC at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
+            case let .noFormat(offered): "it decodes none of tutti's formats (PCM, FLAC or Opus at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
                 + (offered.isEmpty ? "none" : offered.prefix(8).map(\.description).joined(separator: "; "))
             }
         }
@@ -127,7 +134,8 @@ public struct SendspinServerSession: Sendable {
     private var commanded: (volume: Int?, muted: Bool?) = (nil, nil)
     public private(set) var ignored = 0
 
-    /// PCM alone unless `encoders` say more (FLAC, which needs FFmpeg: the coordinator's).
+    /// PCM alone unless `encoders` say more (FLAC, which needs FFmpeg, and Opus: the
+    /// coordinator's).
     public init(serverName: String, encoders: [String: SendspinEncoderMaker] = [:]) {
         self.serverName = serverName
         self.encoders = encoders.merging(["pcm": { format, _ in SendspinPCMEncoder(bitDepth: format.bit_depth) }]) { given, _ in given }
@@ -243,7 +251,8 @@ public struct SendspinServerSession: Sendable {
         guard let encoder else { return send }
         do {
             let payload = try encoder.coder.encode(fitted)
-            return send + [.binary(SendspinAudioChunk(timestamp: heard, sentAt: now, payload: payload).bytes)]
+            let stamp = heard - Int64(encoder.coder.delayFrames) * 1_000_000 / Int64(format.sample_rate)
+            return send + [.binary(SendspinAudioChunk(timestamp: stamp, sentAt: now, payload: payload).bytes)]
         } catch {
             failedChunks += 1
             return send

@@ -40,6 +40,29 @@ struct CodecTests {
         #expect(snr > 15, "SNR \(snr) dB")
     }
 
+    /// A mono encoder (a Sendspin player that asks for one channel) takes one sample a
+    /// frame; its packets decode (to both channels) with the signal kept. Three channels are
+    /// refused.
+    @Test func aMonoEncoderKeepsTheSignal() throws {
+        var settings = OpusFrameEncoder.Settings()
+        settings.channels = 1
+        settings.bitrate = 64_000
+        let encoder = try OpusFrameEncoder(settings: settings)
+        let decoder = try OpusFrameDecoder()
+        let input = Self.sine(frames: 960 * 40, hz: 440).enumerated().filter { $0.offset % 2 == 0 }.map(\.element)
+        var output: [Float] = []
+        for k in 0..<40 { _ = try decoder.decode(try encoder.encode(input, offset: k * 960), into: &output) }
+        var err = 0.0, sig = 0.0
+        for i in (960 * 20)..<(960 * 39) {
+            let a = Double(input[i]), b = Double(output[(i + encoder.lookahead) * 2])
+            err += (a - b) * (a - b)
+            sig += a * a
+        }
+        #expect(10 * log10(sig / err) > 15)
+        settings.channels = 3
+        #expect(throws: CodecError.self) { try OpusFrameEncoder(settings: settings) }
+    }
+
     @Test func lossIsConcealedAndFECRecoversWhenPresent() throws {
         var settings = OpusFrameEncoder.Settings()
         settings.bitrate = 24_000  // low enough for SILK/hybrid, which carries LBRR (FEC)

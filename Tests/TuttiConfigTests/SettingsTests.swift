@@ -214,7 +214,7 @@ struct House: ParsableCommand {
         let samples = ["coordinator": "10.0.0.2:5005", "name": "Kitchen", "port": "6001", "multicast": "239.1.2.3:5004",
                        "sink": "roomA", "output": "alsa:hw:1", "latency-ms": "400", "output-delay-ms": "12.5", "buffer-ms": "60",
                        "status-interval": "2.5", "key": "/etc/tutti/house.key", "metrics-listen": "0.0.0.0:9485",
-                       "sendspin": "ws://10.0.0.3:8927/sendspin"]
+                       "sendspin": "ws://10.0.0.3:8927/sendspin", "sendspin-codec": "opus"]
         var every: [String] = []
         for option in table.options {
             if option.kind == .flag {

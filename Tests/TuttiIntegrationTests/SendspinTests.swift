@@ -159,7 +159,8 @@ extension IntegrationTests {
         /// The reference player (`sendspin daemon`) joins the coordinator: it is a room of the
         /// house, marked as Sendspin, and what its card records is the zone's music, where the
         /// house says it is heard (within what the reference's own clock and output correction
-        /// reach in its first seconds), without a hole, in FLAC and in PCM. Volume set in the
+        /// reach in its first seconds), without a hole, in FLAC and in PCM (the reference
+        /// player decodes no Opus; the house's Opus is judged by a tutti follower, below). Volume set in the
         /// house reaches it.
         @Test(.timeLimit(.minutes(2)), arguments: ["flac", "pcm"]) func theReferencePlayerIsARoomAndPlaysTheZone(codec: String) throws {
             let h = try Harness("sendspin-daemon")
@@ -233,8 +234,9 @@ extension IntegrationTests {
         }
 
         /// A tutti follower plays from the reference Sendspin server (`sendspin serve` of a
-        /// tone): the tone arrives in its WAV, whole and at the tone's pitch.
-        @Test(.timeLimit(.minutes(2))) func aFollowerPlaysTheReferenceServer() throws {
+        /// tone): the tone arrives in its WAV, whole and at the tone's pitch, in PCM and in the
+        /// reference's Opus.
+        @Test(.timeLimit(.minutes(2)), arguments: ["pcm", "opus"]) func aFollowerPlaysTheReferenceServer(codec: String) throws {
             let h = try Harness("sendspin-serve")
             guard let ns = Namespace() else { Issue.record("cannot make a network namespace"); return }
             _ = try h.run("sox", ["sox", "-n", "-r", "48000", "-c", "2", "-b", "16", h.path("tone.wav"), "synth", "30", "sine", "440", "gain", "-6"])
@@ -244,10 +246,11 @@ extension IntegrationTests {
                 || ((try? String(contentsOfFile: h.path("serve.out"), encoding: .utf8)) ?? "").contains("Server running") },
                     "\(h.log("serve"))")
             try h.start("follower", ns.run([Harness.followerBinary, "--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output",
-                                            "wav:" + h.path("room.wav"), "--name", "Attic", "--latency-ms", "500"]))
+                                            "wav:" + h.path("room.wav"), "--name", "Attic", "--latency-ms", "500",
+                                            "--sendspin-codec", codec]))
             #expect(Harness.wait(timeout: 20) { h.log("follower").contains("state: playing") }, "\(h.log("follower"))\n\(h.log("serve").suffix(2_000))")
             #expect(h.log("follower").contains("connected to the Sendspin server ws://127.0.0.1:\(port)/sendspin"))
-            #expect(h.log("follower").contains("stream: pcm 48000 Hz"), "\(h.log("follower"))")
+            #expect(h.log("follower").contains("stream: \(codec) 48000 Hz"), "\(h.log("follower"))")
             Thread.sleep(forTimeInterval: 6)
             h.stop("follower")
             let judged = try h.run("tone", ["python3", "-c", """
@@ -275,13 +278,15 @@ extension IntegrationTests {
         /// A tutti follower plays from a tutti coordinator's Sendspin server on a card of its
         /// own: it hears the zone's music where the house says, as a follower on tutti's own
         /// stream does (within what Sendspin's clock exchanges over a WebSocket allow), and
-        /// leaves no hole.
-        @Test(.timeLimit(.minutes(2))) func aFollowerPlaysACoordinatorsSendspinServerWhereTheHouseSays() throws {
+        /// leaves no hole, in PCM and in Opus (whose chunks are stamped its lookahead early).
+        @Test(.timeLimit(.minutes(2)), arguments: ["pcm", "opus"]) func aFollowerPlaysACoordinatorsSendspinServerWhereTheHouseSays(codec: String) throws {
             let h = try Harness("sendspin-follower")
             let (port, api) = try Self.noiseHouse(h)
-            try h.leanFollower("attic", ["--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output", "alsa:tutti_vcard:attic,0", "--name", "Attic"])
+            try h.leanFollower("attic", ["--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output", "alsa:tutti_vcard:attic,0", "--name", "Attic",
+                                         "--sendspin-codec", codec])
             #expect(Harness.wait(timeout: 20) { h.log("attic").contains("state: playing") }, "\(h.log("attic"))\n\(h.log("coordinator"))")
             #expect(Harness.wait(timeout: 5) { (try? api.rooms.first { $0.key == "Attic" })?.report?.via == "sendspin" })
+            #expect(h.log("attic").contains("stream: \(codec) 48000 Hz"), "\(h.log("attic"))")
             // The house's volume for the room reaches the follower as Sendspin's command (and back).
             _ = try api.call("PUT", "/rooms/Attic", json: #"{"volume": 100}"#)
             #expect(Harness.wait(timeout: 5) { h.log("attic").contains("volume 100%") }, "\(h.log("attic"))")
@@ -297,7 +302,7 @@ extension IntegrationTests {
             let p95 = errors.isEmpty ? .infinity : errors[Int(Double(errors.count - 1) * 0.95)]
             #expect(median < 500 && p95 < 2_000, "heard \(median) µs (median), \(p95) µs (p95) from where the house says: \(errors)")
             #expect(result["holes"] as? Int == 0, "\(result["holes"] ?? "?") holes")
-            print("follower over Sendspin: heard \(median) µs (median), \(p95) µs (p95) from where the house says")
+            print("follower over Sendspin (\(codec)): heard \(median) µs (median), \(p95) µs (p95) from where the house says")
         }
 
         /// The reference implementation's remote (aiosendspin's client with the controller and

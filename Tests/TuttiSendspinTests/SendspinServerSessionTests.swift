@@ -162,6 +162,31 @@ struct SendspinServerSessionTests {
         #expect(((Self.json(plain[1])?["payload"] as? [String: Any])?["player"] as? [String: Any])?["codec_header"] == nil)
     }
 
+    /// An encoder whose output lags its input (Opus's lookahead): each chunk is stamped that
+    /// much earlier, and no header goes; a player that offers Opus first gets it where the
+    /// server has it, and its next format where it does not.
+    @Test func aCodecWithALookaheadHasItsChunksStampedEarlier() throws {
+        final class Lagging: SendspinEncoder {
+            var codecHeader: [UInt8]? { nil }
+            var delayFrames: Int { 312 }
+            func encode(_ samples: [Float]) -> [UInt8] { [1, 2, 3] }
+        }
+        let opusFirst = #"{"codec":"opus","channels":2,"sample_rate":48000,"bit_depth":16},"# + Self.referenceFormats
+        var session = SendspinServerSession(serverName: "t", encoders: ["opus": { _, _ in Lagging() }])
+        _ = try session.receive(Self.hello(opusFirst), received: 0) { 0 }
+        #expect(session.format?.codec == "opus")
+        _ = try session.receive(Self.state(available: true), received: 0) { 0 }
+        let sent = session.audio([Float](repeating: 0, count: 1_920), channels: 2, heard: 50_000, now: 0)
+        #expect(Self.types(sent) == ["server/activate", "stream/start", "binary 4"])
+        #expect(((Self.json(sent[1])?["payload"] as? [String: Any])?["player"] as? [String: Any])?["codec_header"] == nil)
+        guard case let .binary(bytes) = sent[2], let chunk = SendspinAudioChunk(bytes: bytes) else { Issue.record("no chunk"); return }
+        #expect(chunk.timestamp == 50_000 - 6_500 && chunk.payload == [1, 2, 3])
+        // Without Opus the server takes what the player offers next that it has.
+        var plain = SendspinServerSession(serverName: "t")
+        _ = try plain.receive(Self.hello(opusFirst), received: 0) { 0 }
+        #expect(plain.format == SendspinFormat(codec: "pcm", channels: 2, sampleRate: 48_000, bitDepth: 24))
+    }
+
     @Test func aRemoteIsToldWhatPlaysWhenItChangesAndItsCommandsAreTaken() throws {
         var session = SendspinServerSession(serverName: "t")
         let (send, events) = try session.receive(Self.hello("", roles: #"["controller@v1","metadata@v1","visualizer@v1"]"#), received: 0) { 0 }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import TuttiAPI
+import TuttiCodecs
 import TuttiControl
 import TuttiCore
 import TuttiDiscovery
@@ -137,9 +138,12 @@ final class SendspinRooms: Sendable {
             await socket.close(code: 1008, reason: "handshake")
             return
         }
-        let session = SendspinServerSession(serverName: configuration.name, encoders: ["flac": { format, frames in
-            try FLACEncoder(sampleRate: format.sample_rate, channels: format.channels, bitDepth: format.bit_depth, blockSize: frames)
-        }])
+        let session = SendspinServerSession(serverName: configuration.name, encoders: [
+            "flac": { format, frames in
+                try FLACEncoder(sampleRate: format.sample_rate, channels: format.channels, bitDepth: format.bit_depth, blockSize: frames)
+            },
+            "opus": { format, frames in try SendspinOpusEncoder(channels: format.channels, frames: frames) },
+        ])
         let peer = SendspinPeer(socket: socket, transport: transport, session: session,
                                 clientID: clientID, rooms: self)
         await peer.run(now: now)
@@ -501,4 +505,30 @@ actor SendspinPeer {
 /// FLAC for Sendspin players: one FLAC frame per chunk, STREAMINFO in `stream/start`.
 extension FLACEncoder: SendspinEncoder {
     public var codecHeader: [UInt8]? { streamHeader }
+}
+
+/// Opus for Sendspin players: one packet per chunk (the house's frame, 20 ms), no header
+/// (the player's decoder is made from `stream/start`'s rate and channels, as the reference
+/// player's is), each chunk stamped its lookahead earlier. Over a WebSocket nothing is lost:
+/// no in-band FEC, and the bitrate is a transparent one for music (128 kbit/s stereo, 64 mono).
+final class SendspinOpusEncoder: SendspinEncoder, @unchecked Sendable {
+    private let encoder: OpusFrameEncoder
+    private let lock = Mutex(())
+
+    init(channels: Int, frames: Int) throws(CodecError) {
+        var settings = OpusFrameEncoder.Settings()
+        settings.frameMilliseconds = Double(frames) * 1_000 / Double(AudioFormat.sampleRate)
+        settings.channels = channels
+        settings.bitrate = 64_000 * channels
+        settings.inbandFEC = false
+        settings.expectedLossPercent = 0
+        encoder = try OpusFrameEncoder(settings: settings)
+    }
+
+    var codecHeader: [UInt8]? { nil }
+    var delayFrames: Int { encoder.lookahead }
+
+    func encode(_ samples: [Float]) throws -> [UInt8] {
+        try lock.withLock { _ in try encoder.encode(samples) }
+    }
 }
