@@ -72,6 +72,10 @@ public protocol ControlService: Sendable {
     func finishCalibration(_ id: String, recording: [Float], apply: Bool, by: String) async throws(ControlError) -> CalibrationReport
     /// Sets the output delays calibration `id` measured (after a look at its report).
     func applyCalibration(_ id: String, by: String) async throws(ControlError) -> CalibrationReport
+    /// The Sendspin players paired with the house, and those waiting to be.
+    func sendspinPlayers() async throws(ControlError) -> SendspinPlayersView
+    /// Pairs a waiting Sendspin player by code.
+    func pairSendspin(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer
 }
 
 extension ControlService {
@@ -85,6 +89,14 @@ extension ControlService {
 
     public func applyCalibration(_ id: String, by: String) async throws(ControlError) -> CalibrationReport {
         throw .conflict("this house cannot calibrate its rooms")
+    }
+
+    public func sendspinPlayers() async throws(ControlError) -> SendspinPlayersView {
+        throw .conflict("this house serves no Sendspin players")
+    }
+
+    public func pairSendspin(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
+        throw .conflict("this house serves no Sendspin players")
     }
 }
 

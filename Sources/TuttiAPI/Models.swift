@@ -556,3 +556,53 @@ public struct CalibrationReport: Codable, Equatable, Sendable {
         self.applied = applied
     }
 }
+
+/// The Sendspin players the coordinator knows: those paired with it, and those connected
+/// that wait to be paired (`GET /api/v1/sendspin/players`).
+public struct SendspinPlayersView: Codable, Equatable, Sendable {
+    public struct Player: Codable, Equatable, Sendable {
+        /// Its name as it said, and its id (its X25519 key, base64url).
+        public var name: String
+        public var id: String
+        /// `paired`, or `waiting` (connected, not paired: no audio until it is).
+        public var state: String
+        /// The pairing methods by code it offers: `dynamic_pairing_code` (it shows a code),
+        /// `static_pairing_code` (it keeps one, printed on it or set by its owner).
+        public var methods: [String]
+        /// For a paired one: how (the method), and when (Unix seconds).
+        public var pairedBy: String?
+        public var pairedAt: Int64?
+        public init(name: String, id: String, state: String, methods: [String], pairedBy: String? = nil, pairedAt: Int64? = nil) {
+            self.name = name
+            self.id = id
+            self.state = state
+            self.methods = methods
+            self.pairedBy = pairedBy
+            self.pairedAt = pairedAt
+        }
+    }
+    public var players: [Player]
+    public init(players: [Player]) { self.players = players }
+}
+
+/// Pairs a Sendspin player that waits (`POST /api/v1/sendspin/pair`): by its name or id;
+/// `code`, the code it shows once asked (a dynamic code: call again with it), or the code it
+/// keeps (static).
+public struct SendspinPairRequest: Codable, Equatable, Sendable {
+    public var player: String
+    public var code: String?
+    public init(player: String, code: String? = nil) {
+        self.player = player
+        self.code = code
+    }
+}
+
+public struct SendspinPairAnswer: Codable, Equatable, Sendable {
+    /// `awaiting-code` (the player shows a code: send it), `pairing` (under way), `paired`.
+    public var state: String
+    public var message: String
+    public init(state: String, message: String) {
+        self.state = state
+        self.message = message
+    }
+}

@@ -11,6 +11,8 @@ extension QueueEntry: ResponseEncodable {}
 extension RoomView: ResponseEncodable {}
 extension Status: ResponseEncodable {}
 extension MembersView: ResponseEncodable {}
+extension SendspinPlayersView: ResponseEncodable {}
+extension SendspinPairAnswer: ResponseEncodable {}
 extension FeedbackEntry: ResponseEncodable {}
 extension TrackLyrics: ResponseEncodable {}
 extension PairingCode: ResponseEncodable {}
@@ -280,6 +282,14 @@ enum HouseRoutes {
             try gate.authorize(request, context)
             let member = try context.parameters.require("member")
             return try await service.revokeMember(member.removingPercentEncoding ?? member)
+        }
+        api.get("sendspin/players") { request, context -> SendspinPlayersView in
+            try gate.authorize(request, context)
+            return try await service.sendspinPlayers()
+        }
+        api.post("sendspin/pair") { request, context -> SendspinPairAnswer in
+            try gate.authorize(request, context)
+            return try await service.pairSendspin(try await body(SendspinPairRequest.self, request, context))
         }
         api.post("calibration") { request, context -> CalibrationStarted in
             try gate.authorize(request, context)

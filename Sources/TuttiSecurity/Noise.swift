@@ -73,7 +73,7 @@ public enum X25519 {
 /// the framework has it for a handshake's first tokens.
 public struct NoiseCipher: Sendable {
     public static let tagSize = 16
-    let suite: NoiseSuite
+    public let suite: NoiseSuite
     private(set) var key: [UInt8]?
     /// AES-GCM's key schedule, made once per key (a Sendspin player's stream seals 50 chunks a second).
     private let gcm: GCMKey?

@@ -119,6 +119,26 @@ public struct SendspinServerHandshake: Sendable {
         }
     }
 
+    /// An in-band re-handshake of a running session onto `psk` (after a pairing, its new
+    /// long-term key): Noise message 1, to send sealed in the session as it is, with the
+    /// session's handshake hash for prologue; the client's message 2 (`receiveHandshake`)
+    /// gives the transport that replaces the session's.
+    public mutating func rekey(clientID: String, suite: NoiseSuite, previousHash: [UInt8], psk: SendspinPSK) throws(SendspinHandshakeError) -> String {
+        guard noise == nil else { throw .malformed("a re-handshake of a handshake under way") }
+        guard let clientKey = Base64URL.decode(clientID), clientKey.count == X25519.keySize else { throw .malformed("client_id") }
+        do {
+            var handshake = try NoiseHandshake(suite: suite, initiator: true, staticPrivate: identity.privateKey, remoteStatic: clientKey,
+                                               prologue: previousHash, psk: psk.key)
+            let first = try handshake.writeMessage(Array(Self.json(Message1(psk_id: psk.id, psk_category: psk.category.rawValue)).utf8))
+            noise = handshake
+            self.clientID = clientID
+            self.psk = psk
+            return Self.json(Envelope(type: "noise/handshake", payload: HandshakeData(data: Base64URL.encode(first))))
+        } catch {
+            throw .noise(error)
+        }
+    }
+
     /// Reads the client's Noise message 2; returns the session's transport.
     public mutating func receiveHandshake(_ text: String) throws(SendspinHandshakeError) -> SendspinTransport {
         guard var handshake = noise, !handshake.isComplete else { throw .malformed("a handshake message out of turn") }
@@ -130,7 +150,7 @@ public struct SendspinServerHandshake: Sendable {
             _ = try handshake.readMessage(message)
             noise = handshake
             let (send, receive) = try handshake.transport()
-            return SendspinTransport(sending: send, receiving: receive)
+            return SendspinTransport(sending: send, receiving: receive, handshakeHash: handshake.handshakeHash)
         } catch {
             throw .noise(error)
         }
@@ -203,7 +223,7 @@ public struct SendspinClientHandshake: Sendable {
             noise = handshake
             let (send, receive) = try handshake.transport()
             return (SendspinServerHandshake.json(Envelope(type: "noise/handshake", payload: HandshakeData(data: Base64URL.encode(second)))),
-                    SendspinTransport(sending: send, receiving: receive))
+                    SendspinTransport(sending: send, receiving: receive, handshakeHash: handshake.handshakeHash))
         } catch let error as SendspinHandshakeError {
             throw error
         } catch let error as NoiseError {

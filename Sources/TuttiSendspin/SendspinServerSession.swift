@@ -53,6 +53,9 @@ public struct SendspinPlayerHello: Equatable, Sendable {
     public var formats: [SendspinFormat]
     /// Bytes of encoded audio it can hold.
     public var bufferCapacity: Int
+    /// The pairing methods by code it offers, of those tutti's server runs
+    /// (`static_pairing_code`, `dynamic_pairing_code` with digits).
+    public var pairMethods: [String] = []
 }
 
 /// What a player says of its state in `client/state` (each part absent when it did not say).
@@ -114,6 +117,9 @@ public struct SendspinServerSession: Sendable {
     }
 
     public let serverName: String
+    /// Whether the player may play (paired, or admitted unpaired by the house); one that
+    /// may not gets no role and no audio until it is paired (`admit`).
+    public private(set) var playable: Bool
     /// The encoders by codec, in the order tutti prefers them where a player has no order.
     let encoders: [String: SendspinEncoderMaker]
     /// The stream's encoder, made at its start for chunks of `frames` frames.
@@ -136,8 +142,9 @@ public struct SendspinServerSession: Sendable {
 
     /// PCM alone unless `encoders` say more (FLAC, which needs FFmpeg, and Opus: the
     /// coordinator's).
-    public init(serverName: String, encoders: [String: SendspinEncoderMaker] = [:]) {
+    public init(serverName: String, encoders: [String: SendspinEncoderMaker] = [:], playable: Bool = true) {
         self.serverName = serverName
+        self.playable = playable
         self.encoders = encoders.merging(["pcm": { format, _ in SendspinPCMEncoder(bitDepth: format.bit_depth) }]) { given, _ in given }
     }
 
@@ -171,11 +178,17 @@ public struct SendspinServerSession: Sendable {
                 format = chosen
             }
             let name = String(payload.name.trimmingWhitespace().prefix(64))
+            let methods = payload.supported_pair_methods ?? [:]
+            let pairMethods = ["dynamic_pairing_code", "static_pairing_code"].filter { method in
+                methods[method].map { method == "static_pairing_code" || ($0.formats ?? []).contains("digits") } ?? false
+            }
             let said = SendspinPlayerHello(name: name.isEmpty ? "Sendspin player" : name, roles: roles,
-                                           formats: offered, bufferCapacity: payload.player_support?.buffer_capacity ?? 0)
+                                           formats: offered, bufferCapacity: payload.player_support?.buffer_capacity ?? 0, pairMethods: pairMethods)
             hello = said
             self.format = format
-            let activate = Activate(activities: [], active_roles: roles)
+            // A session the house does not let play yet (a player not paired) is activated
+            // with no role: it can be paired, nothing more.
+            let activate = Activate(activities: [], active_roles: playable ? roles : [])
             return ([.text(Self.json(Envelope(type: "server/activate", payload: activate)))], [.hello(said, format: format)])
         case "client/state":
             guard hello != nil else { throw .outOfTurn(kind.type) }
@@ -201,7 +214,7 @@ public struct SendspinServerSession: Sendable {
             return (send, [.state(state)])
         case "client/command":
             guard let hello else { throw .outOfTurn(kind.type) }
-            guard hello.roles.contains(Self.controllerRole),
+            guard playable, hello.roles.contains(Self.controllerRole),
                   let message = try? JSONDecoder().decode(Envelope<ClientCommand>.self, from: Data(text.utf8)),
                   let controller = message.payload.controller else {
                 ignored += 1
@@ -234,7 +247,7 @@ public struct SendspinServerSession: Sendable {
     /// One chunk of the zone's audio (interleaved floats at 48 kHz, the zone's channels),
     /// heard at `heard` (server µs), at `now`.
     public mutating func audio(_ samples: [Float], channels: Int, heard: Int64, now: Int64) -> [SendspinMessage] {
-        guard let format, hello != nil, channels > 0 else { return [] }
+        guard let format, hello != nil, playable, channels > 0 else { return [] }
         guard state.available == true else {
             held.append((samples, channels, heard))
             if held.count > Self.heldChunks { held.removeFirst(held.count - Self.heldChunks) }
@@ -268,6 +281,13 @@ public struct SendspinServerSession: Sendable {
         held = []
         guard streaming else { return [] }
         return [.text(Self.json(Envelope(type: "stream/clear", payload: StreamClear(server_transmitted: now, roles: ["player"]))))]
+    }
+
+    /// The player may play now (it was paired): its roles are activated.
+    public mutating func admit() -> [SendspinMessage] {
+        guard !playable, let hello else { return [] }
+        playable = true
+        return [.text(Self.json(Envelope(type: "server/activate", payload: Activate(activities: [], active_roles: hello.roles))))]
     }
 
     /// The zone stopped: the stream ends.
@@ -315,7 +335,7 @@ public struct SendspinServerSession: Sendable {
     }
     /// Whether it has a role `state` tells (metadata, controller).
     public var hearsState: Bool {
-        hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false
+        playable && (hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false)
     }
     private var toldMetadata: SendspinMetadata?
     private var toldController: SendspinControllerState?
@@ -376,11 +396,13 @@ public struct SendspinServerSession: Sendable {
             let supported_formats: [SendspinFormat]
             let buffer_capacity: Int?
         }
+        struct PairMethod: Codable { let formats: [String]? }
         let name: String
         let supported_roles: [String]
         let player_support: PlayerSupport?
+        let supported_pair_methods: [String: PairMethod]?
         enum CodingKeys: String, CodingKey {
-            case name, supported_roles
+            case name, supported_roles, supported_pair_methods
             case player_support = "player@v1_support"
         }
     }

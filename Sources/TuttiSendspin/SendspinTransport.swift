@@ -50,9 +50,15 @@ public struct SendspinTransport: Sendable {
     /// A fragmented message on its way in: its type and what has come of it.
     private var assembling: (type: UInt8, bytes: [UInt8])?
 
-    public init(sending: NoiseCipher, receiving: NoiseCipher) {
+    /// The handshake's hash (what binds a pairing to this session, and the prologue of a
+    /// re-handshake), and the suite.
+    public let handshakeHash: [UInt8]
+    public var suite: NoiseSuite { sending.suite }
+
+    public init(sending: NoiseCipher, receiving: NoiseCipher, handshakeHash: [UInt8] = []) {
         self.sending = sending
         self.receiving = receiving
+        self.handshakeHash = handshakeHash
     }
 
     /// The frames (each one binary WebSocket message) that carry `message`. A binary message

@@ -205,20 +205,71 @@ extension IntegrationTests {
             print("sendspin daemon (\(codec)): heard \(median) µs from the house's timeline (median of \(errors.count)), first \(errors.first ?? .nan), last \(errors.last ?? .nan)")
         }
 
-        /// A player that is not paired is refused while the house does not allow unpaired
-        /// access (the default): the log says why, and it never becomes a room.
-        @Test(.timeLimit(.minutes(1))) func anUnpairedPlayerIsRefusedByDefault() throws {
-            let h = try Harness("sendspin-refused")
+        /// A player that is not paired, where the house does not allow unpaired access (the
+        /// default), waits to be paired: the log says how, it is no room and gets no audio. The
+        /// operator pairs it by the code it shows (the reference player's log says it): it
+        /// becomes a room and plays the zone at once (its session moved onto its new key),
+        /// and when it comes back it opens under that key and plays, with no pairing. A wrong
+        /// code pairs nothing.
+        @Test(.timeLimit(.minutes(2))) func anUnpairedPlayerWaitsAndIsPairedByTheCodeItShows() throws {
+            let h = try Harness("sendspin-pairing")
+            h.environment["TUTTI_VCARD_DIR"] = h.directory
+            let noise = try h.noiseSong(seconds: 40)
             let port = Harness.freePort()
-            try h.tutti("coordinator", ["coordinator", "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
                                         "--sendspin-listen", "127.0.0.1:\(port)"])
             let api = try ControlAPI(h)
-            try h.start("daemon", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
-                                   "--audio-device", "porch", "--disable-mpris", "--name", "Porch"],
-                        with: ["HOME": try Self.home(h, card: "porch")])
-            #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("refused Sendspin player") }, "\(h.log("coordinator"))")
+            let daemon = [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("settings"),
+                          "--audio-device", "porch", "--disable-mpris", "--name", "Porch"]
+            let home = try Self.home(h, card: "porch")
+            try h.start("daemon", daemon, with: ["HOME": home])
+            #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("'Porch'") && h.log("coordinator").contains("waits to be paired") },
+                    "\(h.log("coordinator"))")
+            let url = try #require(h.controlURL())
+            let server = String(url.dropFirst("http://".count))
+            let listed = try h.ctl(["sendspin"], server: server)
+            #expect(listed.out.contains("Porch: waits to be paired; shows a code"), "\(listed)")
             Thread.sleep(forTimeInterval: 1)
             #expect(try api.rooms.isEmpty)
+
+            // A wrong code first: the attempt fails, nothing is paired, the player waits on.
+            let asked = try h.ctl(["sendspin", "pair", "Porch"], server: server)
+            #expect(asked.code == 0 && asked.out.contains("shows a pairing code"), "\(asked)")
+            let codePattern = try NSRegularExpression(pattern: "enter pairing code ([0-9]{3}-[0-9]{3})")
+            func shownCode(after count: Int) -> String? {
+                let log = h.log("daemon")
+                let matches = codePattern.matches(in: log, range: NSRange(log.startIndex..., in: log))
+                guard matches.count > count, let range = Range(matches[count].range(at: 1), in: log) else { return nil }
+                return String(log[range])
+            }
+            #expect(Harness.wait(timeout: 10) { shownCode(after: 0) != nil }, "\(h.log("daemon").suffix(3_000))")
+            let shown = try #require(shownCode(after: 0))
+            let wrong = shown == "000-000" ? "000-001" : "000-000"
+            _ = try h.ctl(["sendspin", "pair", "Porch", wrong], server: server)
+            // The player finds the server's proof wrong and asks for another round: it shows its
+            // code again, and the operator may type it again.
+            #expect(Harness.wait(timeout: 10) { shownCode(after: 1) != nil }, "\(h.log("daemon").suffix(3_000))")
+            #expect(try api.rooms.isEmpty)
+            let again = try h.ctl(["sendspin", "pair", "Porch", shown], server: server)
+            #expect(again.code == 0, "\(again)")
+            #expect(Harness.wait(timeout: 15) {
+                (try? api.rooms.first { $0.key == "Porch" }).map { $0.connected && $0.report?.via == "sendspin" } == true
+            }, "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon").suffix(3_000))")
+            #expect(Harness.wait(timeout: 10) { h.log("daemon").contains("Stream started with codec") }, "\(h.log("daemon").suffix(2_000))")
+            #expect(try h.ctl(["sendspin"], server: server).out.contains("Porch: paired"))
+            let pairings = h.path("state/sendspin-pairings.json")
+            let mode = (try FileManager.default.attributesOfItem(atPath: pairings)[.posixPermissions] as? Int) ?? 0
+            #expect(mode == 0o600, "\(String(mode, radix: 8))")
+
+            // It comes back: its key opens the session, and it plays with no pairing.
+            h.stop("daemon")
+            #expect(Harness.wait(timeout: 10) { (try? api.rooms.first { $0.key == "Porch" })?.connected == false })
+            try h.start("daemon-again", daemon, with: ["HOME": home])
+            #expect(Harness.wait(timeout: 15) {
+                (try? api.rooms.first { $0.key == "Porch" }).map { $0.connected && $0.report?.via == "sendspin" } == true
+            }, "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon-again").suffix(3_000))")
+            #expect(Harness.wait(timeout: 10) { h.log("daemon-again").contains("Stream started with codec") })
+            #expect(!h.log("daemon-again").contains("enter pairing code"))
         }
 
         /// A network namespace with loopback alone, for the reference server (it announces

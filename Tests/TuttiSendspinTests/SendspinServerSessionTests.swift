@@ -187,6 +187,28 @@ struct SendspinServerSessionTests {
         #expect(plain.format == SendspinFormat(codec: "pcm", channels: 2, sampleRate: 48_000, bitDepth: 24))
     }
 
+    /// A player the house does not let play yet (not paired): activated with no role, no
+    /// audio, no state, no commands taken; its hello says how it can be paired. Admitted (once
+    /// paired), its roles are activated and the stream starts.
+    @Test func aPlayerNotYetPairedGetsNoRoleUntilAdmitted() throws {
+        var session = SendspinServerSession(serverName: "t", playable: false)
+        let hello = #"{"type":"client/hello","payload":{"name":"Porch","supported_roles":["player@v1","controller@v1"],"player@v1_support":{"supported_formats":[\#(Self.referenceFormats)],"buffer_capacity":1},"supported_pair_methods":{"pairing_psk":{},"static_pairing_code":{"locations":["label"]},"dynamic_pairing_code":{"formats":["digits","qr_code"],"out_channels":["log"]}}}}"#
+        let (send, events) = try session.receive(hello, received: 0) { 0 }
+        let payload = Self.json(send[0])?["payload"] as? [String: Any]
+        #expect(payload?["active_roles"] as? [String] == [])
+        guard case let .hello(said, _) = events.first else { Issue.record("no hello"); return }
+        #expect(said.pairMethods == ["dynamic_pairing_code", "static_pairing_code"])
+        _ = try session.receive(Self.state(available: true), received: 0) { 0 }
+        #expect(session.audio([Float](repeating: 0, count: 1_920), channels: 2, heard: 50_000, now: 0).isEmpty)
+        #expect(!session.hearsState)
+        let (_, commanded) = try session.receive(#"{"type":"client/command","payload":{"controller":{"command":"next"}}}"#, received: 0) { 0 }
+        #expect(commanded == [.ignored("client/command outside the controller role")])
+        let admitted = session.admit()
+        #expect((Self.json(admitted[0])?["payload"] as? [String: Any])?["active_roles"] as? [String] == ["player@v1", "controller@v1"])
+        #expect(session.admit().isEmpty)
+        #expect(Self.types(session.audio([Float](repeating: 0, count: 1_920), channels: 2, heard: 50_000, now: 0)) == ["server/activate", "stream/start", "binary 4"])
+    }
+
     @Test func aRemoteIsToldWhatPlaysWhenItChangesAndItsCommandsAreTaken() throws {
         var session = SendspinServerSession(serverName: "t")
         let (send, events) = try session.receive(Self.hello("", roles: #"["controller@v1","metadata@v1","visualizer@v1"]"#), received: 0) { 0 }

@@ -80,8 +80,9 @@ extension Coordinator {
         var sendspin: [ServiceGroupConfiguration.ServiceConfiguration] = []
         if let listen = configuration.sendspinListen {
             let rooms = SendspinRooms(configuration: .init(unpairedAccess: configuration.sendspinUnpairedAccess, name: configuration.houseName),
-                                      identity: try SendspinRooms.identity(in: store.directory), house: house, taps: senders.taps, clock: clock)
-            await house.attachSendspin { key, settings in rooms.deliver(key, settings) }
+                                      identity: try SendspinRooms.identity(in: store.directory), directory: store.directory,
+                                      house: house, taps: senders.taps, clock: clock)
+            await house.attachSendspin(rooms)
             let shown = listen.host == "0.0.0.0" ? "localhost" : listen.host
             let unpaired = configuration.sendspinUnpairedAccess
             let listener = try SendspinListener(configuration: .init(host: listen.host, port: listen.port)) { await rooms.serve($0) }.service { port in
@@ -91,7 +92,7 @@ extension Coordinator {
             sendspin.append(.init(service: Dispensable(service: Explained(
                 service: listener, what: "cannot serve Sendspin on \(listen.host):\(listen.port)",
                 hint: "is Music Assistant or another server on that port? choose another with --sendspin-listen, or off"))))
-            if configuration.announce, configuration.sendspinUnpairedAccess {
+            if configuration.announce {
                 sendspin.append(.init(service: TaskService(name: "sendspin-discovery") { await rooms.discover() }))
             }
         }

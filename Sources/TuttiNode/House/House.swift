@@ -77,6 +77,7 @@ public actor House: ControlService {
     nonisolated let messenger: RoomMessenger
     /// Hands a Sendspin room's settings to its session (the coordinator's Sendspin server).
     var sendspinDelivery: (@Sendable (_ key: String, _ settings: RoomSettings) -> Void)?
+    private var sendspinRooms: SendspinRooms?
     nonisolated let log = Log("coordinator")
     nonisolated let version: String
     /// The house's name, in its status (the web remote shows it).
@@ -141,8 +142,20 @@ public actor House: ControlService {
     /// Starts a sender for every zone, with `senders` (the coordinator's), and for every
     /// zone made from now on.
     /// Where Sendspin rooms' settings go (`SendspinRooms`).
-    func attachSendspin(_ deliver: @escaping @Sendable (_ key: String, _ settings: RoomSettings) -> Void) {
-        sendspinDelivery = deliver
+    func attachSendspin(_ rooms: SendspinRooms) {
+        sendspinDelivery = { key, settings in rooms.deliver(key, settings) }
+        sendspinRooms = rooms
+    }
+
+    /// The Sendspin players paired and waiting (`SendspinRooms`).
+    public func sendspinPlayers() async throws(ControlError) -> SendspinPlayersView {
+        guard let rooms = sendspinRooms else { throw .conflict("this coordinator serves no Sendspin players (--sendspin-listen off)") }
+        return await rooms.players()
+    }
+
+    public func pairSendspin(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
+        guard let rooms = sendspinRooms else { throw .conflict("this coordinator serves no Sendspin players (--sendspin-listen off)") }
+        return try await rooms.pair(request)
     }
 
     func attach(_ senders: any ZoneSenders) throws {

@@ -38,9 +38,19 @@ final class SendspinRooms: Sendable {
     private let connecting = Mutex<Set<String>>([])
     /// Sessions refused (not admitted, or broken), for the log's rate.
     private let refused = Atomic<Int>(0)
+    /// The players paired with the house.
+    let pairings: SendspinPairings
+    /// Players connected that wait to be paired, by id.
+    private let waiting = Mutex<[String: Waiting]>([:])
+    struct Waiting: Sendable {
+        let peer: SendspinPeer
+        let name: String
+        let methods: [String]
+    }
 
-    init(configuration: Configuration, identity: SendspinIdentity, house: House, taps: ZoneTaps, clock: any MonotonicClock) {
+    init(configuration: Configuration, identity: SendspinIdentity, directory: String, house: House, taps: ZoneTaps, clock: any MonotonicClock) {
         self.configuration = configuration
+        pairings = SendspinPairings(directory: directory, log: Log("sendspin"))
         self.identity = identity
         self.house = house
         self.taps = taps
@@ -68,7 +78,6 @@ final class SendspinRooms: Sendable {
     /// would be refused otherwise). Until cancelled; without avahi-daemon it says so once and
     /// keeps looking.
     func discover(every: Double = 10) async {
-        guard configuration.unpairedAccess else { return }
         var toldNoDaemon = false
         while !Task.isCancelled {
             let clock = self.clock
@@ -115,24 +124,19 @@ final class SendspinRooms: Sendable {
         // The opening, in the clear: client/init within 10 s, then Noise's second message.
         let transport: SendspinTransport
         let clientID: String
+        let paired: Bool
         do {
             var handshake = SendspinServerHandshake(identity: identity)
-            let unpaired = configuration.unpairedAccess
             guard case let .text(first)? = try await Self.within(10, { try await socket.next() }) else { return }
-            let replies: [String]
-            do {
-                replies = try handshake.receiveClientInit(first) { _ in unpaired ? SendspinPSK.sentinel : nil }
-            } catch {
-                guard case let .notAdmitted(id) = error else { throw error }
-                note("refused Sendspin player \(id.prefix(12))… from \(socket.peer): it is not paired, and the house does not allow "
-                     + "unpaired players (--sendspin-unpaired-access)")
-                await socket.close(code: 1008, reason: "not paired")
-                return
-            }
+            // A paired player opens under its key; any other under the published one, and
+            // then plays only where the house admits unpaired players: else it waits to be
+            // paired (`pair`), with no role and no audio.
+            let replies = try handshake.receiveClientInit(first) { [pairings] id in pairings.psk(for: id) ?? .sentinel }
             for text in replies { try await socket.send(.text(text)) }
             guard case let .text(second)? = try await Self.within(10, { try await socket.next() }) else { return }
             transport = try handshake.receiveHandshake(second)
             clientID = handshake.clientID ?? "?"
+            paired = handshake.psk?.category == .longTerm
         } catch {
             note("a Sendspin session from \(socket.peer) failed in its opening: \(error)")
             await socket.close(code: 1008, reason: "handshake")
@@ -143,11 +147,51 @@ final class SendspinRooms: Sendable {
                 try FLACEncoder(sampleRate: format.sample_rate, channels: format.channels, bitDepth: format.bit_depth, blockSize: frames)
             },
             "opus": { format, frames in try SendspinOpusEncoder(channels: format.channels, frames: frames) },
-        ])
+        ], playable: paired || configuration.unpairedAccess)
         let peer = SendspinPeer(socket: socket, transport: transport, session: session,
                                 clientID: clientID, rooms: self)
         await peer.run(now: now)
         if let key = await peer.key { peers.withLock { if $0[key] === peer { $0[key] = nil } } }
+        waiting.withLock { if $0[clientID]?.peer === peer { $0[clientID] = nil } }
+    }
+
+    /// A player that may not play yet said hello: it waits to be paired.
+    func waits(_ peer: SendspinPeer, clientID: String, name: String, methods: [String], from address: String) {
+        waiting.withLock { $0[clientID] = Waiting(peer: peer, name: name, methods: methods) }
+        let how = methods.isEmpty ? "it offers no pairing by code tutti runs" : "pair it with `tutti ctl sendspin pair '\(name)'`"
+        note("Sendspin player '\(name)' (\(clientID.prefix(12))…) from \(address) is not paired, and the house does not allow unpaired "
+             + "players: it waits to be paired (\(how))")
+    }
+
+    /// A waiting player was paired: its key is kept, and it plays from now on.
+    func paired(_ clientID: String, name: String, psk: [UInt8], method: String) throws {
+        try pairings.add(.init(client_id: clientID, name: name, psk: Base64URL.encode(psk), method: method,
+                               paired_at: Int64(Date().timeIntervalSince1970)))
+        waiting.withLock { _ = $0.removeValue(forKey: clientID) }
+        log.info("Sendspin player '\(name)' (\(clientID.prefix(12))…) paired by \(method == "dynamic_pairing_code" ? "the code it showed" : "its code")")
+    }
+
+    func players() -> SendspinPlayersView {
+        let waiting = waiting.withLock { $0 }
+        let paired = pairings.all.map { record in
+            SendspinPlayersView.Player(name: record.name, id: record.client_id, state: "paired", methods: [], pairedBy: record.method,
+                                       pairedAt: record.paired_at)
+        }
+        let pending = waiting.sorted { $0.key < $1.key }.map { id, entry in
+            SendspinPlayersView.Player(name: entry.name, id: id, state: "waiting", methods: entry.methods)
+        }
+        return SendspinPlayersView(players: pending + paired)
+    }
+
+    /// Pairs a waiting player (by name or id): starts the attempt, or gives it the code typed.
+    func pair(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
+        let found = waiting.withLock { waiting in
+            waiting.first { $0.key == request.player } ?? waiting.first { $0.value.name == request.player }
+        }
+        guard let (id, entry) = found else {
+            throw .notFound("no Sendspin player '\(request.player)' waits to be paired (`tutti ctl sendspin` lists those that do)")
+        }
+        return try await entry.peer.pair(code: request.code, clientID: id)
     }
 
     /// A player's hello: its room's key (its name, unless a tutti room has it).
@@ -255,6 +299,16 @@ actor SendspinPeer {
     private var toldShort = false
     private var ended = false
     private var chunks = 0
+    /// A player that waits to be paired: its name, the attempt under way (and how many
+    /// there were), a code given before the player asked for it (a static code), and the
+    /// re-handshake onto its new key once paired, while which what goes out waits.
+    private var helloName = ""
+    private var pairing: SendspinPairingServer?
+    private var attempts: UInt32 = 0
+    private var presetCode: String?
+    private var rekey: SendspinServerHandshake?
+    private var rekeyingSince: Int64?
+    private var deferred: [SendspinMessage] = []
 
     init(socket: WebSocketSession, transport: SendspinTransport, session: SendspinServerSession, clientID: String, rooms: SendspinRooms) {
         self.socket = socket
@@ -305,6 +359,11 @@ actor SendspinPeer {
     }
 
     private func send(_ messages: [SendspinMessage]) {
+        // During a re-handshake nothing goes under the old key after its first message.
+        if rekeyingSince != nil {
+            deferred += messages
+            return
+        }
         for message in messages { outgoing.yield(message) }
     }
 
@@ -341,6 +400,16 @@ actor SendspinPeer {
             do {
                 guard let opened = try transport.withLock({ try $0.open(frame) }) else { continue }
                 guard case let .text(text) = opened else { continue }  // no binary role of a player's is read yet
+                if pairing != nil || rekey != nil, let type = Self.type(of: text) {
+                    if SendspinPairingServer.isPairingMessage(type) {
+                        pairingMessage(text)
+                        continue
+                    }
+                    if type == "noise/handshake", rekey != nil {
+                        try await finishRekey(text)
+                        continue
+                    }
+                }
                 let (replies, events) = try session.receive(text, received: received, now: now)
                 send(replies)
                 for event in events { await heard(event) }
@@ -354,6 +423,11 @@ actor SendspinPeer {
     private func heard(_ event: SendspinServerSession.Event) async {
         switch event {
         case let .hello(hello, format):
+            guard session.playable else {
+                helloName = hello.name
+                rooms.waits(self, clientID: clientID, name: hello.name, methods: hello.pairMethods, from: socket.peer)
+                return
+            }
             guard let format else {
                 // A remote (controller, metadata): not a room; it follows the default zone.
                 remote = hello.name
@@ -374,6 +448,129 @@ actor SendspinPeer {
         case .ignored:
             break
         }
+    }
+
+    // MARK: - Pairing
+
+    /// The operator pairs this player: starts an attempt (dynamic: the player then shows a
+    /// code, given in a second call; static: `code` is the player's), or gives the code the
+    /// player shows to the attempt that waits for it.
+    func pair(code: String?, clientID: String) throws(ControlError) -> SendspinPairAnswer {
+        if var attempt = pairing {
+            guard attempt.awaitsCode, let code else {
+                throw .conflict("a pairing of '\(helloName)' is under way" + (attempt.awaitsCode ? ": give the code it shows" : ""))
+            }
+            do {
+                let outcome = try attempt.enter(code: code)
+                pairing = attempt
+                take(outcome)
+            } catch {
+                if case .badCode = error { throw .badRequest(error.description) }
+                throw .conflict(error.description)
+            }
+            return SendspinPairAnswer(state: "pairing", message: "pairing '\(helloName)' with the code given")
+        }
+        let methods = session.hello?.pairMethods ?? []
+        let method: SendspinPairingServer.Method
+        if code != nil, methods.contains(SendspinPairingServer.Method.staticCode.rawValue) {
+            method = .staticCode
+        } else if methods.contains(SendspinPairingServer.Method.dynamicCode.rawValue) {
+            method = .dynamicCode
+        } else if methods.contains(SendspinPairingServer.Method.staticCode.rawValue) {
+            throw .badRequest("'\(helloName)' keeps a static pairing code (printed on it, or set by its owner): give it")
+        } else {
+            throw .conflict("'\(helloName)' offers no pairing by code that tutti runs (dynamic or static)")
+        }
+        attempts += 1
+        let (hash, suite) = transport.withLock { ($0.handshakeHash, $0.suite) }
+        let attempt = SendspinPairingServer(method: method, index: attempts, handshakeHash: hash, suite: suite)
+        pairing = attempt
+        presetCode = method == .staticCode ? code : nil
+        send([.text(attempt.activation())])
+        rooms.info("pairing Sendspin player '\(helloName)' by \(method == .dynamicCode ? "the code it shows" : "its code")")
+        return method == .dynamicCode
+            ? SendspinPairAnswer(state: "awaiting-code", message: "'\(helloName)' shows a pairing code (on its screen, in its log or "
+                                 + "aloud): give it, `tutti ctl sendspin pair '\(helloName)' CODE`")
+            : SendspinPairAnswer(state: "pairing", message: "pairing '\(helloName)' with the code given")
+    }
+
+    private func pairingMessage(_ text: String) {
+        guard var attempt = pairing else { return }
+        do {
+            let outcome = try attempt.receive(text)
+            pairing = attempt
+            take(outcome)
+        } catch {
+            failed(error)
+        }
+    }
+
+    private func take(_ outcome: SendspinPairingServer.Outcome) {
+        switch outcome {
+        case let .send(texts):
+            send(texts.map { .text($0) })
+        case let .awaitingCode(texts):
+            send(texts.map { .text($0) })
+            if let code = presetCode, var attempt = pairing {
+                presetCode = nil
+                do {
+                    let next = try attempt.enter(code: code)
+                    pairing = attempt
+                    take(next)
+                } catch {
+                    failed(error)
+                }
+            }
+        case let .paired(psk, texts):
+            send(texts.map { .text($0) })
+            let method = pairing?.method.rawValue ?? ""
+            pairing = nil
+            do {
+                try rooms.paired(clientID, name: helloName, psk: psk, method: method)
+                // Its session moves onto the new key at once (an in-band re-handshake); then
+                // it plays.
+                var handshake = SendspinServerHandshake(identity: rooms.identity)
+                let (hash, suite) = transport.withLock { ($0.handshakeHash, $0.suite) }
+                let first = try handshake.rekey(clientID: clientID, suite: suite, previousHash: hash, psk: SendspinPSK(key: psk, category: .longTerm))
+                send([.text(first)])
+                rekey = handshake
+                rekeyingSince = rooms.clock.nanosecondsNow()
+            } catch {
+                rooms.note("Sendspin player '\(helloName)' was paired, but \(error): its session ends (it opens again under its key)")
+                ended = true
+                outgoing.finish()
+            }
+        }
+    }
+
+    private func failed(_ error: SendspinPairingServer.Failure) {
+        if case let .mismatch(abort) = error { send([.text(abort)]) }
+        rooms.note("pairing Sendspin player '\(helloName)' failed: \(error)")
+        pairing = nil
+        presetCode = nil
+    }
+
+    /// The player's answer to the re-handshake: the session goes on under the new key, and
+    /// the player is a room.
+    private func finishRekey(_ text: String) async throws {
+        guard var handshake = rekey else { return }
+        let next = try handshake.receiveHandshake(text)
+        transport.withLock { $0 = next }
+        rekey = nil
+        rekeyingSince = nil
+        let held = deferred
+        deferred = []
+        send(session.admit())
+        send(held)
+        guard let format = session.format else { return }
+        key = await rooms.joined(self, name: helloName, from: socket.peer)
+        rooms.info("Sendspin room '\(key!)' gets \(format)")
+        report()
+    }
+
+    static func type(of text: String) -> String? {
+        struct Kind: Decodable { let type: String }
+        return try? JSONDecoder().decode(Kind.self, from: Data(text.utf8)).type
     }
 
     /// Once a second its report; every 20 ms a cut's clear when it is due.

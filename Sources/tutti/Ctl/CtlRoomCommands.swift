@@ -216,3 +216,47 @@ struct MemberCommand: ParsableCommand {
         return lines.joined(separator: "\n")
     }
 }
+
+/// `tutti ctl sendspin` and `tutti ctl sendspin pair NAME [CODE]`: the Sendspin players
+/// paired with the house and those waiting, and pairing one by code.
+struct SendspinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sendspin", abstract: "Sendspin players (Music Assistant's speakers and apps): those paired, those waiting; pair one.",
+        subcommands: [List.self, Pair.self], defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The Sendspin players paired with the house, and those that wait to be.")
+        @OptionGroup var options: CtlOptions
+        func run() throws {
+            let players = try options.client().get("/sendspin/players", as: SendspinPlayersView.self)
+            if options.json { try printJSON(players) } else { print(SendspinCommand.text(players)) }
+        }
+    }
+
+    struct Pair: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pair a waiting player: without a code, it shows one (then give it); with its static code, at once.")
+        @OptionGroup var options: CtlOptions
+        @Argument(help: "The player: its name or id, as `tutti ctl sendspin` lists it.") var player: String
+        @Argument(help: "The code: the one it shows once asked (6 digits), or the one it keeps (8 digits).") var code: String?
+        func run() throws {
+            let answer = try options.client().send("POST", "/sendspin/pair", body: SendspinPairRequest(player: player, code: code),
+                                                   as: SendspinPairAnswer.self)
+            if options.json { try printJSON(answer) } else { print(answer.message) }
+        }
+    }
+
+    static func text(_ view: SendspinPlayersView) -> String {
+        if view.players.isEmpty { return "no Sendspin players paired or waiting" }
+        return view.players.map { p in
+            if p.state == "paired" {
+                let when = p.pairedAt.map { " on " + Date(timeIntervalSince1970: TimeInterval($0)).formatted(date: .abbreviated, time: .shortened) } ?? ""
+                return "\(p.name): paired\(when) (\(p.id.prefix(12))…)"
+            }
+            let how = p.methods.isEmpty ? "offers no pairing by code" : p.methods.map {
+                $0 == "dynamic_pairing_code" ? "shows a code" : "keeps a code"
+            }.joined(separator: ", ")
+            return "\(p.name): waits to be paired; \(how) (\(p.id.prefix(12))…)"
+        }.joined(separator: "\n")
+    }
+}
