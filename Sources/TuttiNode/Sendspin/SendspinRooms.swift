@@ -166,7 +166,7 @@ final class SendspinRooms: Sendable {
     /// A waiting player was paired: its key is kept, and it plays from now on.
     func paired(_ clientID: String, name: String, psk: [UInt8], method: String) throws {
         try pairings.add(.init(client_id: clientID, name: name, psk: Base64URL.encode(psk), method: method,
-                               paired_at: Int64(Date().timeIntervalSince1970)))
+                               paired_at: Int64(SystemClock.unixSeconds())))
         waiting.withLock { _ = $0.removeValue(forKey: clientID) }
         log.info("Sendspin player '\(name)' (\(clientID.prefix(12))…) paired by \(method == "dynamic_pairing_code" ? "the code it showed" : "its code")")
     }
