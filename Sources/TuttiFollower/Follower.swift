@@ -181,7 +181,8 @@ public final class Follower: @unchecked Sendable {
         if let remembered { engine.resumeClock(from: remembered.estimate) }
         let network: any PlayoutNetwork
         if let sendspin = configuration.sendspin {
-            let player = SendspinNetwork(address: sendspin, codec: configuration.sendspinCodec, name: configuration.name,
+            let player = SendspinNetwork(address: sendspin, codec: configuration.sendspinCodec, folder: configuration.stateDirectory,
+                                         name: configuration.name,
                                          identity: SendspinPlayerIdentity.load(folder: configuration.stateDirectory, room: configuration.name),
                                          outputDelay: Int64(configuration.outputDelayMilliseconds * 1e6), clock: clock)
             sendspinNetwork = player

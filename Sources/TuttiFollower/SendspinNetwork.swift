@@ -36,14 +36,22 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private let name: String
     private let identity: SendspinIdentity
     private let outputDelay: Int64
+    /// The keys of the servers this room is paired with.
+    private let keys: SendspinServerKeys
     private let log = Log("follower")
 
     private struct Mail {
         var inputs: [PlayoutInput] = []
-        var outgoing: [String] = []
+        var outgoing: [Outgoing] = []
         /// The session in use (nil between connections).
         var link: Link?
         var stopping = false
+    }
+    /// What the sender's thread sends: a text, or a re-handshake's answer (sealed under the
+    /// session's keys as they are, after which the session is under the new ones).
+    private enum Outgoing {
+        case text(String)
+        case rekey(reply: String, next: SendspinTransport)
     }
     private final class Link: @unchecked Sendable {
         let socket: BlockingWebSocket
@@ -64,9 +72,10 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private var exchanges = 0
     private var nextExchange: Int64 = 0
 
-    init(address: BlockingWebSocket.Address, codec: String = "pcm", name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock) {
+    init(address: BlockingWebSocket.Address, codec: String = "pcm", folder: String? = nil, name: String, identity: SendspinIdentity, outputDelay: Int64, clock: any MonotonicClock) {
         self.address = address
         self.codec = codec
+        keys = SendspinServerKeys(folder: folder, room: name)
         self.name = name
         self.identity = identity
         self.outputDelay = outputDelay
@@ -116,23 +125,33 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     func sealFeedback(_ nack: [UInt8]) -> [UInt8]? { nil }
 
     private func send(_ text: String) {
-        inbox.post { $0.outgoing.append(text) }
+        inbox.post { $0.outgoing.append(.text(text)) }
     }
 
     // MARK: - The sender's thread
 
     private func write() {
         while true {
-            let (texts, link, stopping) = inbox.wait(timeout: nil, until: { !$0.outgoing.isEmpty || $0.stopping }) { mail, _ in
+            let (items, link, stopping) = inbox.wait(timeout: nil, until: { !$0.outgoing.isEmpty || $0.stopping }) { mail, _ in
                 defer { mail.outgoing.removeAll() }
                 return (mail.outgoing, mail.link, mail.stopping)
             }
             if stopping { return }
             guard let link else { continue }
-            for text in texts {
+            for item in items {
                 do {
-                    let frames = try link.transport.withLock { try $0.seal(.text(text)) }
-                    for frame in frames { try link.socket.send(.binary(frame)) }
+                    switch item {
+                    case let .text(text):
+                        let frames = try link.transport.withLock { try $0.seal(.text(text)) }
+                        for frame in frames { try link.socket.send(.binary(frame)) }
+                    case let .rekey(reply, next):
+                        // Under the lock until the new keys are in: the reader opens the
+                        // server's next message (sent once it has this answer) with them.
+                        try link.transport.withLock { transport in
+                            for frame in try transport.seal(.text(reply)) { try link.socket.send(.binary(frame)) }
+                            transport = next
+                        }
+                    }
                 } catch {
                     link.socket.close()  // the reader sees the end and connects again
                     break
@@ -159,6 +178,9 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
         var opus: OpusFrameDecoder?
         /// Chunks that did not decode (each a packet's worth of silence).
         var undecodable = 0
+        /// A pairing under way, and how many the session had.
+        var pairing: SendspinPairingClient?
+        var attempts: UInt32 = 0
     }
 
     private func read() {
@@ -197,8 +219,13 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
         guard case let .text(serverInit)? = try socket.receive() else { throw Ended(description: "no server/init") }
         try handshake.receiveServerInit(serverInit)
         guard case let .text(first)? = try socket.receive() else { throw Ended(description: "no Noise message") }
-        // Paired keys are not kept yet: this player answers under the published sentinel.
-        let (reply, transport) = try handshake.receiveHandshake(first) { _, _ in nil }
+        // A server this room is paired with names the key it was given; any other, the
+        // published sentinel (the room then plays where the server admits unpaired players,
+        // or is paired: the server asks, and this follower's log shows the code).
+        let serverID = handshake.serverID ?? ""
+        let (reply, transport) = try handshake.receiveHandshake(first) { [keys] id, category in
+            category == .longTerm ? keys.psk(server: serverID, id: id) : nil
+        }
         try socket.send(.text(reply))
         let link = Link(socket: socket, transport: transport)
         socket.setReadTimeout(0)
@@ -207,8 +234,8 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
                                                            initialTimestamp: UInt32.random(in: 0...UInt32.max), origin: CoordinatorTime(nanoseconds: 0)))
         inbox.post { mail in
             mail.link = link
-            mail.outgoing = [reading.session.hello(bufferCapacity: 8 << 20, product: "tutti follower"),
-                             reading.session.state(available: true, volume: 100, muted: false, requiredLeadMilliseconds: 100)]
+            mail.outgoing = [.text(reading.session.hello(bufferCapacity: 8 << 20, product: "tutti follower")),
+                             .text(reading.session.state(available: true, volume: 100, muted: false, requiredLeadMilliseconds: 100))]
         }
         log.info("connected to the Sendspin server \(address) (server \(handshake.serverID?.prefix(12) ?? "?")…)")
         while let message = try socket.receive() {
@@ -217,13 +244,77 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
             guard let opened = try link.transport.withLock({ try $0.open(frame) }) else { continue }
             let event: SendspinClientSession.Event
             switch opened {
-            case let .text(text): event = try reading.session.receive(text)
+            case let .text(text):
+                if let type = Self.type(of: text), SendspinPairingClient.isPairingMessage(type) || type == "noise/handshake" {
+                    try pairing(text, type: type, serverID: serverID, link: link, into: &reading)
+                    continue
+                }
+                event = try reading.session.receive(text)
             case let .binary(bytes): event = reading.session.receive(binary: bytes)
+            }
+            if case let .pairing(method) = event {
+                startPairing(method: method, link: link, into: &reading)
+                continue
             }
             take(event, arrived: arrived, into: &reading)
         }
         if inbox.withLock({ $0.stopping }) { return }
         throw Ended(description: "the server closed the session")
+    }
+
+    // MARK: - Pairing
+
+    /// The server asks to pair: by the code this follower shows (its log), the one method
+    /// it runs.
+    private func startPairing(method: String, link: Link, into reading: inout Reading) {
+        guard method == "dynamic_pairing_code" else {
+            log.warning("the Sendspin server asks to pair by \(method), which this follower does not run (it shows a code: dynamic_pairing_code)")
+            return
+        }
+        reading.attempts += 1
+        let (hash, suite) = link.transport.withLock { ($0.handshakeHash, $0.suite) }
+        let attempt = SendspinPairingClient(index: reading.attempts, handshakeHash: hash, suite: suite)
+        reading.pairing = attempt
+        inbox.post { $0.outgoing.append(.text(attempt.start())) }
+    }
+
+    /// A message of a pairing, or the server's re-handshake onto the key just handed over.
+    private func pairing(_ text: String, type: String, serverID: String, link: Link, into reading: inout Reading) throws {
+        if type == "noise/handshake" {
+            var handshake = SendspinClientHandshake(identity: identity)
+            let (hash, suite) = link.transport.withLock { ($0.handshakeHash, $0.suite) }
+            try handshake.expectRekey(serverID: serverID, suite: suite, previousHash: hash)
+            let (reply, next) = try handshake.receiveHandshake(text) { [keys] id, category in
+                category == .longTerm ? keys.psk(server: serverID, id: id) : nil
+            }
+            inbox.post { $0.outgoing.append(.rekey(reply: reply, next: next)) }
+            return
+        }
+        guard var attempt = reading.pairing else { return }
+        do {
+            switch try attempt.receive(text) {
+            case let .send(texts):
+                reading.pairing = attempt
+                inbox.post { $0.outgoing += texts.map { .text($0) } }
+            case let .show(code, texts):
+                reading.pairing = attempt
+                inbox.post { $0.outgoing += texts.map { .text($0) } }
+                log.warning("the Sendspin server \(address) asks to pair: its pairing code is \(code) (enter it on the server)")
+            case let .paired(psk):
+                reading.pairing = nil
+                keys.keep(psk, server: serverID)
+                log.info("paired with the Sendspin server \(address) (server \(serverID.prefix(12))…)")
+            }
+        } catch {
+            reading.pairing = nil
+            if case let .mismatch(abort) = error { inbox.post { $0.outgoing.append(.text(abort)) } }
+            log.warning("pairing with the Sendspin server \(address): \(error)")
+        }
+    }
+
+    static func type(of text: String) -> String? {
+        struct Kind: Decodable { let type: String }
+        return try? JSONDecoder().decode(Kind.self, from: Data(text.utf8)).type
     }
 
     private func take(_ event: SendspinClientSession.Event, arrived: Int64, into reading: inout Reading) {
@@ -284,7 +375,7 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
         case let .mute(muted):
             reading.muted = muted
             inputs.append(settings(&reading))
-        case .activated, .group, .ignored:
+        case .activated, .pairing, .group, .ignored:
             break
         }
         guard !inputs.isEmpty else { return }
@@ -304,7 +395,7 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
     private func settings(_ reading: inout Reading) -> PlayoutInput {
         reading.settingsVersion &+= 1
         let state = reading.session.state(available: true, volume: reading.volume, muted: reading.muted, requiredLeadMilliseconds: 100)
-        inbox.post { $0.outgoing.append(state) }
+        inbox.post { $0.outgoing.append(.text(state)) }
         log.info("volume \(reading.volume)%\(reading.muted ? " (muted)" : "")")
         return .settings(version: reading.settingsVersion, gain: RoomSettings.gain(volume: Double(reading.volume) / 100, muted: reading.muted),
                          outputDelay: outputDelay, stream: nil)
@@ -350,11 +441,48 @@ final class PCMFrameDecoder: FrameDecoder {
 
 /// A follower's Sendspin identity (its X25519 key, by which a server knows it): kept in its
 /// state folder, one per room name, readable by its owner only; made on first use.
+/// The long-term keys this room was given by the Sendspin servers it paired with, by server
+/// id (`sendspin-servers-ROOM.json` in its state folder, 0600, written atomically). Without a
+/// state folder they live as long as the process.
+final class SendspinServerKeys: @unchecked Sendable {
+    private let path: String?
+    private let keys: Mutex<[String: String]>
+
+    init(folder: String?, room: String) {
+        path = folder.map { $0 + "/sendspin-servers-\(SendspinPlayerIdentity.safe(room)).json" }
+        let stored = path.flatMap { Files.read($0, limit: 1 << 20) }.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0)) }
+        keys = Mutex(stored ?? [:])
+    }
+
+    /// The key a server named by its id (`psk_id`), if it is the one this room keeps for it.
+    func psk(server: String, id: String) -> SendspinPSK? {
+        guard let key = keys.withLock({ $0[server] }).flatMap(Base64URL.decode), key.count == 32 else { return nil }
+        let psk = SendspinPSK(key: key, category: .longTerm)
+        return psk.id == id ? psk : nil
+    }
+
+    func keep(_ psk: [UInt8], server: String) {
+        let all = keys.withLock { keys in
+            keys[server] = Base64URL.encode(psk)
+            return keys
+        }
+        guard let path else { return }
+        do {
+            try AtomicFile.write(try JSONEncoder().encode(all), to: path, permissions: 0o600)
+        } catch {
+            Log("follower").warning("cannot keep the Sendspin server's key in \(path): \(error) (this room pairs again after a restart)")
+        }
+    }
+}
+
 enum SendspinPlayerIdentity {
+    static func safe(_ room: String) -> String {
+        String(room.unicodeScalars.prefix(48).map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? Character($0) : "_" })
+    }
+
     static func load(folder: String?, room: String) -> SendspinIdentity {
         guard let folder else { return .generate() }
-        let safe = String(room.unicodeScalars.prefix(48).map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? Character($0) : "_" })
-        let path = folder + "/sendspin-player-\(safe).key"
+        let path = folder + "/sendspin-player-\(safe(room)).key"
         if let bytes = Files.read(path, limit: 256), let key = Base64URL.decode(String(decoding: bytes, as: UTF8.self).trimmingWhitespace()),
            key.count == X25519.keySize {
             return SendspinIdentity(privateKey: key)

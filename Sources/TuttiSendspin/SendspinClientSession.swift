@@ -10,6 +10,8 @@ public struct SendspinClientSession: Sendable {
     public enum Event: Equatable, Sendable {
         case hello(serverName: String)
         case activated(playback: Bool)
+        /// The server asks to pair (its method: tutti's player runs `dynamic_pairing_code`).
+        case pairing(method: String)
         /// A clock exchange's answer: the client's stamp (µs of its clock) and the server's
         /// receive and send instants (µs of the server's).
         case time(clientTransmitted: Int64, received: Int64, transmitted: Int64)
@@ -50,7 +52,8 @@ public struct SendspinClientSession: Sendable {
         let hello = Hello(name: name, supported_roles: [SendspinServerSession.playerRole],
                           device_info: .init(product_name: product, software_version: "tutti"),
                           player_support: .init(supported_formats: formats, buffer_capacity: bufferCapacity),
-                          supported_pair_methods: [:], unpaired_access: .init(enabled: true))
+                          supported_pair_methods: ["dynamic_pairing_code": ["formats": ["digits"], "out_channels": ["display"]]],
+                          unpaired_access: .init(enabled: true))
         return SendspinServerSession.json(SendspinServerSession.Envelope(type: "client/hello", payload: hello))
     }
 
@@ -82,7 +85,9 @@ public struct SendspinClientSession: Sendable {
         case "server/hello":
             return .hello(serverName: String(try decode(ServerHelloIn.self).name.prefix(64)))
         case "server/activate":
-            return .activated(playback: try decode(ActivateIn.self).activities.contains("playback"))
+            let activate = try decode(ActivateIn.self)
+            if activate.activities.contains("pairing") { return .pairing(method: String((activate.pairing?.method ?? "").prefix(64))) }
+            return .activated(playback: activate.activities.contains("playback"))
         case "server/time":
             let time = try decode(TimeIn.self)
             return .time(clientTransmitted: time.client_transmitted, received: time.server_received, transmitted: time.server_transmitted)
@@ -136,7 +141,7 @@ public struct SendspinClientSession: Sendable {
         let device_info: Device
         let player_support: PlayerSupport
         /// None yet (pairing is not built): the player is admitted unpaired or not at all.
-        let supported_pair_methods: [String: [String: String]]
+        let supported_pair_methods: [String: [String: [String]]]
         let unpaired_access: Access
         enum CodingKeys: String, CodingKey {
             case name, supported_roles, device_info, supported_pair_methods, unpaired_access
@@ -156,7 +161,11 @@ public struct SendspinClientSession: Sendable {
         let player: Player
     }
     struct ServerHelloIn: Decodable { let name: String }
-    struct ActivateIn: Decodable { let activities: [String] }
+    struct ActivateIn: Decodable {
+        struct Pairing: Decodable { let method: String }
+        let activities: [String]
+        let pairing: Pairing?
+    }
     struct TimeIn: Decodable { let client_transmitted: Int64; let server_received: Int64; let server_transmitted: Int64 }
     struct StartIn: Decodable {
         struct Player: Decodable { let codec: String; let sample_rate: Int; let channels: Int; let bit_depth: Int }

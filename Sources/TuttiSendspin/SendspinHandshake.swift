@@ -202,6 +202,19 @@ public struct SendspinClientHandshake: Sendable {
         serverID = envelope.payload.server_id
     }
 
+    /// An in-band re-handshake of the session with `serverID` (after pairing): the server's
+    /// message 1 comes next, with the session's handshake hash for prologue.
+    public mutating func expectRekey(serverID: String, suite: NoiseSuite, previousHash: [UInt8]) throws(SendspinHandshakeError) {
+        guard let serverKey = Base64URL.decode(serverID), serverKey.count == X25519.keySize else { throw .malformed("server_id") }
+        do {
+            noise = try NoiseHandshake(suite: suite, initiator: false, staticPrivate: identity.privateKey, remoteStatic: serverKey,
+                                       prologue: previousHash)
+        } catch {
+            throw .noise(error)
+        }
+        self.serverID = serverID
+    }
+
     /// Reads Noise message 1; `resolve` gives the key it names (by its id and category), or
     /// nil to answer under the sentinel. Returns Noise message 2 to send, and the transport.
     public mutating func receiveHandshake(_ text: String, resolve: (String, SendspinPSKCategory) -> SendspinPSK?)

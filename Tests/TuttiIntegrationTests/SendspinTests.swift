@@ -272,6 +272,43 @@ extension IntegrationTests {
             #expect(!h.log("daemon-again").contains("enter pairing code"))
         }
 
+        /// A tutti follower as a Sendspin player of a coordinator that admits only paired
+        /// players: it waits, the operator asks to pair it, its log shows the code, and given
+        /// that code it plays; started again, it opens under the key it keeps and plays at once.
+        @Test(.timeLimit(.minutes(2))) func aFollowerIsPairedByTheCodeItShows() throws {
+            let h = try Harness("sendspin-follower-pairing")
+            let noise = try h.noiseSong(seconds: 40)
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)"])
+            let api = try ControlAPI(h)
+            let follower = ["--sendspin", "ws://127.0.0.1:\(port)/sendspin", "--output", "null", "--name", "Attic"]
+            try h.leanFollower("attic", follower)
+            #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("'Attic'") && h.log("coordinator").contains("waits to be paired") },
+                    "\(h.log("coordinator"))\n\(h.log("attic"))")
+            let server = String(try #require(h.controlURL()).dropFirst("http://".count))
+            let asked = try h.ctl(["sendspin", "pair", "Attic"], server: server)
+            #expect(asked.code == 0, "\(asked)")
+            let pattern = try NSRegularExpression(pattern: "its pairing code is ([0-9]{3}-[0-9]{3})")
+            var code: String?
+            #expect(Harness.wait(timeout: 10) {
+                let log = h.log("attic")
+                guard let match = pattern.firstMatch(in: log, range: NSRange(log.startIndex..., in: log)),
+                      let range = Range(match.range(at: 1), in: log) else { return false }
+                code = String(log[range])
+                return true
+            }, "\(h.log("attic"))")
+            let given = try h.ctl(["sendspin", "pair", "Attic", try #require(code)], server: server)
+            #expect(given.code == 0, "\(given)")
+            #expect(Harness.wait(timeout: 15) { h.log("attic").contains("state: playing") }, "\(h.log("attic"))\n\(h.log("coordinator"))")
+            #expect(h.log("attic").contains("paired with the Sendspin server"))
+            #expect((try? api.rooms.first { $0.key == "Attic" })?.report?.via == "sendspin")
+            h.stop("attic")
+            try h.leanFollower("attic-again", follower)
+            #expect(Harness.wait(timeout: 15) { h.log("attic-again").contains("state: playing") }, "\(h.log("attic-again"))")
+            #expect(!h.log("attic-again").contains("pairing code"))
+        }
+
         /// A network namespace with loopback alone, for the reference server (it announces
         /// itself by mDNS, which must not reach the machine's own network); removed with it.
         final class Namespace {

@@ -144,6 +144,41 @@ struct SendspinPairingServerTests {
         #expect(psk == Self.key)
     }
 
+    /// tutti's two sides pair each other (a follower as a Sendspin player, a coordinator as
+    /// the server): the follower shows the code; a mistyped one gets another round, the
+    /// right one hands over the follower's key.
+    @Test func aFollowerAndACoordinatorPairEachOther() throws {
+        var server = SendspinPairingServer(method: .dynamicCode, index: 1, handshakeHash: Self.hash, suite: .aesGCM)
+        var client = SendspinPairingClient(index: 1, handshakeHash: Self.hash, suite: .aesGCM)
+        guard case let .awaitingCode(sent) = try server.receive(client.start()) else { Issue.record("no code asked for"); return }
+        guard case let .show(code, []) = try client.receive(sent[0]) else { Issue.record("no code shown"); return }
+        #expect(code.count == 7 && code.contains("-"))
+        func round(typed: String) throws -> [String] {
+            guard case let .send(auth) = try server.enter(code: typed) else { return [] }
+            guard case let .send(authReply) = try client.receive(auth[0]) else { return [] }
+            guard case let .send(confirm) = try server.receive(authReply[0]) else { return [] }
+            guard case let .send(answers) = try client.receive(confirm[0]) else { return [] }
+            return answers
+        }
+        let retry = try round(typed: code == "000-000" ? "111-111" : "000-000")
+        #expect(retry.map(Self.type) == ["client/pair-retry"])
+        guard case let .awaitingCode(again) = try server.receive(retry[0]) else { Issue.record("no second round"); return }
+        guard case .show(code, []) = try client.receive(again[0]) else { Issue.record("the code changed"); return }
+        let answers = try round(typed: code)
+        #expect(answers.map(Self.type) == ["client/pair-confirm", "client/pair-finalize"])
+        #expect(try server.receive(answers[0]) == .send([]))
+        guard case let .paired(psk, ack) = try server.receive(answers[1]) else { Issue.record("not paired"); return }
+        #expect(psk == client.psk)
+        #expect(try client.receive(ack[0]) == .paired(psk: client.psk))
+        // The server's abort ends the client's attempt with its reason.
+        var other = SendspinPairingClient(index: 1, handshakeHash: Self.hash, suite: .chaChaPoly)
+        #expect(throws: SendspinPairingClient.Failure.aborted("user_cancelled")) { try other.receive(SendspinPairingServer.abort("user_cancelled")) }
+        #expect(throws: SendspinPairingClient.Failure.outOfTurn("server/pair-finalize")) {
+            var fresh = SendspinPairingClient(index: 1, handshakeHash: Self.hash, suite: .chaChaPoly)
+            _ = try fresh.receive(#"{"type":"server/pair-finalize","payload":{}}"#)
+        }
+    }
+
     @Test func whatIsNotAPairingIsRefused() throws {
         var server = SendspinPairingServer(method: .dynamicCode, index: 1, handshakeHash: Self.hash, suite: .chaChaPoly)
         // A code before the player began, a finalize out of turn, garbage, another attempt's init.
