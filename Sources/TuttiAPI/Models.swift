@@ -589,11 +589,15 @@ public struct SendspinPlayersView: Codable, Equatable, Sendable {
 /// `code`, the code it shows once asked (a dynamic code: call again with it), or the code it
 /// keeps (static).
 public struct SendspinPairRequest: Codable, Equatable, Sendable {
-    public var player: String
+    /// The player (name or id); with a token, it may be left out (the token names it).
+    public var player: String?
     public var code: String?
-    public init(player: String, code: String? = nil) {
+    /// A pairing token the player gave (`SP:0…`: its id and a one-time key).
+    public var token: String?
+    public init(player: String? = nil, code: String? = nil, token: String? = nil) {
         self.player = player
         self.code = code
+        self.token = token
     }
 }
 

@@ -28,6 +28,9 @@ public struct SendspinPairingServer: Sendable {
     public enum Method: String, Sendable, Codable {
         case dynamicCode = "dynamic_pairing_code"
         case staticCode = "static_pairing_code"
+        /// By a one-time key the player made, pasted from its token (`SP:0…`): the session
+        /// is already opened under it, so the player hands its long-term key over as it is.
+        case pairingPSK = "pairing_psk"
     }
 
     public enum Outcome: Equatable, Sendable {
@@ -37,6 +40,9 @@ public struct SendspinPairingServer: Sendable {
         case awaitingCode(send: [String])
         /// Paired: the player's long-term key, to keep; `send` acknowledges it.
         case paired(psk: [UInt8], send: [String])
+        /// The player holds the attempt until its owner allows pairing on it (a button, its
+        /// app): what it says of that, if anything. It goes on by itself.
+        case pending(message: String?)
     }
 
     public enum Failure: Error, Equatable, CustomStringConvertible {
@@ -77,14 +83,18 @@ public struct SendspinPairingServer: Sendable {
     private var cpace: CPace?
     private var sid: [UInt8] = []
     private let scalar: [UInt8]?
+    /// The one-time key of a pairing by token (the player may not hand it back as its own).
+    private let pairingPSK: [UInt8]?
 
     /// Rounds a player may ask for (a code mistyped on the server) before the attempt ends.
     public static let rounds: UInt32 = 5
 
     /// An attempt of `method`, the session's `index`th, in a session whose handshake hash is
     /// `handshakeHash` and suite `suite`; `nonce` and `scalar` only for tests.
-    public init(method: Method, index: UInt32, handshakeHash: [UInt8], suite: NoiseSuite, nonce: [UInt8]? = nil, scalar: [UInt8]? = nil) {
+    public init(method: Method, index: UInt32, handshakeHash: [UInt8], suite: NoiseSuite, pairingPSK: [UInt8]? = nil,
+                nonce: [UInt8]? = nil, scalar: [UInt8]? = nil) {
         self.method = method
+        self.pairingPSK = pairingPSK
         self.index = index
         self.handshakeHash = handshakeHash
         self.suite = suite
@@ -150,6 +160,10 @@ public struct SendspinPairingServer: Sendable {
                 guard payload.commit_B == nil else { throw .malformed("client/pair-init with commit_B for a static code") }
                 phase = .awaitingCode
                 return .awaitingCode(send: [])
+            case .pairingPSK:
+                guard payload.commit_B == nil else { throw .malformed("client/pair-init with commit_B for a pairing key") }
+                phase = .awaitingFinalize
+                return .send([])
             }
         case "client/pair-auth":
             guard phase == .awaitingAuth, var run = cpace else { throw .outOfTurn(kind.type) }
@@ -200,11 +214,21 @@ public struct SendspinPairingServer: Sendable {
                     phase = .done
                     throw .mismatch(abort: Self.abort("pairing_code_mismatch"))
                 }
-            case .staticCode:
+            case .staticCode, .pairingPSK:
                 guard wrapped == nil else { throw .malformed("client/pair-confirm with a nonce for a static code") }
             }
             phase = .awaitingFinalize
             return .send([])
+        case "client/pair-finalize" where method == .pairingPSK:
+            guard phase == .awaitingFinalize else { throw .outOfTurn(kind.type) }
+            guard field(text, "wrapped_psk") == nil, let psk = field(text, "long_term_psk").flatMap(Base64URL.decode), psk.count == 32 else {
+                throw .malformed("client/pair-finalize without its long-term key")
+            }
+            guard psk != SendspinPSK.sentinel.key, psk != pairingPSK else {
+                throw .malformed("client/pair-finalize handed over the published or the pairing key")
+            }
+            phase = .done
+            return .paired(psk: psk, send: [Self.json(Envelope(type: "server/pair-finalize", payload: [String: String]()))])
         case "client/pair-finalize":
             guard phase == .awaitingFinalize, let isk = cpace?.isk else { throw .outOfTurn(kind.type) }
             guard field(text, "long_term_psk") == nil, let sealed = field(text, "wrapped_psk").flatMap(Base64URL.decode),
@@ -216,8 +240,7 @@ public struct SendspinPairingServer: Sendable {
             phase = .done
             return .paired(psk: psk, send: [Self.json(Envelope(type: "server/pair-finalize", payload: [String: String]()))])
         case "client/pair-pending":
-            // The player waits for its owner's gesture (a button) before it pairs: it goes on by itself.
-            return .send([])
+            return .pending(message: field(text, "message").map { String($0.prefix(200)) })
         default:
             throw .outOfTurn(kind.type)
         }

@@ -272,6 +272,55 @@ extension IntegrationTests {
             #expect(!h.log("daemon-again").contains("enter pairing code"))
         }
 
+        /// The other two ways a reference player is paired: by the token it gave (its owner's
+        /// app made a one-time key; here `bench/lib/sendspin_pairing_store.py`), given before it
+        /// connects: it opens under the token's key, pairs at once and plays; and by the static
+        /// code it keeps, given while it waits (held by the player until its owner allows it;
+        /// the exchange itself is SendspinPairingServerTests'). A bad token is refused.
+        @Test(.timeLimit(.minutes(2))) func aPlayerIsPairedByItsTokenOrItsStaticCode() throws {
+            let h = try Harness("sendspin-token")
+            h.environment["TUTTI_VCARD_DIR"] = h.directory
+            let noise = try h.noiseSong(seconds: 40)
+            let port = Harness.freePort()
+            try h.tutti("coordinator", ["coordinator", noise, "--multicast", "off", "--clock-listen", "127.0.0.1:\(Harness.freePort())",
+                                        "--sendspin-listen", "127.0.0.1:\(port)"])
+            let api = try ControlAPI(h)
+            let server = String(try #require(h.controlURL()).dropFirst("http://".count))
+            let store = Harness.packageRoot + "/bench/lib/sendspin_pairing_store.py"
+            func playing(_ name: String) -> Bool {
+                (try? api.rooms.first { $0.key == name }).map { $0.connected && $0.report?.via == "sendspin" } == true
+            }
+            // By token, before it connects.
+            let porch = try h.run("store-porch", [Self.python, store, h.path("porch-settings"), "token"])
+            let token = porch.out.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(token.hasPrefix("SP:0"), "\(porch)")
+            let bad = try h.ctl(["sendspin", "pair", "--pairing-token", "SP:0NOTATOKEN"], server: server)
+            #expect(bad.code != 0 && bad.err.contains("not a Sendspin pairing token"), "\(bad)")
+            let staged = try h.ctl(["sendspin", "pair", "--pairing-token", token], server: server)
+            #expect(staged.code == 0 && staged.out.contains("pairs when it next connects"), "\(staged)")
+            try h.start("porch", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("porch-settings"),
+                                  "--audio-device", "porch", "--disable-mpris", "--name", "Porch"],
+                        with: ["HOME": try Self.home(h, card: "porch")])
+            #expect(Harness.wait(timeout: 20) { playing("Porch") }, "coordinator: \(h.log("coordinator"))\nporch: \(h.log("porch").suffix(3_000))")
+            #expect(h.log("porch").contains("via pairing_psk"), "\(h.log("porch").suffix(2_000))")
+            // By its static code, while it waits: the reference player holds every such attempt
+            // until its owner opens a pairing window on it (a gesture its daemon has no way to
+            // make), and says so; the house says it waits for that.
+            _ = try h.run("store-den", [Self.python, store, h.path("den-settings"), "static", "24681357"])
+            try h.start("den", [Self.sendspin, "daemon", "--url", "ws://127.0.0.1:\(port)/sendspin", "--settings-dir", h.path("den-settings"),
+                                "--audio-device", "den", "--disable-mpris", "--name", "Den"],
+                        with: ["HOME": try Self.home(h, card: "den")])
+            #expect(Harness.wait(timeout: 15) { h.log("coordinator").contains("'Den'") && h.log("coordinator").contains("waits to be paired") })
+            #expect(try h.ctl(["sendspin"], server: server).out.contains("Den: waits to be paired; keeps a code"))
+            let given = try h.ctl(["sendspin", "pair", "Den", "2468-1357"], server: server)
+            #expect(given.code == 0, "\(given)")
+            #expect(Harness.wait(timeout: 10) { h.log("coordinator").contains("'Den' holds the pairing until its owner allows it") },
+                    "\(h.log("coordinator"))")
+            let listed = try h.ctl(["sendspin"], server: server).out
+            #expect(listed.contains("Porch: paired") && listed.contains("Den: waits"), "\(listed)")
+            #expect(!playing("Den"))
+        }
+
         /// A tutti follower as a Sendspin player of a coordinator that admits only paired
         /// players: it waits, the operator asks to pair it, its log shows the code, and given
         /// that code it plays; started again, it opens under the key it keeps and plays at once.

@@ -179,6 +179,28 @@ struct SendspinPairingServerTests {
         }
     }
 
+    /// By token: the session is already under the player's one-time key; it hands over its
+    /// long-term key as it is, which may be neither that key nor the published one. A player
+    /// that holds the attempt for its owner's gesture says so first.
+    @Test func aTokensPlayerHandsOverItsKey() throws {
+        let oneTime = [UInt8](repeating: 5, count: 32)
+        func finalize(_ key: [UInt8]) -> String {
+            Self.json(["type": "client/pair-finalize", "payload": ["long_term_psk": Base64URL.encode(key)]])
+        }
+        var server = SendspinPairingServer(method: .pairingPSK, index: 1, handshakeHash: Self.hash, suite: .chaChaPoly, pairingPSK: oneTime)
+        #expect((Self.payload(server.activation())["pairing"] as? [String: Any])?["method"] as? String == "pairing_psk")
+        #expect(try server.receive(#"{"type":"client/pair-pending","payload":{"pairing_index":1,"message":"press the button"}}"#)
+            == .pending(message: "press the button"))
+        #expect(try server.receive(Self.json(["type": "client/pair-init", "payload": ["pairing_index": 1]])) == .send([]))
+        guard case let .paired(psk, ack) = try server.receive(finalize(Self.key)) else { Issue.record("not paired"); return }
+        #expect(psk == Self.key && ack.map(Self.type) == ["server/pair-finalize"])
+        for bad in [oneTime, SendspinPSK.sentinel.key] {
+            var other = SendspinPairingServer(method: .pairingPSK, index: 1, handshakeHash: Self.hash, suite: .chaChaPoly, pairingPSK: oneTime)
+            _ = try other.receive(Self.json(["type": "client/pair-init", "payload": ["pairing_index": 1]]))
+            #expect(throws: SendspinPairingServer.Failure.self) { try other.receive(finalize(bad)) }
+        }
+    }
+
     @Test func whatIsNotAPairingIsRefused() throws {
         var server = SendspinPairingServer(method: .dynamicCode, index: 1, handshakeHash: Self.hash, suite: .chaChaPoly)
         // A code before the player began, a finalize out of turn, garbage, another attempt's init.

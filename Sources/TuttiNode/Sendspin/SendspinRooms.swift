@@ -42,6 +42,9 @@ final class SendspinRooms: Sendable {
     let pairings: SendspinPairings
     /// Players connected that wait to be paired, by id.
     private let waiting = Mutex<[String: Waiting]>([:])
+    /// One-time keys from pairing tokens, by the id of the player that made each: it opens
+    /// its next session under it, and pairs (kept until then, in memory).
+    private let staged = Mutex<[String: [UInt8]]>([:])
     struct Waiting: Sendable {
         let peer: SendspinPeer
         let name: String
@@ -125,18 +128,22 @@ final class SendspinRooms: Sendable {
         let transport: SendspinTransport
         let clientID: String
         let paired: Bool
+        let admission: SendspinPSK
         do {
             var handshake = SendspinServerHandshake(identity: identity)
             guard case let .text(first)? = try await Self.within(10, { try await socket.next() }) else { return }
             // A paired player opens under its key; any other under the published one, and
             // then plays only where the house admits unpaired players: else it waits to be
             // paired (`pair`), with no role and no audio.
-            let replies = try handshake.receiveClientInit(first) { [pairings] id in pairings.psk(for: id) ?? .sentinel }
+            let replies = try handshake.receiveClientInit(first) { id in
+                pairings.psk(for: id) ?? staged.withLock({ $0[id] }).map { SendspinPSK(key: $0, category: .pairing) } ?? .sentinel
+            }
             for text in replies { try await socket.send(.text(text)) }
             guard case let .text(second)? = try await Self.within(10, { try await socket.next() }) else { return }
             transport = try handshake.receiveHandshake(second)
             clientID = handshake.clientID ?? "?"
             paired = handshake.psk?.category == .longTerm
+            admission = handshake.psk ?? .sentinel
         } catch {
             note("a Sendspin session from \(socket.peer) failed in its opening: \(error)")
             await socket.close(code: 1008, reason: "handshake")
@@ -147,9 +154,9 @@ final class SendspinRooms: Sendable {
                 try FLACEncoder(sampleRate: format.sample_rate, channels: format.channels, bitDepth: format.bit_depth, blockSize: frames)
             },
             "opus": { format, frames in try SendspinOpusEncoder(channels: format.channels, frames: frames) },
-        ], playable: paired || configuration.unpairedAccess)
+        ], playable: paired || (configuration.unpairedAccess && admission.category == .sentinel))
         let peer = SendspinPeer(socket: socket, transport: transport, session: session,
-                                clientID: clientID, rooms: self)
+                                clientID: clientID, admission: admission, rooms: self)
         await peer.run(now: now)
         if let key = await peer.key { peers.withLock { if $0[key] === peer { $0[key] = nil } } }
         waiting.withLock { if $0[clientID]?.peer === peer { $0[clientID] = nil } }
@@ -168,7 +175,9 @@ final class SendspinRooms: Sendable {
         try pairings.add(.init(client_id: clientID, name: name, psk: Base64URL.encode(psk), method: method,
                                paired_at: Int64(SystemClock.unixSeconds())))
         waiting.withLock { _ = $0.removeValue(forKey: clientID) }
-        log.info("Sendspin player '\(name)' (\(clientID.prefix(12))…) paired by \(method == "dynamic_pairing_code" ? "the code it showed" : "its code")")
+        staged.withLock { _ = $0.removeValue(forKey: clientID) }
+        let how = method == "dynamic_pairing_code" ? "the code it showed" : method == "pairing_psk" ? "its token" : "its code"
+        log.info("Sendspin player '\(name)' (\(clientID.prefix(12))…) paired by \(how)")
     }
 
     func players() -> SendspinPlayersView {
@@ -185,11 +194,28 @@ final class SendspinRooms: Sendable {
 
     /// Pairs a waiting player (by name or id): starts the attempt, or gives it the code typed.
     func pair(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
+        if let text = request.token {
+            guard let token = SendspinPairing.decodePSKToken(text) else {
+                throw .badRequest("not a Sendspin pairing token (SP:0 and 103 letters and digits, as the player gives it)")
+            }
+            staged.withLock { staged in
+                staged[token.clientID] = token.psk
+                if staged.count > 64, let other = staged.keys.first(where: { $0 != token.clientID }) { staged[other] = nil }
+            }
+            // A player that waits now moves its session onto the token's key and pairs;
+            // another pairs when it next connects.
+            if let entry = waiting.withLock({ $0[token.clientID] }) {
+                return try await entry.peer.pair(token: token.psk)
+            }
+            log.info("a Sendspin pairing token for player \(token.clientID.prefix(12))… is kept: it pairs when it connects")
+            return SendspinPairAnswer(state: "staged", message: "the player \(token.clientID.prefix(12))… pairs when it next connects")
+        }
+        guard let player = request.player else { throw .badRequest("say which player (its name or id), or give its pairing token") }
         let found = waiting.withLock { waiting in
-            waiting.first { $0.key == request.player } ?? waiting.first { $0.value.name == request.player }
+            waiting.first { $0.key == player } ?? waiting.first { $0.value.name == player }
         }
         guard let (id, entry) = found else {
-            throw .notFound("no Sendspin player '\(request.player)' waits to be paired (`tutti ctl sendspin` lists those that do)")
+            throw .notFound("no Sendspin player '\(player)' waits to be paired (`tutti ctl sendspin` lists those that do)")
         }
         return try await entry.peer.pair(code: request.code, clientID: id)
     }
@@ -307,10 +333,17 @@ actor SendspinPeer {
     private var attempts: UInt32 = 0
     private var presetCode: String?
     private var rekey: SendspinServerHandshake?
+    /// What the re-handshake under way leads to: playing (paired), or a pairing by token.
+    private var afterRekey = AfterRekey.play
+    private enum AfterRekey { case play, pairByToken }
+    /// The key its session opened under (a pairing token's: it pairs at once).
+    private let admission: SendspinPSK
     private var rekeyingSince: Int64?
     private var deferred: [SendspinMessage] = []
 
-    init(socket: WebSocketSession, transport: SendspinTransport, session: SendspinServerSession, clientID: String, rooms: SendspinRooms) {
+    init(socket: WebSocketSession, transport: SendspinTransport, session: SendspinServerSession, clientID: String, admission: SendspinPSK,
+         rooms: SendspinRooms) {
+        self.admission = admission
         self.socket = socket
         self.transport = Mutex(transport)
         self.session = session
@@ -425,6 +458,10 @@ actor SendspinPeer {
         case let .hello(hello, format):
             guard session.playable else {
                 helloName = hello.name
+                if admission.category == .pairing {
+                    startPairingByToken()
+                    return
+                }
                 rooms.waits(self, clientID: clientID, name: hello.name, methods: hello.pairMethods, from: socket.peer)
                 return
             }
@@ -494,6 +531,40 @@ actor SendspinPeer {
             : SendspinPairAnswer(state: "pairing", message: "pairing '\(helloName)' with the code given")
     }
 
+    /// The operator gave this waiting player's token: its session moves onto the token's
+    /// key (an in-band re-handshake), and it pairs by it.
+    func pair(token psk: [UInt8]) throws(ControlError) -> SendspinPairAnswer {
+        guard pairing == nil, rekey == nil else { throw .conflict("a pairing of '\(helloName)' is under way") }
+        do {
+            try beginRekey(onto: SendspinPSK(key: psk, category: .pairing), then: .pairByToken)
+        } catch {
+            throw .conflict("cannot move '\(helloName)' onto its token's key: \(error)")
+        }
+        return SendspinPairAnswer(state: "pairing", message: "pairing '\(helloName)' by its token")
+    }
+
+    private func startPairingByToken() {
+        attempts += 1
+        let (hash, suite) = transport.withLock { ($0.handshakeHash, $0.suite) }
+        let key = afterRekey == .pairByToken ? tokenKey : admission.key
+        let attempt = SendspinPairingServer(method: .pairingPSK, index: attempts, handshakeHash: hash, suite: suite, pairingPSK: key)
+        pairing = attempt
+        send([.text(attempt.activation())])
+        rooms.info("pairing Sendspin player '\(helloName)' by its token")
+    }
+    private var tokenKey: [UInt8]?
+
+    private func beginRekey(onto psk: SendspinPSK, then next: AfterRekey) throws {
+        var handshake = SendspinServerHandshake(identity: rooms.identity)
+        let (hash, suite) = transport.withLock { ($0.handshakeHash, $0.suite) }
+        let first = try handshake.rekey(clientID: clientID, suite: suite, previousHash: hash, psk: psk)
+        send([.text(first)])
+        rekey = handshake
+        afterRekey = next
+        if next == .pairByToken { tokenKey = psk.key }
+        rekeyingSince = rooms.clock.nanosecondsNow()
+    }
+
     private func pairingMessage(_ text: String) {
         guard var attempt = pairing else { return }
         do {
@@ -507,6 +578,9 @@ actor SendspinPeer {
 
     private func take(_ outcome: SendspinPairingServer.Outcome) {
         switch outcome {
+        case let .pending(message):
+            rooms.info("Sendspin player '\(helloName)' holds the pairing until its owner allows it on the player (a button, its app)"
+                       + (message.map { ": \"\($0)\"" } ?? ""))
         case let .send(texts):
             send(texts.map { .text($0) })
         case let .awaitingCode(texts):
@@ -529,12 +603,7 @@ actor SendspinPeer {
                 try rooms.paired(clientID, name: helloName, psk: psk, method: method)
                 // Its session moves onto the new key at once (an in-band re-handshake); then
                 // it plays.
-                var handshake = SendspinServerHandshake(identity: rooms.identity)
-                let (hash, suite) = transport.withLock { ($0.handshakeHash, $0.suite) }
-                let first = try handshake.rekey(clientID: clientID, suite: suite, previousHash: hash, psk: SendspinPSK(key: psk, category: .longTerm))
-                send([.text(first)])
-                rekey = handshake
-                rekeyingSince = rooms.clock.nanosecondsNow()
+                try beginRekey(onto: SendspinPSK(key: psk, category: .longTerm), then: .play)
             } catch {
                 rooms.note("Sendspin player '\(helloName)' was paired, but \(error): its session ends (it opens again under its key)")
                 ended = true
@@ -560,6 +629,12 @@ actor SendspinPeer {
         rekeyingSince = nil
         let held = deferred
         deferred = []
+        if afterRekey == .pairByToken {
+            // Its session is under the token's key now: the pairing begins.
+            send(held)
+            startPairingByToken()
+            return
+        }
         send(session.admit())
         send(held)
         guard let format = session.format else { return }

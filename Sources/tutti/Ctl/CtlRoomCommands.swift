@@ -235,12 +235,16 @@ struct SendspinCommand: ParsableCommand {
 
     struct Pair: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Pair a waiting player: without a code, it shows one (then give it); with its static code, at once.")
+            abstract: "Pair a waiting player: without a code, it shows one (then give it); with its static code, at once; or by the token it gave (--pairing-token).")
         @OptionGroup var options: CtlOptions
-        @Argument(help: "The player: its name or id, as `tutti ctl sendspin` lists it.") var player: String
+        @Argument(help: "The player: its name or id, as `tutti ctl sendspin` lists it.") var player: String?
         @Argument(help: "The code: the one it shows once asked (6 digits), or the one it keeps (8 digits).") var code: String?
+        @Option(help: "A pairing token the player gave (SP:0…): it pairs now if it waits, else when it next connects.") var pairingToken: String?
+        func validate() throws {
+            if player == nil, pairingToken == nil { throw ValidationError("say which player (its name or id), or give its --pairing-token") }
+        }
         func run() throws {
-            let answer = try options.client().send("POST", "/sendspin/pair", body: SendspinPairRequest(player: player, code: code),
+            let answer = try options.client().send("POST", "/sendspin/pair", body: SendspinPairRequest(player: player, code: code, token: pairingToken),
                                                    as: SendspinPairAnswer.self)
             if options.json { try printJSON(answer) } else { print(answer.message) }
         }
