@@ -240,7 +240,9 @@ public struct SendspinPairingServer: Sendable {
             phase = .done
             return .paired(psk: psk, send: [Self.json(Envelope(type: "server/pair-finalize", payload: [String: String]()))])
         case "client/pair-pending":
-            return .pending(message: field(text, "message").map { String($0.prefix(200)) })
+            struct Pending: Codable { let message: String? }
+            let message = (try? JSONDecoder().decode(Envelope<Pending>.self, from: Data(text.utf8)))?.payload.message
+            return .pending(message: message.map { String($0.prefix(200)) })
         default:
             throw .outOfTurn(kind.type)
         }
