@@ -144,10 +144,21 @@ def main():
                     {"type": "server/time", "payload": {"client_transmitted": 5, "server_received": 100, "server_transmitted": 101}},
                     {"type": "stream/start", "payload": {"server_transmitted": 1, "player": {"codec": "pcm", "sample_rate": 48000,
                                                                                             "channels": 2, "bit_depth": 16}}},
-                    {"type": "server/command", "payload": {"player": {"command": "volume", "volume": 40}}}]:
+                    {"type": "server/command", "payload": {"player": {"command": "volume", "volume": 40}}},
+                    # pairing, both ways
+                    {"type": "client/pair-init", "payload": {"pairing_index": 1, "commit_B": "A" * 43}},
+                    {"type": "client/pair-auth", "payload": {"pake_msg_2": "A" * 43}},
+                    {"type": "client/pair-confirm", "payload": {"client_kc": "A" * 86, "wrapped_nonce_B": "A" * 64}},
+                    {"type": "client/pair-finalize", "payload": {"wrapped_psk": "A" * 64}},
+                    {"type": "client/pair-pending", "payload": {"pairing_index": 1, "message": "press"}},
+                    {"type": "server/pair-init", "payload": {"nonce_A": "A" * 43}},
+                    {"type": "server/pair-auth", "payload": {"pake_msg_1": "A" * 43}},
+                    {"type": "pair/abort", "payload": {"reason": "user_cancelled"}}]:
         save("sendspin", json.dumps(message).encode())
     save("sendspin", bytes([0x82, 126, 0, 130]) + bytes(range(130)))  # a WebSocket frame, the 16-bit length form
     save("sendspin", struct.pack(">BqI", 4, 1234567, 150000) + bytes(40))
+    save("sendspin", b"SP:0MRSWMZ3INFVGW3DNNZXXA4LSON9HK5TXPB4XU634PV7H7AEBQKBQAAICAMCAKBQHBAEQUCYMBUHA6EARCIJRIFIWC4MBSGQ3DQOR4HY")
+    save("sendspin", b"123-456")
 
     def piece(plaintext):
         plaintext += bytes(-len(plaintext) % 4)

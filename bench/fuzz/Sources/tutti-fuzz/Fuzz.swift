@@ -271,6 +271,22 @@ func sendspin(_ bytes: [UInt8]) {
     var player = SendspinClientSession(name: "p", formats: [SendspinFormat(codec: "pcm", channels: 2, sampleRate: 48_000, bitDepth: 16)])
     _ = try? player.receive(text)
     _ = player.receive(binary: bytes)
+    // Pairing: a player's message to tutti's server at each step of an attempt by each method
+    // (the code entered first where one is awaited), a server's to the follower's side, and a
+    // token or a code as typed.
+    for method in [SendspinPairingServer.Method.dynamicCode, .staticCode, .pairingPSK] {
+        var pairing = SendspinPairingServer(method: method, index: 1, handshakeHash: Array(repeating: 3, count: 32), suite: .chaChaPoly,
+                                            pairingPSK: Array(repeating: 4, count: 32))
+        _ = try? pairing.receive(text)
+        if pairing.awaitsCode { _ = try? pairing.enter(code: text) }
+        _ = try? pairing.receive(text)
+    }
+    var pairingClient = SendspinPairingClient(index: 1, handshakeHash: Array(repeating: 3, count: 32), suite: .aesGCM)
+    _ = try? pairingClient.receive(text)
+    _ = try? pairingClient.receive(text)
+    _ = SendspinPairing.decodePSKToken(text)
+    _ = SendspinPairing.decodeCodeToken(text)
+    _ = SendspinPairing.grouped(text)
     if let (frame, length) = try? WebSocketFrame.parse(bytes[...], limit: 1 << 16) {
         precondition(length <= bytes.count && frame.payload.count <= length, "a frame longer than what came")
     }
