@@ -637,7 +637,10 @@ actor SendspinPeer {
         }
         send(session.admit())
         send(held)
-        guard let format = session.format else { return }
+        guard let format = session.format else {
+            remote = helloName  // a remote (controller, metadata), paired
+            return
+        }
         key = await rooms.joined(self, name: helloName, from: socket.peer)
         rooms.info("Sendspin room '\(key!)' gets \(format)")
         report()
@@ -654,6 +657,13 @@ actor SendspinPeer {
         while !Task.isCancelled, !ended {
             try? await Task.sleep(nanoseconds: 20_000_000)
             let t = now()
+            if let since = rekeyingSince, rooms.clock.nanosecondsNow() - since > 10_000_000_000 {
+                rooms.note("Sendspin player '\(helloName)' did not answer the re-handshake onto its new key within 10 s: session ended "
+                           + "(it opens under that key when it connects again)")
+                ended = true
+                outgoing.finish()
+                return
+            }
             if let at = clearAt, t >= at {
                 clearAt = nil
                 send(session.clear(at: t))
