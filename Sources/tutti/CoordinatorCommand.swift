@@ -46,7 +46,7 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Where the Sendspin server (Music Assistant's players join the house) listens, HOST:PORT, or off.")
     var sendspinListen: String = "0.0.0.0:8927"
 
-    @Flag(help: "Admit Sendspin players that are not paired with the house (anyone on the network can then join a room and hear its zone).")
+    @Flag(help: "Let Sendspin players that are not paired with the house play (anyone on the network can then join a room and hear its zone); otherwise they wait to be paired (tutti ctl sendspin pair).")
     var sendspinUnpairedAccess = false
 
     @Option(help: "Folder for the house's saved state and control token (default: $TUTTI_STATE_DIR, else ~/.local/state/tutti).")
