@@ -193,7 +193,7 @@ let package = Package(
             .product(name: "TOMLKit", package: "TOMLKit"),
         ]),
         .testTarget(name: "TuttiNodeTests", dependencies: [
-            "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity", "TuttiRemote",
+            "TuttiNode", "TuttiFollower", "TuttiCore", "TuttiTesting", "TuttiCodecs", "TuttiMedia", "TuttiNet", "TuttiSecurity", "TuttiRemote", "TuttiSendspin",
         ]),
         // swift-crypto here too: HKDF and HMAC through Nettle are checked against it.
         .testTarget(name: "TuttiSendspinTests", dependencies: ["TuttiSendspin", "TuttiSecurity"], exclude: ["pairing_vectors.py"]),

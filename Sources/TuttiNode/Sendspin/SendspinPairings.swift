@@ -47,17 +47,19 @@ final class SendspinPairings: Sendable {
 
     var all: [Record] { records.withLock { Array($0.values) }.sorted { $0.paired_at < $1.paired_at } }
 
-    /// Keeps a pairing (replacing the player's last), on disk before it returns.
+    /// Keeps a pairing (replacing the player's last), on disk before it returns; a pairing
+    /// that cannot be written is not kept at all.
     func add(_ record: Record) throws {
-        let list = records.withLock { records in
-            records[record.client_id] = record
-            if records.count > Self.capacity, let oldest = records.values.min(by: { $0.paired_at < $1.paired_at }) {
-                records[oldest.client_id] = nil
+        try records.withLock { records in
+            var next = records
+            next[record.client_id] = record
+            if next.count > Self.capacity, let oldest = next.values.min(by: { $0.paired_at < $1.paired_at }) {
+                next[oldest.client_id] = nil
             }
-            return Array(records.values).sorted { $0.paired_at < $1.paired_at }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try AtomicFile.write(try encoder.encode(Array(next.values).sorted { $0.paired_at < $1.paired_at }), to: path, permissions: 0o600)
+            records = next
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try AtomicFile.write(try encoder.encode(list), to: path, permissions: 0o600)
     }
 }

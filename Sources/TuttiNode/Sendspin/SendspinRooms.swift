@@ -596,11 +596,18 @@ actor SendspinPeer {
                 }
             }
         case let .paired(psk, texts):
-            send(texts.map { .text($0) })
             let method = pairing?.method.rawValue ?? ""
             pairing = nil
+            // Kept on disk before the player hears it is paired (it keeps its side then).
             do {
                 try rooms.paired(clientID, name: helloName, psk: psk, method: method)
+            } catch {
+                send([.text(SendspinPairingServer.abort("user_cancelled"))])
+                rooms.note("pairing Sendspin player '\(helloName)' failed: its key could not be kept (\(error))")
+                return
+            }
+            send(texts.map { .text($0) })
+            do {
                 // Its session moves onto the new key at once (an in-band re-handshake); then
                 // it plays.
                 try beginRekey(onto: SendspinPSK(key: psk, category: .longTerm), then: .play)
