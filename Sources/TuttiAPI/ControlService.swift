@@ -76,6 +76,9 @@ public protocol ControlService: Sendable {
     func sendspinPlayers() async throws(ControlError) -> SendspinPlayersView
     /// Pairs a waiting Sendspin player by code.
     func pairSendspin(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer
+    /// Forgets a paired Sendspin player (by name or id): its session ends, and it waits to be
+    /// paired again when it comes back.
+    func unpairSendspin(_ player: String) async throws(ControlError) -> SendspinPlayersView
 }
 
 extension ControlService {
@@ -96,6 +99,10 @@ extension ControlService {
     }
 
     public func pairSendspin(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
+        throw .conflict("this house serves no Sendspin players")
+    }
+
+    public func unpairSendspin(_ player: String) async throws(ControlError) -> SendspinPlayersView {
         throw .conflict("this house serves no Sendspin players")
     }
 }

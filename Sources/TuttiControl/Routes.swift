@@ -287,6 +287,11 @@ enum HouseRoutes {
             try gate.authorize(request, context)
             return try await service.sendspinPlayers()
         }
+        api.delete("sendspin/players/:player") { request, context -> SendspinPlayersView in
+            try gate.authorize(request, context)
+            let player = try context.parameters.require("player")
+            return try await service.unpairSendspin(player.removingPercentEncoding ?? player)
+        }
         api.post("sendspin/pair") { request, context -> SendspinPairAnswer in
             try gate.authorize(request, context)
             return try await service.pairSendspin(try await body(SendspinPairRequest.self, request, context))

@@ -270,6 +270,15 @@ extension IntegrationTests {
             }, "coordinator: \(h.log("coordinator"))\ndaemon: \(h.log("daemon-again").suffix(3_000))")
             #expect(Harness.wait(timeout: 10) { h.log("daemon-again").contains("Stream started with codec") })
             #expect(!h.log("daemon-again").contains("enter pairing code"))
+
+            // Unpaired: its session ends; it comes back (as it does), and waits to be paired again.
+            let unpaired = try h.ctl(["sendspin", "unpair", "Porch"], server: server)
+            #expect(unpaired.code == 0 && unpaired.out.contains("no longer paired"), "\(unpaired)")
+            #expect(Harness.wait(timeout: 20) {
+                h.log("coordinator").components(separatedBy: "'Porch' (").count - 1 >= 3
+                    && ((try? h.ctl(["sendspin"], server: server).out) ?? "").contains("Porch: waits to be paired")
+            }, "\(h.log("coordinator"))\n\(h.log("daemon-again").suffix(2_000))")
+            #expect(Harness.wait(timeout: 10) { (try? api.rooms.first { $0.key == "Porch" })?.connected != true })
         }
 
         /// The other two ways a reference player is paired: by the token it gave (its owner's

@@ -158,6 +158,11 @@ public actor House: ControlService {
         return try await rooms.pair(request)
     }
 
+    public func unpairSendspin(_ player: String) async throws(ControlError) -> SendspinPlayersView {
+        guard let rooms = sendspinRooms else { throw .conflict("this coordinator serves no Sendspin players (--sendspin-listen off)") }
+        return try await rooms.unpair(player)
+    }
+
     func attach(_ senders: any ZoneSenders) throws {
         self.senders = senders
         for id in zoneList.ids { try startSender(of: id) }

@@ -47,6 +47,20 @@ final class SendspinPairings: Sendable {
 
     var all: [Record] { records.withLock { Array($0.values) }.sorted { $0.paired_at < $1.paired_at } }
 
+    /// Forgets a player's pairing (on disk before it returns); false when it had none.
+    func remove(_ clientID: String) throws -> Bool {
+        try records.withLock { records in
+            guard records[clientID] != nil else { return false }
+            var next = records
+            next[clientID] = nil
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            try AtomicFile.write(try encoder.encode(Array(next.values).sorted { $0.paired_at < $1.paired_at }), to: path, permissions: 0o600)
+            records = next
+            return true
+        }
+    }
+
     /// Keeps a pairing (replacing the player's last), on disk before it returns; a pairing
     /// that cannot be written is not kept at all.
     func add(_ record: Record) throws {

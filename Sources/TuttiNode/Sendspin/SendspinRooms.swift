@@ -192,6 +192,24 @@ final class SendspinRooms: Sendable {
         return SendspinPlayersView(players: pending + paired)
     }
 
+    /// Forgets a paired player (by id or name): its sessions end; it waits to be paired again.
+    func unpair(_ player: String) async throws(ControlError) -> SendspinPlayersView {
+        let records = pairings.all
+        guard let record = records.first(where: { $0.client_id == player }) ?? records.first(where: { $0.name == player }) else {
+            throw .notFound("no Sendspin player '\(player)' is paired (`tutti ctl sendspin` lists those that are)")
+        }
+        do {
+            _ = try pairings.remove(record.client_id)
+        } catch {
+            throw .conflict("the pairings could not be written (\(error)): '\(record.name)' stays paired")
+        }
+        log.info("Sendspin player '\(record.name)' (\(record.client_id.prefix(12))…) is no longer paired")
+        for peer in peers.withLock({ Array($0.values) }) where await peer.clientID == record.client_id {
+            await peer.end(reason: "unpaired")
+        }
+        return players()
+    }
+
     /// Pairs a waiting player (by name or id): starts the attempt, or gives it the code typed.
     func pair(_ request: SendspinPairRequest) async throws(ControlError) -> SendspinPairAnswer {
         if let text = request.token {
@@ -299,7 +317,7 @@ actor SendspinPeer {
     private let socket: WebSocketSession
     private let transport: Mutex<SendspinTransport>
     private var session: SendspinServerSession
-    private let clientID: String
+    let clientID: String
     private unowned let rooms: SendspinRooms
     private let outgoing: AsyncStream<SendspinMessage>.Continuation
     private let queue: AsyncStream<SendspinMessage>
@@ -421,7 +439,8 @@ actor SendspinPeer {
         while !ended {
             let message: WebSocketSession.Message?
             do { message = try await socket.next() } catch {
-                rooms.note("Sendspin room '\(key ?? clientID)' broke the WebSocket's rules: \(error)")
+                // (Its session ended from this side, by the house: nothing it did.)
+                if !ended, !(error is CancellationError) { rooms.note("Sendspin room '\(key ?? clientID)' broke the WebSocket's rules: \(error)") }
                 return
             }
             guard let message else { return }

@@ -222,7 +222,19 @@ struct MemberCommand: ParsableCommand {
 struct SendspinCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sendspin", abstract: "Sendspin players (Music Assistant's speakers and apps): those paired, those waiting; pair one.",
-        subcommands: [List.self, Pair.self], defaultSubcommand: List.self)
+        subcommands: [List.self, Pair.self, Unpair.self], defaultSubcommand: List.self)
+
+    struct Unpair: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Forget a paired player: its session ends, and it waits to be paired again.")
+        @OptionGroup var options: CtlOptions
+        @Argument(help: "The player: its name or id, as `tutti ctl sendspin` lists it.") var player: String
+        func run() throws {
+            let players = try options.client().send("DELETE", "/sendspin/players/\(percentEncoded(player))", as: SendspinPlayersView.self)
+            if options.json { return try printJSON(players) }
+            print("'\(player)' is no longer paired")
+            print(SendspinCommand.text(players))
+        }
+    }
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The Sendspin players paired with the house, and those that wait to be.")
