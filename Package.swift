@@ -72,7 +72,7 @@ let package = Package(
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
         // format, and the sample-rate converter (the coordinator only).
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
-                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev"])]),
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswresample-dev", "libswscale-dev"])]),
         // libdbus, for `tutti mpris` on the session bus.
         .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
         // Non-variadic wrappers around opus_*_ctl, which Swift cannot call.

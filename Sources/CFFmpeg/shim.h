@@ -1,4 +1,5 @@
-// FFmpeg's demuxers (libavformat), decoders (libavcodec), resampler (libswresample) and
+// FFmpeg's demuxers (libavformat), decoders (libavcodec), resampler (libswresample), image
+// scaler (libswscale: cover art for Sendspin's artwork role) and
 // utilities (libavutil, its real DFTs included), for TuttiMedia alone. What Swift cannot import (function-like
 // macros, compound literals) is spelt out below as static inline functions.
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <libavutil/opt.h>
 #include <libavutil/tx.h>
 #include <libswresample/swresample.h>
+#include <libswscale/swscale.h>
 
 static inline int tutti_averror_eof(void) { return AVERROR_EOF; }
 static inline int tutti_averror_eagain(void) { return AVERROR(EAGAIN); }
