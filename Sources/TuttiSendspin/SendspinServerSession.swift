@@ -59,6 +59,32 @@ public struct SendspinPlayerHello: Equatable, Sendable {
 }
 
 /// What a player says of its state in `client/state` (each part absent when it did not say).
+/// One of a display's artwork channels, as it asked in `client/state`: what picture (the
+/// album's or the artist's), in which format and at what size.
+public struct SendspinArtworkChannel: Codable, Equatable, Sendable {
+    /// `album`, `artist` or `none`.
+    public var source: String
+    /// `jpeg` or `png`; its size in pixels (1 to 4,096). Absent for `none`.
+    public var format: String?
+    public var width: Int?
+    public var height: Int?
+
+    public init(source: String, format: String? = nil, width: Int? = nil, height: Int? = nil) {
+        self.source = source
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+
+    /// Whether it can be streamed as asked.
+    var isValid: Bool {
+        if source == "none" { return true }
+        guard ["album", "artist"].contains(source), let format, ["jpeg", "png"].contains(format),
+              let width, let height, (1...4_096).contains(width), (1...4_096).contains(height) else { return false }
+        return true
+    }
+}
+
 public struct SendspinPlayerState: Equatable, Sendable {
     public var available: Bool?
     public var volume: Int?
@@ -81,8 +107,12 @@ public struct SendspinServerSession: Sendable {
     public static let playerRole = "player@v1"
     public static let controllerRole = "controller@v1"
     public static let metadataRole = "metadata@v1"
+    public static let artworkRole = "artwork@v1"
     /// The roles tutti's server activates, in this order.
-    public static let roles = [playerRole, controllerRole, metadataRole]
+    public static let roles = [playerRole, controllerRole, metadataRole, artworkRole]
+    /// An artwork message's largest part of a picture (the reference's bound: a part's two
+    /// bytes of prefix within 65,519).
+    public static let artworkPart = 65_517
     /// Chunks held for a player not yet available (its first seconds), at most.
     public static let heldChunks = 200
 
@@ -97,7 +127,7 @@ public struct SendspinServerSession: Sendable {
             switch self {
             case let .malformed(why): "a malformed message: \(why)"
             case let .outOfTurn(type): "\(type) before client/hello"
-            case .noRole: "it takes none of the roles tutti serves (player@v1, controller@v1, metadata@v1)"
+            case .noRole: "it takes none of the roles tutti serves (player@v1, controller@v1, metadata@v1, artwork@v1)"
             case let .noFormat(offered): "it decodes none of tutti's formats (PCM, FLAC or Opus at 48 kHz, 1 or 2 channels, 16 or 24 bits); it offered "
                 + (offered.isEmpty ? "none" : offered.prefix(8).map(\.description).joined(separator: "; "))
             }
@@ -204,6 +234,16 @@ public struct SendspinServerSession: Sendable {
                 if let lead = player.required_lead_time_ms, lead.isFinite { state.requiredLeadMilliseconds = min(max(lead, 0), 10_000) }
             }
             var send: [SendspinMessage] = []
+            if let artwork = said.artwork, playable, hello?.roles.contains(Self.artworkRole) == true {
+                // Its artwork channels (1 to 4): the stream (re)starts with them.
+                guard (1...4).contains(artwork.channels.count), artwork.channels.allSatisfy(\.isValid) else {
+                    throw .malformed("client/state's artwork channels (1 to 4: album, artist or none; jpeg or png; 1 to 4096 pixels)")
+                }
+                if artwork.channels != artworkChannels {
+                    artworkChannels = artwork.channels
+                    send += startArtwork()
+                }
+            }
             if state.available == true, !held.isEmpty {
                 // Available now: what was held goes, but what is already past goes no more.
                 let t = now()
@@ -283,6 +323,33 @@ public struct SendspinServerSession: Sendable {
         return [.text(Self.json(Envelope(type: "stream/clear", payload: StreamClear(server_transmitted: now, roles: ["player"]))))]
     }
 
+    /// The display's artwork channels, as it last asked (index: the channel).
+    public private(set) var artworkChannels: [SendspinArtworkChannel] = []
+
+    private func startArtwork() -> [SendspinMessage] {
+        let streamed = artworkChannels.lastIndex { $0.source != "none" }.map { Array(artworkChannels[...$0]) } ?? []
+        return [.text(Self.json(Envelope(type: "stream/start", payload: ArtworkStart(artwork: .init(channels: streamed)))))]
+    }
+
+    /// A picture for artwork channel `channel` (empty: the channel is cleared), shown from
+    /// `timestamp` (server µs): an announce (the channel's type, flags 0x02, the instant, the
+    /// size), then the picture in parts.
+    public func artwork(channel: Int, image: [UInt8], timestamp: Int64) -> [SendspinMessage] {
+        guard playable, artworkChannels.indices.contains(channel), artworkChannels[channel].source != "none" else { return [] }
+        let type = UInt8(8 + channel)
+        var announce: [UInt8] = [type, 0x02]
+        for i in (0..<8).reversed() { announce.append(UInt8(truncatingIfNeeded: timestamp >> (8 * UInt64(i)))) }
+        for i in (0..<4).reversed() { announce.append(UInt8(truncatingIfNeeded: UInt32(image.count) >> (8 * UInt32(i)))) }
+        var messages: [SendspinMessage] = [.binary(announce)]
+        var at = 0
+        while at < image.count {
+            let end = min(image.count, at + Self.artworkPart)
+            messages.append(.binary([type, 0x00] + image[at..<end]))
+            at = end
+        }
+        return messages
+    }
+
     /// The player may play now (it was paired): its roles are activated.
     public mutating func admit() -> [SendspinMessage] {
         guard !playable, let hello else { return [] }
@@ -336,6 +403,7 @@ public struct SendspinServerSession: Sendable {
     /// Whether it has a role `state` tells (metadata, controller).
     public var hearsState: Bool {
         playable && (hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false)
+            || !artworkChannels.isEmpty && playable
     }
     private var toldMetadata: SendspinMetadata?
     private var toldController: SendspinControllerState?
@@ -413,12 +481,18 @@ public struct SendspinServerSession: Sendable {
             let output_delay_ms: Double?
             let required_lead_time_ms: Double?
         }
+        struct Artwork: Codable { let channels: [SendspinArtworkChannel] }
         let available: Bool?
         let player: Player?
+        let artwork: Artwork?
     }
     struct Activate: Codable {
         let activities: [String]
         let active_roles: [String]?
+    }
+    struct ArtworkStart: Codable {
+        struct Channels: Codable { let channels: [SendspinArtworkChannel] }
+        let artwork: Channels
     }
     struct GroupUpdate: Codable {
         let playback_state: String

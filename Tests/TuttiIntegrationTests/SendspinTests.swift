@@ -451,6 +451,49 @@ extension IntegrationTests {
             print("follower over Sendspin (\(codec)): heard \(median) µs (median), \(p95) µs (p95) from where the house says")
         }
 
+        /// The reference implementation's display (aiosendspin's client with the artwork role,
+        /// `bench/lib/sendspin_display.py`) is shown the zone's cover at the size and in the format
+        /// it asked (a 400×200 red picture in 120×80 JPEG: red in the middle, black bars above
+        /// and below), and a track without one clears it.
+        @Test(.timeLimit(.minutes(2))) func theReferenceDisplayIsShownTheCoverAtItsSize() throws {
+            let h = try Harness("sendspin-artwork")
+            // (Not beside the tracks: a cover.png there would be the folder's cover, every track's.)
+            try FileManager.default.createDirectory(atPath: h.path("pictures"), withIntermediateDirectories: true)
+            _ = try h.run("cover", ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "color=red:s=400x200", "-frames:v", "1",
+                                    h.path("pictures/red.png")])
+            _ = try h.run("first", ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=330:duration=60",
+                                    "-i", h.path("pictures/red.png"), "-map", "0:a", "-map", "1:v", "-c:v", "copy", "-disposition:v", "attached_pic",
+                                    "-ac", "2", "-ar", "48000", "-metadata", "title=With Cover", h.path("first.mp3")])
+            _ = try h.run("second", ["ffmpeg", "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=frequency=550:duration=60", "-ac", "2",
+                                     "-ar", "48000", "-metadata", "title=Without", h.path("second.mp3")])
+            let port = Harness.freePort(), clock = "127.0.0.1:\(Harness.freePort())"
+            try h.tutti("coordinator", ["coordinator", h.path("first.mp3"), h.path("second.mp3"), "--multicast", "off", "--clock-listen", clock,
+                                        "--sendspin-listen", "127.0.0.1:\(port)", "--sendspin-unpaired-access"])
+            let api = try ControlAPI(h)
+            let display = try Peer(["ws://127.0.0.1:\(port)/sendspin", "jpeg", "120x80"], script: "sendspin_display.py")
+            var shown: [String] = []
+            while let line = display.line() {
+                shown.append(line)
+                if line.hasPrefix("ART ") { break }
+            }
+            let first = try #require(shown.last, "\(shown)\n\(h.log("coordinator"))")
+            let parts = first.split(separator: " ").map(String.init)
+            #expect(parts.count == 7 && parts[3] == "jpeg" && parts[4] == "120x80", "\(first)")
+            let middle = parts.count == 7 ? parts[5].split(separator: ",").compactMap { Int($0) } : []
+            let top = parts.count == 7 ? parts[6].split(separator: ",").compactMap { Int($0) } : []
+            #expect(middle.count == 3 && middle[0] > 200 && middle[1] < 60 && middle[2] < 60, "\(first)")
+            #expect(top.count == 3 && top.allSatisfy { $0 < 40 }, "\(first)")
+            // The next track has no cover: the channel is cleared.
+            _ = try api.change("POST", "/transport/next")
+            var cleared = false, after: [String] = []
+            while let line = display.line() {
+                after.append(line)
+                if line == "ART 0 0" { cleared = true; break }
+            }
+            #expect(cleared, "\(shown) \(after)\n\(h.log("coordinator"))")
+            h.stop("coordinator")
+        }
+
         /// The reference implementation's remote (aiosendspin's client with the controller and
         /// metadata roles, `bench/lib/sendspin_remote.py`) sees what the house plays and steers
         /// it: next, the group's volume, repeat, seek; the house does each, and tells it back.

@@ -209,6 +209,36 @@ struct SendspinServerSessionTests {
         #expect(Self.types(session.audio([Float](repeating: 0, count: 1_920), channels: 2, heard: 50_000, now: 0)) == ["server/activate", "stream/start", "binary 4"])
     }
 
+    /// A display (the artwork role) asks for its channels in `client/state`: the artwork
+    /// stream starts with them (up to the last one streamed), and a picture goes as the
+    /// reference frames it: an announce (type 8 + channel, flags 0x02, the instant, the size),
+    /// then parts of at most 65,517 bytes; an empty one clears the channel. Channels it cannot
+    /// have are refused; a channel it did not ask for gets nothing.
+    @Test func aDisplayGetsItsChannelsPicturesInParts() throws {
+        var session = SendspinServerSession(serverName: "t")
+        _ = try session.receive(Self.hello("", roles: #"["artwork@v1"]"#), received: 0) { 0 }
+        let state = #"{"type":"client/state","payload":{"artwork":{"channels":[{"source":"album","format":"jpeg","width":120,"height":80},{"source":"none"}]}}}"#
+        let (send, _) = try session.receive(state, received: 0) { 0 }
+        #expect(Self.types(send) == ["stream/start"])
+        let channels = ((Self.json(send[0])?["payload"] as? [String: Any])?["artwork"] as? [String: Any])?["channels"] as? [[String: Any]]
+        #expect(channels?.count == 1 && channels?.first?["width"] as? Int == 120)
+        #expect(try session.receive(state, received: 0) { 0 }.send.isEmpty)  // the same channels: no new start
+        let picture = [UInt8](repeating: 7, count: 70_000)
+        let sent = session.artwork(channel: 0, image: picture, timestamp: 0x0102_0304_0506)
+        guard sent.count == 3, case let .binary(announce) = sent[0], case let .binary(first) = sent[1], case let .binary(second) = sent[2] else {
+            Issue.record("\(sent)")
+            return
+        }
+        #expect(announce == [8, 0x02, 0, 0, 1, 2, 3, 4, 5, 6, 0, 1, 0x11, 0x70])
+        #expect(first.count == 65_519 && first.prefix(2) == [8, 0] && second.count == 2 + 70_000 - 65_517)
+        #expect(session.artwork(channel: 0, image: [], timestamp: 1).count == 1)
+        #expect(session.artwork(channel: 1, image: picture, timestamp: 1).isEmpty)
+        #expect(throws: SendspinServerSession.Failure.self) {
+            try session.receive(#"{"type":"client/state","payload":{"artwork":{"channels":[{"source":"album","format":"bmp","width":1,"height":1}]}}}"#,
+                                received: 0) { 0 }
+        }
+    }
+
     @Test func aRemoteIsToldWhatPlaysWhenItChangesAndItsCommandsAreTaken() throws {
         var session = SendspinServerSession(serverName: "t")
         let (send, events) = try session.receive(Self.hello("", roles: #"["controller@v1","metadata@v1","visualizer@v1"]"#), received: 0) { 0 }

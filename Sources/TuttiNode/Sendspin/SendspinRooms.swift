@@ -267,6 +267,12 @@ final class SendspinRooms: Sendable {
     /// What a zone plays, for a session's metadata and controller roles.
     func nowPlaying(_ zone: String) async -> NowPlaying? { try? await house.nowPlaying(zone: zone) }
 
+    /// An item's cover, as its file carries it.
+    func artwork(itemID: Int?, zone: String) async -> [UInt8]? {
+        guard let itemID else { return nil }
+        return (try? await house.artwork(itemID: itemID, zone: zone))??.data
+    }
+
     /// A controller's command, carried out on its zone as the control API would.
     func command(_ command: SendspinControllerCommand, zone: String, from who: String) async {
         do throws(ControlError) {
@@ -704,8 +710,10 @@ actor SendspinPeer {
             if t - stated >= 250_000, session.hearsState {
                 // Its metadata and controller roles: what its zone plays, when that changed.
                 stated = t
-                if let playing = await rooms.nowPlaying(zone) { send(session.state(metadata: Self.metadata(playing, at: t),
-                                                                                     controller: Self.controller(playing))) }
+                if let playing = await rooms.nowPlaying(zone) {
+                    send(session.state(metadata: Self.metadata(playing, at: t), controller: Self.controller(playing)))
+                    if !session.artworkChannels.isEmpty { await artwork(playing, at: t) }
+                }
             }
             if t - reported >= 1_000_000 {
                 reported = t
@@ -717,6 +725,28 @@ actor SendspinPeer {
             }
         }
     }
+
+    /// What its artwork channels show: the zone's cover, made to each channel's measure, when
+    /// the cover (or the channels) changed; a channel with nothing to show is cleared.
+    private func artwork(_ playing: NowPlaying, at t: Int64) async {
+        let cover = playing.artworkURL ?? "none"
+        guard cover != artworkShown || session.artworkChannels != artworkChannelsShown else { return }
+        artworkShown = cover
+        artworkChannelsShown = session.artworkChannels
+        let picture = playing.artworkURL == nil ? nil : await rooms.artwork(itemID: playing.itemID, zone: zone)
+        for (channel, config) in session.artworkChannels.enumerated() where config.source != "none" {
+            var image: [UInt8] = []
+            // (tutti has no pictures of artists: an artist channel stays clear.)
+            if config.source == "album", let picture, let format = config.format.flatMap(CoverRenderer.Format.init(rawValue:)),
+               let width = config.width, let height = config.height,
+               let rendered = CoverRenderer.render(picture, width: width, height: height, format: format) {
+                image = rendered
+            }
+            send(session.artwork(channel: channel, image: image, timestamp: t))
+        }
+    }
+    private var artworkShown: String?
+    private var artworkChannelsShown: [SendspinArtworkChannel] = []
 
     /// A zone's now playing as Sendspin's metadata, at `t` (µs of the coordinator's clock).
     static func metadata(_ np: NowPlaying, at t: Int64) -> SendspinMetadata {
