@@ -234,14 +234,15 @@ public struct SendspinServerSession: Sendable {
                 if let lead = player.required_lead_time_ms, lead.isFinite { state.requiredLeadMilliseconds = min(max(lead, 0), 10_000) }
             }
             var send: [SendspinMessage] = []
-            if let artwork = said.artwork, playable, hello?.roles.contains(Self.artworkRole) == true {
-                // Its artwork channels (1 to 4): the stream (re)starts with them.
+            if let artwork = said.artwork, hello?.roles.contains(Self.artworkRole) == true {
+                // Its artwork channels (1 to 4): the stream (re)starts with them (once it may
+                // play: a display not yet paired gets it when it is).
                 guard (1...4).contains(artwork.channels.count), artwork.channels.allSatisfy(\.isValid) else {
                     throw .malformed("client/state's artwork channels (1 to 4: album, artist or none; jpeg or png; 1 to 4096 pixels)")
                 }
                 if artwork.channels != artworkChannels {
                     artworkChannels = artwork.channels
-                    send += startArtwork()
+                    if playable { send += startArtwork() }
                 }
             }
             if state.available == true, !held.isEmpty {
@@ -355,6 +356,7 @@ public struct SendspinServerSession: Sendable {
         guard !playable, let hello else { return [] }
         playable = true
         return [.text(Self.json(Envelope(type: "server/activate", payload: Activate(activities: [], active_roles: hello.roles))))]
+            + (artworkChannels.isEmpty ? [] : startArtwork())
     }
 
     /// The zone stopped: the stream ends.
