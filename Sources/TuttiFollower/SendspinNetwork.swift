@@ -245,11 +245,13 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
             let event: SendspinClientSession.Event
             switch opened {
             case let .text(text):
-                if let type = Self.type(of: text), SendspinPairingClient.isPairingMessage(type) || type == "noise/handshake" {
+                event = try reading.session.receive(text)
+                // Pairing's messages, and the re-handshake, are the session's to ignore and this
+                // follower's to run.
+                if case let .ignored(type) = event, SendspinPairingClient.isPairingMessage(type) || type == "noise/handshake" {
                     try pairing(text, type: type, serverID: serverID, link: link, into: &reading)
                     continue
                 }
-                event = try reading.session.receive(text)
             case let .binary(bytes): event = reading.session.receive(binary: bytes)
             }
             if case let .pairing(method) = event {
@@ -310,11 +312,6 @@ final class SendspinNetwork: PlayoutNetwork, @unchecked Sendable {
             if case let .mismatch(abort) = error { inbox.post { $0.outgoing.append(.text(abort)) } }
             log.warning("pairing with the Sendspin server \(address): \(error)")
         }
-    }
-
-    static func type(of text: String) -> String? {
-        struct Kind: Decodable { let type: String }
-        return try? JSONDecoder().decode(Kind.self, from: Data(text.utf8)).type
     }
 
     private func take(_ event: SendspinClientSession.Event, arrived: Int64, into reading: inout Reading) {

@@ -75,6 +75,20 @@ public enum SendspinPairing {
         SHA256Digest.of(Array(what.rawValue.utf8) + sid + isk)
     }
 
+    // MARK: - Messages
+
+    /// A session text's type (nil for what is not a typed JSON message).
+    public static func type(of text: String) -> String? {
+        struct Kind: Decodable { let type: String }
+        return try? JSONDecoder().decode(Kind.self, from: Data(text.utf8)).type
+    }
+
+    /// A string field of a message's payload (nil when absent, or the payload holds other than strings).
+    static func field(_ text: String, _ name: String) -> String? {
+        struct Payload: Decodable { let payload: [String: String?] }
+        return (try? JSONDecoder().decode(Payload.self, from: Data(text.utf8)))?.payload[name] ?? nil
+    }
+
     // MARK: - Tokens
 
     /// A Pairing PSK token: the player's id (its X25519 key) and the key, `SP:0` and base32.

@@ -134,10 +134,7 @@ public struct SendspinPairingClient: Sendable {
         type.hasPrefix("server/pair-") || type == "pair/abort"
     }
 
-    private func field(_ text: String, _ name: String) -> String? {
-        struct Payload: Decodable { let payload: [String: String?] }
-        return (try? JSONDecoder().decode(Payload.self, from: Data(text.utf8)))?.payload[name] ?? nil
-    }
+    private func field(_ text: String, _ name: String) -> String? { SendspinPairing.field(text, name) }
 
     private struct Init: Codable {
         let pairing_index: Int

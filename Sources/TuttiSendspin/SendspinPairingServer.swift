@@ -258,10 +258,7 @@ public struct SendspinPairingServer: Sendable {
         json(Envelope(type: "pair/abort", payload: ["reason": reason]))
     }
 
-    private func field(_ text: String, _ name: String) -> String? {
-        struct Payload: Decodable { let payload: [String: String?] }
-        return (try? JSONDecoder().decode(Payload.self, from: Data(text.utf8)))?.payload[name] ?? nil
-    }
+    private func field(_ text: String, _ name: String) -> String? { SendspinPairing.field(text, name) }
 
     private struct Kind: Decodable { let type: String }
     private struct Envelope<P: Codable>: Codable {

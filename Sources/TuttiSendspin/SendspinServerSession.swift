@@ -404,8 +404,7 @@ public struct SendspinServerSession: Sendable {
     }
     /// Whether it has a role `state` tells (metadata, controller).
     public var hearsState: Bool {
-        playable && (hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false)
-            || !artworkChannels.isEmpty && playable
+        playable && (!artworkChannels.isEmpty || (hello.map { $0.roles.contains(Self.metadataRole) || $0.roles.contains(Self.controllerRole) } ?? false))
     }
     private var toldMetadata: SendspinMetadata?
     private var toldController: SendspinControllerState?

@@ -53,9 +53,7 @@ final class SendspinPairings: Sendable {
             guard records[clientID] != nil else { return false }
             var next = records
             next[clientID] = nil
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try AtomicFile.write(try encoder.encode(Array(next.values).sorted { $0.paired_at < $1.paired_at }), to: path, permissions: 0o600)
+            try save(next)
             records = next
             return true
         }
@@ -70,10 +68,14 @@ final class SendspinPairings: Sendable {
             if next.count > Self.capacity, let oldest = next.values.min(by: { $0.paired_at < $1.paired_at }) {
                 next[oldest.client_id] = nil
             }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            try AtomicFile.write(try encoder.encode(Array(next.values).sorted { $0.paired_at < $1.paired_at }), to: path, permissions: 0o600)
+            try save(next)
             records = next
         }
+    }
+
+    private func save(_ records: [String: Record]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try AtomicFile.write(try encoder.encode(Array(records.values).sorted { $0.paired_at < $1.paired_at }), to: path, permissions: 0o600)
     }
 }

@@ -458,7 +458,7 @@ actor SendspinPeer {
             do {
                 guard let opened = try transport.withLock({ try $0.open(frame) }) else { continue }
                 guard case let .text(text) = opened else { continue }  // no binary role of a player's is read yet
-                if pairing != nil || rekey != nil, let type = Self.type(of: text) {
+                if pairing != nil || rekey != nil, let type = SendspinPairing.type(of: text) {
                     if SendspinPairingServer.isPairingMessage(type) {
                         pairingMessage(text)
                         continue
@@ -676,11 +676,6 @@ actor SendspinPeer {
         key = await rooms.joined(self, name: helloName, from: socket.peer)
         rooms.info("Sendspin room '\(key!)' gets \(format)")
         report()
-    }
-
-    static func type(of text: String) -> String? {
-        struct Kind: Decodable { let type: String }
-        return try? JSONDecoder().decode(Kind.self, from: Data(text.utf8)).type
     }
 
     /// Once a second its report; every 20 ms a cut's clear when it is due.
