@@ -67,6 +67,7 @@ let package = Package(
         // house key's uses (TuttiSecurity's `GCMKey`, `HMACKey`): a small library, and on every
         // Debian system already (GnuTLS, which apt uses, is built on it).
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
         .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
@@ -80,8 +81,9 @@ let package = Package(
 
         // Pure logic: no I/O, no C imports, no reading of the clock.
         .target(name: "TuttiCore"),
-        // The only importer of libopus: the house's stream, encoded and decoded.
-        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim"]),
+        // The only importer of libopus and libFLAC: the house's stream, encoded and decoded
+        // (Opus; PCM as L24; FLAC frames, decoded here, encoded by FFmpeg's encoder).
+        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim", "CFLAC"]),
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),

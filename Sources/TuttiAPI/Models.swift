@@ -255,11 +255,15 @@ public struct ZoneView: Codable, Equatable, Sendable {
     /// Its rooms' names.
     public var rooms: [String]
     public var nowPlaying: NowPlaying
-    public init(id: String, name: String, rooms: [String], nowPlaying: NowPlaying) {
+    /// What its stream carries: `opus`, `pcm` or `flac` (`--codec`, `--zone-codec`); absent
+    /// from a coordinator that does not say.
+    public var codec: String?
+    public init(id: String, name: String, rooms: [String], nowPlaying: NowPlaying, codec: String? = nil) {
         self.id = id
         self.name = name
         self.rooms = rooms
         self.nowPlaying = nowPlaying
+        self.codec = codec
     }
 }
 

@@ -71,8 +71,8 @@ public final class Follower: @unchecked Sendable {
     public convenience init(configuration: Configuration, clock: any MonotonicClock) throws {
         var engineConfig = PlayoutEngine.Configuration()
         // Stored audio comes up to the coordinator's lookahead ahead (at most 5 s: 250
-        // packets of 20 ms, 1000 of 5 ms); only what comes takes memory.
-        engineConfig.jitterCapacity = max(1_024, configuration.latencyMilliseconds * 4 / 10 + 64)
+        // packets of Opus's 20 ms, 1,250 of a lossless zone's 4 ms); only what comes takes memory.
+        engineConfig.jitterCapacity = max(1_536, configuration.latencyMilliseconds / 4 + 64)
         if configuration.sendspin != nil {
             // A Sendspin server's PCM, as packets of its own (a server sends up to about 5 s ahead).
             let engine = PlayoutEngine(decoder: PCMFrameDecoder(), configuration: engineConfig)
@@ -83,7 +83,7 @@ public final class Follower: @unchecked Sendable {
                       engine: engine, clock: clock, stream: idle, byUnicast: true, control: idle, remembers: false)
             return
         }
-        let engine = PlayoutEngine(decoder: try OpusFrameDecoder(), configuration: engineConfig)
+        let engine = PlayoutEngine(decoders: try streamDecoders(), configuration: engineConfig)
         let (stream, byUnicast) = try Self.streamSocket(configuration)
         let control = try UDPSocket()
         try control.bind(SocketAddress(address: 0, port: 0))

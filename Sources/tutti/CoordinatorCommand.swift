@@ -52,6 +52,12 @@ struct CoordinatorCommand: AsyncParsableCommand {
     @Option(help: "Folder for the house's saved state and control token (default: $TUTTI_STATE_DIR, else ~/.local/state/tutti).")
     var stateDir: String?
 
+    @Option(help: "What the zones' streams carry: opus (128 kbit/s in 20 ms packets: for Wi-Fi), pcm (lossless, L24: 2.3 Mbit/s in 4 ms packets) or flac (lossless, FLAC frames in 4 ms packets: about half pcm's bytes for music). Followers play every codec; --zone-codec gives a zone its own.")
+    var codec: StreamCodec = .opus
+
+    @Option(name: .customLong("zone-codec"), help: "A zone's own codec, ZONE=CODEC (the zone's name or id; repeatable), for example 'Living Room=flac'. A zone made later by that name gets it too.")
+    var zoneCodec: [String] = []
+
     @Option(help: "Opus frame duration in milliseconds (2.5, 5, 10, 20, 40, 60).")
     var frameMs: Double = 20
 
@@ -142,6 +148,9 @@ struct CoordinatorCommand: AsyncParsableCommand {
         }
         if let pcm = pcmInput { do { _ = try LiveInput(parsing: pcm) } catch { throw ValidationError("--pcm: \(error)") } }
         if pcmPath == nil && (pcmFormat != "s16le" || pcmRate != 48_000) { throw ValidationError("--pcm-format and --pcm-rate go with --pcm") }
+        for text in zoneCodec where ZoneCodecs.parse(text) == nil {
+            throw ValidationError("--zone-codec takes ZONE=CODEC (opus, pcm or flac), not '\(text)'")
+        }
         if ![2.5, 5, 10, 20, 40, 60].contains(frameMs) { throw ValidationError("--frame-ms must be 2.5, 5, 10, 20, 40 or 60") }
         if !(6...510).contains(bitrateKbps) { throw ValidationError("--bitrate-kbps must be between 6 and 510") }
         if let latencyMs, !(20...5000).contains(latencyMs) { throw ValidationError("--latency-ms must be between 20 and 5000") }
@@ -169,6 +178,8 @@ struct CoordinatorCommand: AsyncParsableCommand {
 
     func run() async throws {
         var config = Coordinator.Configuration()
+        config.codecs = ZoneCodecs(codec)
+        for (zone, codec) in zoneCodec.compactMap(ZoneCodecs.parse) { config.codecs.set(codec, forZone: zone) }
         config.encoder.frameMilliseconds = frameMs
         config.encoder.bitrate = bitrateKbps * 1000
         config.latencyMilliseconds = latencyMs ?? 150
@@ -228,3 +239,4 @@ struct CoordinatorCommand: AsyncParsableCommand {
 }
 
 extension FetchScope: ExpressibleByArgument {}
+extension StreamCodec: ExpressibleByArgument {}

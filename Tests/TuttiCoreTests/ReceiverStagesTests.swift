@@ -101,7 +101,7 @@ struct ReceiverStagesTests {
     }
 
     @Test func theGateCountsWhatItStops() {
-        let gate = PacketGate(payloadType: 96, absurdHorizon: 10_000_000_000)
+        let gate = PacketGate(payloadTypes: [96], absurdHorizon: 10_000_000_000)
         var foreign = Self.packet(0)
         foreign.payloadType = 97
         #expect(gate.presentation(of: foreign) == nil && gate.presentation(of: Self.packet(0)) != nil)

@@ -205,6 +205,7 @@ struct HouseZoneTests {
             return (ssrc, player)
         }
         func stop(ssrc: UInt32) { stopped.withLock { $0.append(ssrc) } }
+        func codec(zone: String) -> StreamCodec { zone == "kids" ? .flac : .opus }
     }
 
     /// A room's follower: a socket the coordinator's settings come to.

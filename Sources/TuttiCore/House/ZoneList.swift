@@ -112,3 +112,35 @@ public struct ZoneList: Codable, Equatable, Sendable {
         return out.isEmpty ? "zone" : String(out.prefix(32))
     }
 }
+
+/// Which codec each zone's stream carries (`--codec`, `--zone-codec ZONE=CODEC`): the
+/// house's default, and the zones given one of their own, by name or id.
+public struct ZoneCodecs: Sendable, Equatable {
+    public var fallback: StreamCodec
+    /// By zone id (a name as given is made an id as `ZoneList.add` makes it).
+    public private(set) var byZone: [String: StreamCodec] = [:]
+
+    public init(_ fallback: StreamCodec = .opus) {
+        self.fallback = fallback
+    }
+
+    /// Zone `zone` (its name or its id) carries `codec`.
+    public mutating func set(_ codec: StreamCodec, forZone zone: String) {
+        let name = zone.trimmingWhitespace()
+        byZone[name.lowercased() == ZoneInfo.defaultID ? ZoneInfo.defaultID : ZoneList.slug(name)] = codec
+    }
+
+    /// The codec of the zone with id `id`.
+    public func codec(forZone id: String) -> StreamCodec { byZone[id] ?? fallback }
+
+    /// Every codec some zone may carry.
+    public var all: Set<StreamCodec> { Set(byZone.values).union([fallback]) }
+
+    /// Parses `ZONE=CODEC` (`--zone-codec`).
+    public static func parse(_ text: String) -> (zone: String, codec: StreamCodec)? {
+        guard let eq = text.lastIndex(of: "=") else { return nil }
+        let zone = String(text[..<eq]).trimmingWhitespace()
+        guard ZoneList.isValidName(zone), let codec = StreamCodec(rawValue: text[text.index(after: eq)...].lowercased()) else { return nil }
+        return (zone, codec)
+    }
+}

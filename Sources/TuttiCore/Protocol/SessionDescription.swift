@@ -1,5 +1,6 @@
 /// Builds the SDP (RFC 4566) that describes tutti's stream, so stock receivers (GStreamer,
-/// ffmpeg) can decode it: the RFC 7587 Opus rtpmap and fmtp, and RFC 7273 clock lines.
+/// ffmpeg) can decode it: the codec's rtpmap and fmtp (RFC 7587 Opus, RFC 3190 L24, or
+/// tutti's FLAC frames), and RFC 7273 clock lines.
 public struct SessionDescription: Sendable {
     public var sessionID: UInt64
     public var originAddress: String
@@ -7,7 +8,8 @@ public struct SessionDescription: Sendable {
     public var connectionAddress: String
     public var isMulticast: Bool
     public var port: UInt16
-    public var payloadType: UInt8
+    public var codec: StreamCodec
+    public var payloadType: UInt8 { codec.payloadType }
     public var frameMilliseconds: Double
     /// The RTP timestamp at coordinator time 0 (RFC 7273 `mediaclk:direct`), when known.
     public var mediaClockOffset: UInt32?
@@ -19,14 +21,14 @@ public struct SessionDescription: Sendable {
     public var source: (ssrc: UInt32, cname: String)?
 
     public init(sessionID: UInt64, originAddress: String, connectionAddress: String, isMulticast: Bool,
-                port: UInt16, payloadType: UInt8 = RTPPacket.defaultPayloadType, frameMilliseconds: Double,
+                port: UInt16, codec: StreamCodec = .opus, frameMilliseconds: Double,
                 mediaClockOffset: UInt32?, srtpKey: String? = nil, source: (ssrc: UInt32, cname: String)? = nil) {
         self.sessionID = sessionID
         self.originAddress = originAddress
         self.connectionAddress = connectionAddress
         self.isMulticast = isMulticast
         self.port = port
-        self.payloadType = payloadType
+        self.codec = codec
         self.frameMilliseconds = frameMilliseconds
         self.mediaClockOffset = mediaClockOffset
         self.srtpKey = srtpKey
@@ -46,14 +48,14 @@ public struct SessionDescription: Sendable {
             "v=0",
             "o=- \(sessionID) 1 IN IP4 \(originAddress)",
             "s=tutti",
-            "i=tutti synchronized house audio (Opus, presentation times on the coordinator clock)",
+            "i=tutti synchronized house audio (\(codec.displayName), presentation times on the coordinator clock)",
             "c=IN IP4 \(connectionAddress)\(isMulticast ? "/1" : "")",
             "t=0 0",
             "a=tool:tutti",
             "a=recvonly",
             "m=audio \(port) \(srtpKey == nil ? "RTP/AVP" : "RTP/SAVP") \(payloadType)",
-            "a=rtpmap:\(payloadType) opus/48000/2",
-            "a=fmtp:\(payloadType) stereo=1; sprop-stereo=1; useinbandfec=1",
+            "a=rtpmap:\(payloadType) \(codec.rtpmap)",
+        ] + (codec.fmtp.map { ["a=fmtp:\(payloadType) \($0)"] } ?? []) + [
             "a=rtcp-fb:\(payloadType) nack",
             "a=ptime:\(ptime)",
             "a=extmap:1 urn:tutti:presentation-time",

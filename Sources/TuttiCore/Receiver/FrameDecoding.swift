@@ -4,8 +4,14 @@
 /// (Opus PLC), at most `maximumConcealment` frames in a row before silence; with nothing
 /// buffered at all (the stream stopped coming) the first missing frame is concealed and
 /// faded out, then silence, counted in `dryFrames` until the engine calls it an outage.
+/// Each packet is decoded by its payload type's decoder (a zone's codec, `StreamCodec`);
+/// the one that decoded last conceals what is missing.
 struct FrameDecoding {
-    let decoder: any FrameDecoder
+    /// The decoders, by payload type.
+    let decoders: [UInt8: any FrameDecoder]
+    /// The one that decoded last, and its payload type.
+    private(set) var decoder: any FrameDecoder
+    private var decoderType: UInt8
     let maximumConcealment: Int
     /// Frames of the last packet decoded: what a missing one is taken to hold.
     var lastFrameCount = 960
@@ -13,14 +19,19 @@ struct FrameDecoding {
     /// Frames since the jitter buffer ran dry (the stream stopped coming).
     var dryFrames = 0
 
-    init(decoder: any FrameDecoder, maximumConcealment: Int) {
-        self.decoder = decoder
+    /// `decoders`: one at least.
+    init(decoders: [UInt8: any FrameDecoder], maximumConcealment: Int) {
+        precondition(!decoders.isEmpty, "a receiver decodes some payload type")
+        self.decoders = decoders
+        let first = decoders.keys.min()!
+        decoderType = first
+        decoder = decoders[first]!
         self.maximumConcealment = maximumConcealment
     }
 
-    /// A new start (or a stop): the decoder's state and the counts of what was missing.
+    /// A new start (or a stop): the decoders' state and the counts of what was missing.
     mutating func reset() {
-        decoder.reset()
+        for decoder in decoders.values { decoder.reset() }
         concealedInARow = 0
         dryFrames = 0
     }
@@ -65,6 +76,13 @@ struct FrameDecoding {
     private mutating func decode(_ p: BufferedPacket, next: BufferedPacket?, into queue: inout SampleQueue,
                                  statistics: inout PlayoutStatistics) {
         if queue.end > p.timestamp, p.timestamp >= queue.start { queue.truncate(from: p.timestamp) }
+        if p.payloadType != decoderType, let other = decoders[p.payloadType] {
+            // The stream changed codec (a room moved to a zone of another): that codec's
+            // decoder, from a clean state.
+            decoder = other
+            decoderType = p.payloadType
+            other.reset()
+        }
         do {
             let from = queue.end
             var n = try queue.append { try decoder.decode(p.payload, into: &$0) }
@@ -82,6 +100,7 @@ struct FrameDecoding {
     }
 
     private mutating func recoverFEC(_ following: BufferedPacket, into queue: inout SampleQueue, statistics: inout PlayoutStatistics) -> Bool {
+        guard following.payloadType == decoderType else { return false }
         let frames = lastFrameCount
         let n = (try? queue.append { try decoder.decodeFEC(from: following.payload, frames: frames, into: &$0) }) ?? 0
         if n > 0 {

@@ -7,9 +7,12 @@ public struct BufferedPacket: Equatable, Sendable {
     public var payload: ArraySlice<UInt8>
     /// The packet is its epoch's first (the RTP marker): the stream starts with it.
     public var startsEpoch: Bool
+    /// Its RTP payload type: which codec decodes it (`StreamCodec`).
+    public var payloadType: UInt8
 
     public init(sequence: Int64, timestamp: Int64, presentationTime: CoordinatorTime, payload: ArraySlice<UInt8>,
-                startsEpoch: Bool = false) {
+                startsEpoch: Bool = false, payloadType: UInt8 = RTPPacket.defaultPayloadType) {
+        self.payloadType = payloadType
         self.sequence = sequence
         self.timestamp = timestamp
         self.presentationTime = presentationTime

@@ -1,5 +1,5 @@
 /// The receiver's first stage: whether a stream packet may go on to its segment. It must be
-/// the house's payload type with a presentation time and a payload, arrive once the clock
+/// of a payload type the room decodes (a `StreamCodec`'s) with a presentation time and a payload, arrive once the clock
 /// is locked, and be presented neither absurdly far from now (a forged or broken stamp) nor
 /// already in the past. What fails is counted, never thrown.
 struct PacketGate {
@@ -12,13 +12,14 @@ struct PacketGate {
         case late
     }
 
-    let payloadType: UInt8
+    /// The payload types the room has a decoder for.
+    let payloadTypes: Set<UInt8>
     /// A packet presented further than this from now is absurd (ns).
     let absurdHorizon: Int64
 
     /// Its format: the presentation time of a packet of the house's stream, if it is one.
     func presentation(of packet: RTPPacket) -> CoordinatorTime? {
-        guard packet.payloadType == payloadType, let presentation = packet.presentationTime, !packet.payload.isEmpty else {
+        guard payloadTypes.contains(packet.payloadType), let presentation = packet.presentationTime, !packet.payload.isEmpty else {
             return nil
         }
         return presentation

@@ -21,6 +21,7 @@
 /// docs/threads.md).
 public final class PlayoutEngine {
     public struct Configuration: Sendable {
+        /// The payload type of a lone decoder's packets (`init(decoder:configuration:)`).
         public var payloadType: UInt8 = RTPPacket.defaultPayloadType
         /// Packets the jitter buffer holds at most (stored audio comes up to the
         /// coordinator's lookahead ahead, at most 5 s).
@@ -96,11 +97,18 @@ public final class PlayoutEngine {
     /// Which missing packets to ask the coordinator for, and when.
     public private(set) var requester = RetransmissionRequester()
 
-    public init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
+    /// A receiver of one payload type (`configuration.payloadType`).
+    public convenience init(decoder: any FrameDecoder, configuration: Configuration = Configuration()) {
+        self.init(decoders: [configuration.payloadType: decoder], configuration: configuration)
+    }
+
+    /// A receiver of the payload types `decoders` decode (one at least): every codec a
+    /// zone's stream may carry (`StreamCodec`), each packet decoded by its own.
+    public init(decoders: [UInt8: any FrameDecoder], configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        gate = PacketGate(payloadType: configuration.payloadType, absurdHorizon: configuration.absurdHorizon)
+        gate = PacketGate(payloadTypes: Set(decoders.keys), absurdHorizon: configuration.absurdHorizon)
         segments = SegmentSwitch(capacity: configuration.jitterCapacity, tolerance: configuration.timelineTolerance)
-        decoding = FrameDecoding(decoder: decoder, maximumConcealment: configuration.maximumConcealment)
+        decoding = FrameDecoding(decoders: decoders, maximumConcealment: configuration.maximumConcealment)
         monitor = LatencyMonitor(configuration: .init(
             hardResyncThreshold: configuration.hardResyncThreshold, settlingTime: configuration.settlingTime,
             stepThreshold: configuration.stepThreshold, lateStepThreshold: configuration.lateStepThreshold,
@@ -155,9 +163,9 @@ public final class PlayoutEngine {
     /// A retransmission (RFC 4588) the coordinator sent in answer to this follower's request:
     /// the original packet of the stream playing goes in as if it had come in time.
     public func receiveRetransmission(_ datagram: [UInt8], at now: LocalTime) {
-        guard let packet = try? RTPPacket.decode(datagram), packet.payloadType == RTPPacket.retransmissionPayloadType,
+        guard let packet = try? RTPPacket.decode(datagram), let payloadType = originalPayloadType(ofRetransmission: packet.payloadType),
               let playing = segments.stream ?? segments.current?.ssrc,
-              let original = try? packet.originalFromRetransmission(ssrc: playing, payloadType: configuration.payloadType)
+              let original = try? packet.originalFromRetransmission(ssrc: playing, payloadType: payloadType)
         else {
             statistics.malformed += 1
             return
@@ -169,6 +177,14 @@ public final class PlayoutEngine {
             return
         }
         receive(original, at: now, retransmitted: true)
+    }
+
+    /// The payload type of the packets a retransmission of payload type `rtx` carries
+    /// (RFC 4588's `apt`), if the room decodes them.
+    private func originalPayloadType(ofRetransmission rtx: UInt8) -> UInt8? {
+        let original = rtx == RTPPacket.retransmissionPayloadType && decoding.decoders.count == 1
+            ? configuration.payloadType : StreamCodec(retransmissionPayloadType: rtx)?.payloadType
+        return original.flatMap { decoding.decoders[$0] == nil ? nil : $0 }
     }
 
     public func receive(_ packet: RTPPacket, at now: LocalTime, retransmitted: Bool = false) {
@@ -192,8 +208,10 @@ public final class PlayoutEngine {
             // The network's own delay: a retransmission's lead is the request's (one asked for
             // on joining may be for a packet long heard).
             if !retransmitted { leads.arrived(presentation: presentation.nanoseconds, now: nowCoordinator.nanoseconds) }
+            let codec = StreamCodec(payloadType: packet.payloadType)
             requester.arrived(ssrc: packet.ssrc, sequence: packet.sequenceNumber, epoch: packet.epoch, presentation: presentation,
-                              sent: sent, at: nowCoordinator, retransmitted: retransmitted)
+                              sent: sent, at: nowCoordinator, retransmitted: retransmitted,
+                              duration: codec.flatMap { $0 == .opus ? nil : AudioFormat.nanoseconds(forFrames: Int64($0.framesPerPacket)) })
         }
         let verdict = gate.verdict(presentation: presentation, now: nowCoordinator)
         guard verdict == .pass else {

@@ -32,7 +32,7 @@ struct PlayoutSegment {
             anchor = (ts, presentation)
         }
         switch jitter.insert(BufferedPacket(sequence: seq, timestamp: ts, presentationTime: presentation, payload: packet.payload,
-                                                   startsEpoch: packet.marker)) {
+                                                   startsEpoch: packet.marker, payloadType: packet.payloadType)) {
         case .accepted: return .accepted
         case .duplicate: return .duplicate
         case .late: return .late

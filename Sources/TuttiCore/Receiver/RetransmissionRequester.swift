@@ -19,8 +19,11 @@ public struct RetransmissionRequester: Sendable {
         /// Missing packets tracked at most: a longer gap is an outage, long past saving. A
         /// follower that joins asks for every packet sent before its first that is still
         /// ahead (stored audio comes up to the coordinator's lookahead ahead: 5 s at most, 250
-        /// packets of 20 ms).
-        public var maximumMissing = 256
+        /// packets of Opus's 20 ms, 1,250 of a lossless zone's 4 ms).
+        public var maximumMissing = 1_280
+        /// What resending one packet takes the coordinator (sealing it, sending it), and its
+        /// arrival the follower: a request for many waits that much longer for its answers (ns).
+        public var resendCost: Int64 = 25_000
         /// Added to the path's worst recent delay before a packet counts as missing, and to
         /// each wait for a retransmission.
         public var margin: Int64 = 2_000_000
@@ -97,10 +100,13 @@ public struct RetransmissionRequester: Sendable {
     public var quickestDelay: Int64 { delays.min() ?? 0 }
 
     /// A packet of stream `ssrc` (and of `epoch`) arrived at `arrival`; `sent` is its send
-    /// stamp (none on a retransmission, whose delay says nothing of the path's).
+    /// stamp (none on a retransmission, whose delay says nothing of the path's). `duration`:
+    /// how long its codec's packets are, where that is known (the lossless codecs' 4 ms):
+    /// until a second packet tells, what a first one joining takes for their length.
     public mutating func arrived(ssrc: UInt32, sequence raw: SequenceNumber, epoch: UInt32? = nil, presentation: CoordinatorTime,
-                                 sent: CoordinatorTime?, at arrival: CoordinatorTime, retransmitted: Bool) {
+                                 sent: CoordinatorTime?, at arrival: CoordinatorTime, retransmitted: Bool, duration: Int64? = nil) {
         if self.ssrc != ssrc { reset(ssrc: ssrc) }
+        if highest == nil, let duration { packetDuration = duration }
         let sequence = sequences.unwrap(UInt64(raw.rawValue))
         if let found = missing.removeValue(forKey: sequence) {
             if !retransmitted, !found.joining { statistics.missed -= 1 }  // it was only late
@@ -220,10 +226,17 @@ public struct RetransmissionRequester: Sendable {
             guard now >= entry.nextRequest else { continue }
             if entry.joining, entry.requests == 0 { statistics.joining += 1 }
             asked.append(k)
-            missing[k]!.requests += 1
-            missing[k]!.nextRequest = now + roundTrip
         }
         guard !asked.isEmpty else { return ([], 0) }
+        // Asked again a round trip later, and the time the coordinator takes to seal and send
+        // this many; each time asked again twice as late as the last (a room joining a
+        // lossless zone asks for 500 at once: asked again every 2 ms, it asked 95,521 times
+        // for 484 packets, and its rate went on the refusals).
+        let wait = roundTrip + Int64(asked.count) * configuration.resendCost
+        for k in asked {
+            missing[k]!.nextRequest = now + wait << min(missing[k]!.requests, 5)
+            missing[k]!.requests += 1
+        }
         let copies = lossRate < 0.01 ? 1 : lossRate < 0.03 ? 2 : lossRate < 0.07 ? 3 : 4
         statistics.requested += asked.count
         statistics.requests += copies
@@ -232,6 +245,7 @@ public struct RetransmissionRequester: Sendable {
 
     /// Forgets everything about the stream (a new one began).
     public mutating func reset(ssrc: UInt32? = nil) {
+        if ssrc != self.ssrc { packetDuration = 20_000_000 }  // another stream: learnt again
         self.ssrc = ssrc
         sequences.reset()
         missing.removeAll()

@@ -69,7 +69,9 @@ public struct Retransmitter<Peer: Hashable & Sendable>: Sendable {
                 continue
             }
             bucket.tokens -= 1
-            out.append(packet.retransmission(ssrc: ssrc, sequence: nextSequence))
+            // Each codec's retransmissions have a payload type of their own (RFC 4588's apt).
+            let payloadType = StreamCodec(payloadType: packet.payloadType)?.retransmissionPayloadType ?? RTPPacket.retransmissionPayloadType
+            out.append(packet.retransmission(payloadType: payloadType, ssrc: ssrc, sequence: nextSequence))
             nextSequence = nextSequence.advanced(by: 1)
             statistics.resent += 1
         }

@@ -19,6 +19,8 @@ public struct SenderMachine: Sendable {
         public var lookahead: Int64 = 2_000_000_000
         /// Frames per packet (48 kHz).
         public var frameSize = 960
+        /// The packets' RTP payload type: the zone's codec's (`StreamCodec`).
+        public var payloadType = RTPPacket.defaultPayloadType
         /// Frames the encoder delays its output by.
         public var codecDelay = 0
         /// The RTCP canonical name in sender reports.
@@ -154,7 +156,7 @@ public struct SenderMachine: Sendable {
 
     public init(configuration: Configuration, ssrc: UInt32, initialSequence: UInt16, initialTimestamp: UInt32) {
         self.configuration = configuration
-        packetizer = StreamPacketizer(ssrc: ssrc, initialSequence: initialSequence, initialTimestamp: initialTimestamp,
+        packetizer = StreamPacketizer(ssrc: ssrc, payloadType: configuration.payloadType, initialSequence: initialSequence, initialTimestamp: initialTimestamp,
                                       origin: CoordinatorTime(nanoseconds: 0), codecDelay: Int64(configuration.codecDelay))
         schedule = SendSchedule(latency: configuration.latency, lookahead: configuration.lookahead)
         live = LiveTimeline(latency: configuration.latency, frameSize: configuration.frameSize)

@@ -135,7 +135,7 @@ extension Coordinator {
         let pcmFiles = Set((start.tracks ?? []).filter(LiveInput.isLive))
         // One sender per zone; the default zone's first.
         let open = ports.openSource ?? { try openFrameSource($0, pcmFiles: $1) }
-        let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration,
+        let senders = CoordinatorSenders(streams: streams, clock: clock, configuration: playerConfiguration, codecs: configuration.codecs,
                                          opener: { try open($0, pcmFiles) }, makeEncoder: ports.makeEncoder,
                                          onDefaultEpoch: { [weak self] packetizer in self?.writeSDP(packetizer) }, turning: turning,
                                          taps: ZoneTaps(keeping: configuration.sendspinListen != nil))

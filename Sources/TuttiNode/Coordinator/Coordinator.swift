@@ -13,6 +13,9 @@ import TuttiSecurity
 /// unicast.
 public final class Coordinator: Sendable {
     public struct Configuration: Sendable {
+        /// What each zone's stream carries (`--codec`, `--zone-codec`).
+        public var codecs = ZoneCodecs()
+        /// Opus's settings, for the zones that carry Opus.
         public var encoder = OpusFrameEncoder.Settings()
         /// Presentation time minus send time: the house's end-to-end latency.
         public var latencyMilliseconds = 150
@@ -130,8 +133,12 @@ public final class Coordinator: Sendable {
         // follower that joins may have the whole lookahead resent at once.
         var resending = Retransmitter<SocketAddress>.Configuration()
         let ahead = Double(max(configuration.latencyMilliseconds, configuration.maxLatencyMilliseconds ?? 0, configuration.lookaheadMilliseconds))
-        resending.history = max(resending.history, Int(((ahead + 1_000) / configuration.encoder.frameMilliseconds).rounded(.up)))
-        resending.burst = max(resending.burst, (ahead / configuration.encoder.frameMilliseconds).rounded(.up) + 10)
+        // In packets of the shortest a zone sends (a lossless zone's are 4 ms); the rate a
+        // second of audio a second, as for Opus's 20 ms.
+        let packet = configuration.codecs.all.map { $0 == .opus ? configuration.encoder.frameMilliseconds : $0.frameMilliseconds }.min()!
+        resending.history = max(resending.history, Int(((ahead + 1_000) / packet).rounded(.up)))
+        resending.burst = max(resending.burst, (ahead / packet).rounded(.up) + 10)
+        resending.rate = max(resending.rate, 1_000 / packet)
         wire = StreamWire(socket: ports.sendSocket, clock: clock)
         let sealed = configuration.sealStream
         // Every zone's stream goes to the multicast group and the followers that subscribe to
@@ -180,11 +187,12 @@ public final class Coordinator: Sendable {
 
     private func writeSDP(timestamp: StreamTimestamp, presentedAt: CoordinatorTime) {
         guard let path = configuration.sdpPath else { return }
+        let codec = configuration.codecs.codec(forZone: ZoneInfo.defaultID)
         let target = configuration.multicast ?? configuration.unicast.first
         let sdp = SessionDescription(
             sessionID: UInt64(ssrc), originAddress: "127.0.0.1",
             connectionAddress: target?.host ?? "127.0.0.1", isMulticast: target?.isMulticast ?? false,
-            port: target?.port ?? 5004, frameMilliseconds: configuration.encoder.frameMilliseconds,
+            port: target?.port ?? 5004, codec: codec, frameMilliseconds: codec == .opus ? configuration.encoder.frameMilliseconds : codec.frameMilliseconds,
             mediaClockOffset: SessionDescription.mediaClockOffset(timestamp: timestamp, presentedAt: presentedAt),
             srtpKey: streamKey?.inline, source: (ssrc, cname))
         do {

@@ -227,7 +227,7 @@ public actor House: ControlService {
 
     func zoneView(_ info: ZoneInfo, at time: CoordinatorTime) -> ZoneView {
         ZoneView(id: info.id, name: info.name, rooms: registry.rooms(in: info.id).map(\.settings.name),
-                 nowPlaying: nowPlaying(at: time, zone: info.id))
+                 nowPlaying: nowPlaying(at: time, zone: info.id), codec: senders?.codec(zone: info.id).rawValue)
     }
 
     public func lyrics(itemID: Int?, zone: String?) throws(ControlError) -> TrackLyrics? {

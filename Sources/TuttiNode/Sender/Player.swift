@@ -12,6 +12,8 @@ import TuttiNet
 /// `latency` (`SendSchedule`).
 final class Player: @unchecked Sendable {
     struct Configuration {
+        /// What the stream carries, and Opus's settings when it is Opus.
+        var codec = StreamCodec.opus
         var encoder = OpusFrameEncoder.Settings()
         var latency: Int64 = 150_000_000
         /// How far ahead of being heard stored audio is sent (never less than `latency`).
@@ -65,7 +67,7 @@ final class Player: @unchecked Sendable {
     /// - Parameters:
     ///   - clock: the coordinator's clock (the tests' in-memory house gives its own).
     ///   - opener: opens what a queue entry names.
-    ///   - encoder: nil: Opus, as the configuration says.
+    ///   - encoder: nil: the configuration's codec.
     ///   - initialSequence, initialTimestamp: the stream's first sequence number and
     ///     timestamp; nil: random, as RTP asks.
     init(configuration: Configuration, ssrc: UInt32, stopFlag: StopFlag, clock: any MonotonicClock,
@@ -75,7 +77,7 @@ final class Player: @unchecked Sendable {
          onEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, tap: ZoneTap? = nil) throws {
         self.clock = clock
         self.tap = tap
-        self.encoder = try encoder ?? OpusFrameEncoder(settings: configuration.encoder)
+        self.encoder = try encoder ?? makeFrameEncoder(configuration.codec, opus: configuration.encoder)
         self.send = send
         self.sendReport = sendReport
         self.onEpoch = onEpoch
@@ -85,6 +87,7 @@ final class Player: @unchecked Sendable {
         settings.latency = configuration.latency
         settings.lookahead = configuration.lookahead
         settings.frameSize = self.encoder.frameSize
+        settings.payloadType = encoder == nil ? configuration.codec.payloadType : RTPPacket.defaultPayloadType
         settings.codecDelay = self.encoder.lookahead
         settings.cname = configuration.cname
         machine = SenderMachine(configuration: settings, ssrc: ssrc, initialSequence: initialSequence ?? UInt16.random(in: 0...UInt16.max),

@@ -12,6 +12,8 @@ protocol ZoneSenders: Sendable {
     func start(zone: String, news: @escaping @Sendable (PlayerNews) -> Void) throws -> (ssrc: UInt32, player: Player)
     /// Ends the sender of stream `ssrc` (its thread stops, its stream is forgotten).
     func stop(ssrc: UInt32)
+    /// What zone `zone`'s stream carries.
+    func codec(zone: String) -> StreamCodec
 }
 
 /// The coordinator's senders: one player per zone, each on a thread of its own, each
@@ -23,6 +25,8 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
     private let streams: StreamDirectory
     private let clock: any MonotonicClock
     private let configuration: Player.Configuration
+    /// Which codec each zone's stream carries.
+    private let codecs: ZoneCodecs
     private let opener: @Sendable (String) throws -> any FrameSource
     /// Makes each zone's encoder (nil: Opus, as the configuration says).
     private let makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)?
@@ -42,7 +46,7 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
     enum Turning: Sendable { case threads, byCaller }
     private let turning: Turning
 
-    init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration,
+    init(streams: StreamDirectory, clock: any MonotonicClock, configuration: Player.Configuration, codecs: ZoneCodecs = ZoneCodecs(),
          opener: @escaping @Sendable (String) throws -> any FrameSource,
          makeEncoder: (@Sendable (OpusFrameEncoder.Settings) throws -> any FrameEncoding)? = nil,
          onDefaultEpoch: @escaping @Sendable (StreamPacketizer) -> Void = { _ in }, turning: Turning = .threads, taps: ZoneTaps = ZoneTaps()) {
@@ -51,6 +55,7 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
         self.streams = streams
         self.clock = clock
         self.configuration = configuration
+        self.codecs = codecs
         self.opener = opener
         self.makeEncoder = makeEncoder
         self.onDefaultEpoch = onDefaultEpoch
@@ -62,6 +67,8 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
         let stop = StopFlag()
         let player: Player
         let onDefaultEpoch = onDefaultEpoch
+        var configuration = configuration
+        configuration.codec = codecs.codec(forZone: zone)
         do {
             // The player sends straight to its stream's outlet.
             player = try Player(
@@ -89,6 +96,8 @@ final class CoordinatorSenders: ZoneSenders, Sendable {
         }
         return (outlet.ssrc, player)
     }
+
+    func codec(zone: String) -> StreamCodec { codecs.codec(forZone: zone) }
 
     func stop(ssrc: UInt32) {
         let entry = running.withLock { $0.players.removeValue(forKey: ssrc) }

@@ -123,7 +123,8 @@ enum CtlFormat {
             var playing = np.state.rawValue
             if let title = np.title { playing += ": \(title)\(np.artist.map { " — \($0)" } ?? "")" }
             let rooms = zone.rooms.isEmpty ? "no rooms" : zone.rooms.joined(separator: ", ")
-            return "\(zone.name) [\(zone.id)]  \(rooms)\n    \(playing)"
+            let codec = zone.codec.flatMap(StreamCodec.init(rawValue:)).map { ", \($0.displayName)" } ?? ""
+            return "\(zone.name) [\(zone.id)\(codec)]  \(rooms)\n    \(playing)"
         }.joined(separator: "\n")
     }
 }

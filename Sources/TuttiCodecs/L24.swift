@@ -1,0 +1,64 @@
+import TuttiCore
+
+/// Linear PCM as RFC 3190's L24: 24-bit two's complement samples, big-endian, channels
+/// interleaved (left, right), no header: 6 bytes a frame.
+public enum L24 {
+    public static let bytesPerFrame = 6
+    static let scale: Float = 8_388_608  // 2^23
+
+    /// `frames` stereo frames from `offset` (in samples) of interleaved `pcm`, rounded to
+    /// 24 bits and clipped to full scale.
+    public static func encode(_ pcm: [Float], offset: Int, frames: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: frames * bytesPerFrame)
+        out.withUnsafeMutableBufferPointer { bytes in
+            pcm.withUnsafeBufferPointer { samples in
+                for i in 0..<(frames * 2) {
+                    let v = Int32(max(-scale, min(scale - 1, (samples[offset + i] * scale).rounded())))
+                    bytes[i * 3] = UInt8(truncatingIfNeeded: v >> 16)
+                    bytes[i * 3 + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                    bytes[i * 3 + 2] = UInt8(truncatingIfNeeded: v)
+                }
+            }
+        }
+        return out
+    }
+}
+
+/// Decodes L24 packets (RFC 3190) into 48 kHz interleaved stereo float; a lost packet is
+/// concealed by repeating the last, fading out (`Concealment`).
+public final class L24FrameDecoder: FrameDecoder {
+    private var concealment = Concealment()
+
+    public init() {}
+
+    public func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
+        guard !payload.isEmpty, payload.count % L24.bytesPerFrame == 0 else {
+            throw CodecError.lossless(codec: "L24", reason: "\(payload.count) bytes is not a whole number of 6-byte frames")
+        }
+        let frames = payload.count / L24.bytesPerFrame
+        output.reserveCapacity(output.count + frames * 2)
+        payload.withUnsafeBufferPointer { bytes in
+            for i in 0..<(frames * 2) {
+                // The three bytes in the top of an Int32, shifted down with the sign.
+                let v = Int32(bitPattern: UInt32(bytes[i * 3]) << 24 | UInt32(bytes[i * 3 + 1]) << 16 | UInt32(bytes[i * 3 + 2]) << 8) >> 8
+                output.append(Float(v) / L24.scale)
+            }
+        }
+        concealment.decoded(output, frames: frames)
+        return frames
+    }
+
+    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
+
+    public func conceal(frames: Int, into output: inout [Float]) throws -> Int {
+        concealment.conceal(frames: frames, into: &output)
+    }
+
+    public func reset() { concealment.reset() }
+}
+
+/// A decoder for each codec a zone's stream may carry, by payload type: what a room plays.
+public func streamDecoders() throws(CodecError) -> [UInt8: any FrameDecoder] {
+    [StreamCodec.opus.payloadType: try OpusFrameDecoder(), StreamCodec.pcm.payloadType: L24FrameDecoder(),
+     StreamCodec.flac.payloadType: try FLACFrameDecoder()]
+}
