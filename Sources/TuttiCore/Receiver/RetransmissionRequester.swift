@@ -229,12 +229,13 @@ public struct RetransmissionRequester: Sendable {
         }
         guard !asked.isEmpty else { return ([], 0) }
         // Asked again a round trip later, and the time the coordinator takes to seal and send
-        // this many; each time asked again twice as late as the last (a room joining a
-        // lossless zone asks for 500 at once: asked again every 2 ms, it asked 95,521 times
-        // for 484 packets, and its rate went on the refusals).
+        // this many; those asked for on joining each time twice as late as the last (a room
+        // joining a lossless zone asks for 500 at once: asked again every 2 ms, it asked
+        // 95,521 times for 484 packets, and its rate went on the refusals). A packet lost
+        // on the way is asked for again every round trip: its deadline is near.
         let wait = roundTrip + Int64(asked.count) * configuration.resendCost
         for k in asked {
-            missing[k]!.nextRequest = now + wait << min(missing[k]!.requests, 5)
+            missing[k]!.nextRequest = now + (missing[k]!.joining ? wait << min(missing[k]!.requests, 5) : wait)
             missing[k]!.requests += 1
         }
         let copies = lossRate < 0.01 ? 1 : lossRate < 0.03 ? 2 : lossRate < 0.07 ? 3 : 4
