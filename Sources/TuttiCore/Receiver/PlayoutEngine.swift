@@ -181,7 +181,7 @@ public final class PlayoutEngine {
 
     /// The payload type of the packets a retransmission of payload type `rtx` carries
     /// (RFC 4588's `apt`), if the room decodes them.
-    private func originalPayloadType(ofRetransmission rtx: UInt8) -> UInt8? {
+    func originalPayloadType(ofRetransmission rtx: UInt8) -> UInt8? {
         let original = rtx == RTPPacket.retransmissionPayloadType && decoding.decoders.count == 1
             ? configuration.payloadType : StreamCodec(retransmissionPayloadType: rtx)?.payloadType
         return original.flatMap { decoding.decoders[$0] == nil ? nil : $0 }
