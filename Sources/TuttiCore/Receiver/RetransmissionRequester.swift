@@ -24,6 +24,11 @@ public struct RetransmissionRequester: Sendable {
         /// What resending one packet takes the coordinator (sealing it, sending it), and its
         /// arrival the follower: a request for many waits that much longer for its answers (ns).
         public var resendCost: Int64 = 25_000
+        /// A room joining asks at once for what it plays within this; the rest of what is on
+        /// its way, eight times faster than real time (ns).
+        public var joinUrgent: Int64 = 200_000_000
+        /// What a room joining asked for is asked for again no sooner than this (ns).
+        public var joinRetry: Int64 = 40_000_000
         /// Added to the path's worst recent delay before a packet counts as missing, and to
         /// each wait for a retransmission.
         public var margin: Int64 = 2_000_000
@@ -149,13 +154,18 @@ public struct RetransmissionRequester: Sendable {
     }
 
     /// Joining: the packets sent before `first` whose presentation times are still ahead
-    /// (those within `lead` of it), asked for at once; `due` drops those that can no longer
-    /// arrive before the output needs them.
+    /// (those within `lead` of it): those heard within `joinUrgent` asked for at once, the
+    /// rest as the coordinator sent them after a start, eight times faster than real time
+    /// (two rooms that moved into a lossless zone together asked for 575 packets each at
+    /// once; the second's first ones came after all the first's, too late: 7 concealed).
+    /// `due` drops those that can no longer arrive before the output needs them.
     private mutating func askForThoseBefore(_ first: Int64, presentation: CoordinatorTime, lead: Int64, at now: CoordinatorTime) {
         let count = min(Int64(configuration.maximumMissing), lead / packetDuration)
         guard count > 0 else { return }
         for k in (first - count)..<first {
-            missing[k] = Missing(presentation: presentation - (first - k) * packetDuration, nextRequest: now, joining: true)
+            let p = presentation - (first - k) * packetDuration
+            let later = max(0, p - now - configuration.joinUrgent) / 8
+            missing[k] = Missing(presentation: p, nextRequest: now + later, joining: true)
         }
     }
 
@@ -229,13 +239,15 @@ public struct RetransmissionRequester: Sendable {
         }
         guard !asked.isEmpty else { return ([], 0) }
         // Asked again a round trip later, and the time the coordinator takes to seal and send
-        // this many; those asked for on joining each time twice as late as the last (a room
-        // joining a lossless zone asks for 500 at once: asked again every 2 ms, it asked
-        // 95,521 times for 484 packets, and its rate went on the refusals). A packet lost
-        // on the way is asked for again every round trip: its deadline is near.
+        // this many. Those asked for on joining, no sooner than `joinRetry` and each time
+        // twice as late as the last: a room joining a lossless zone asks for 500, and the
+        // coordinator answers every copy of a request, from the room's rate (asked again
+        // every 2 ms, one asked 95,521 times for 484 packets; two joining together lost 55
+        // packets to refusals). A packet lost on the way is asked for again every round
+        // trip: its deadline is near.
         let wait = roundTrip + Int64(asked.count) * configuration.resendCost
         for k in asked {
-            missing[k]!.nextRequest = now + (missing[k]!.joining ? wait << min(missing[k]!.requests, 5) : wait)
+            missing[k]!.nextRequest = now + (missing[k]!.joining ? max(wait, configuration.joinRetry) << min(missing[k]!.requests, 5) : wait)
             missing[k]!.requests += 1
         }
         let copies = lossRate < 0.01 ? 1 : lossRate < 0.03 ? 2 : lossRate < 0.07 ? 3 : 4
