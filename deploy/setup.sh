@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 install_packages \
   `# build: the C libraries tutti wraps` \
-  libopus-dev libasound2-dev nettle-dev libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
+  libopus-dev libflac-dev libasound2-dev nettle-dev libavformat-dev libavcodec-dev libavutil-dev libswresample-dev libswscale-dev \
   libavahi-client-dev libdbus-1-dev libsqlite3-dev pkg-config \
   `# the follower links the C++ runtime under Swift's statically (Package.swift)` \
   libstdc++-12-dev \

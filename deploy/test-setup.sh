@@ -55,7 +55,7 @@ if [ ! -s "$root_cache" ]; then
   mirror=$(sed -n 's/^URIs: *\([^ ]*\).*/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 || true)
   [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" && $3 == "bookworm" { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
   $sudo_ debootstrap --variant=minbase \
-    --include=adduser,systemd,libopus0,libpulse0,libasound2,libnettle8,libhogweed6,libgmp10,libavformat59,libavcodec59,libavutil57,libswresample4,libswscale6,libavahi-client3,libdbus-1-3,libsqlite3-0,libstdc++6 \
+    --include=adduser,systemd,libopus0,libflac12,libpulse0,libasound2,libnettle8,libhogweed6,libgmp10,libavformat59,libavcodec59,libavutil57,libswresample4,libswscale6,libavahi-client3,libdbus-1-3,libsqlite3-0,libstdc++6 \
     bookworm "$tmp" ${mirror:+"$mirror"} >/dev/null
   $sudo_ mkdir -p "$(dirname "$root_cache")"
   $sudo_ tar -C "$tmp" -czf "$root_cache.part" . && $sudo_ mv "$root_cache.part" "$root_cache"
