@@ -36,7 +36,32 @@ def clock(kind, body, stamp=0, member=0, sequence=0):
     return b"TUTC" + bytes([3, kind]) + struct.pack(">HQQ", member, stamp, sequence) + body
 
 
+def flac_frames():
+    """FLAC frames as a lossless zone sends them (48 kHz, 24 bits, blocks of 192), by FFmpeg's
+    encoder: the stream after its metadata, cut at each frame's sync code."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "noise.flac")
+        subprocess.run(["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "anoisesrc=r=48000:a=0.3:d=0.05", "-ac", "2",
+                        "-sample_fmt", "s32", "-bits_per_raw_sample", "24", "-frame_size", "192", path], check=True)
+        data = open(path, "rb").read()
+    at, last = 4, False
+    while not last:  # metadata blocks: a flag, a type, a 24-bit length
+        last = data[at] & 0x80 != 0
+        at += 4 + int.from_bytes(data[at + 1:at + 4], "big")
+    frames, start = [], at
+    for k in range(at + 1, len(data) - 1):
+        if data[k] == 0xFF and data[k + 1] == 0xF8:
+            frames.append(data[start:k])
+            start = k
+    return frames + [data[start:]]
+
+
 def main():
+    # Stream payloads: FLAC frames, L24 samples, an Opus packet.
+    for frame in flac_frames()[:3]:
+        save("payload", frame)
+    save("payload", b"".join(struct.pack(">i", int(0x3FFFFF * ((k % 48) / 24 - 1)))[1:] for k in range(384)))
+    save("payload", b"\xfc" + bytes(40))
     # RTP, RTX, padding, CSRCs, no extension.
     for p in [rtp(), rtp(rollover=3), rtp(rollover=0, members=(1, 2, 300)), rtp(pt=97, payload=b"\x03\xe8" + b"\xfc" + bytes(40)), rtp(padding=4),
               bytes([0x82, 96]) + struct.pack(">HII", 1, 2, 3) + struct.pack(">II", 4, 5) + b"\xfc\x00",

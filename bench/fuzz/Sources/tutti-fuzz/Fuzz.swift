@@ -48,6 +48,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     case "mp4": mp4(bytes)
     case "api": api(bytes)
     case "sendspin": sendspin(bytes)
+    case "payload": payload(bytes)
     default: fatalError("unknown TUTTI_FUZZ_TARGET \(target)")
     }
     return 0
@@ -305,5 +306,21 @@ func sendspin(_ bytes: [UInt8]) {
         } catch {
             return
         }
+    }
+}
+
+/// The stream's decoders, as a room has them (Opus, L24, FLAC by libFLAC), made once.
+nonisolated(unsafe) let decoders = try! streamDecoders()
+
+/// A packet's payload (after SRTP opened it) through every codec's decoder, then a loss
+/// concealed: each either decodes it or throws; a FLAC frame's block is bounded.
+func payload(_ bytes: [UInt8]) {
+    for (_, decoder) in decoders.sorted(by: { $0.key < $1.key }) {
+        var out: [Float] = []
+        if let frames = try? decoder.decode(bytes[...], into: &out) {
+            precondition(frames >= 0 && frames <= 5_760 && out.count == frames * 2, "a payload decoded to \(frames) frames, \(out.count) samples")
+        }
+        _ = try? decoder.conceal(frames: 192, into: &out)
+        _ = try? decoder.decodeFEC(from: bytes[...], frames: 960, into: &out)
     }
 }
