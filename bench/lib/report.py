@@ -1,7 +1,7 @@
 """Assembles BENCHMARKS.md from each benchmark's latest section and the hand-kept notes."""
 import os
 
-SECTIONS = ["sync.md", "sync-vcard.md", "sendspin.md", "network.md", "network-stalls.md", "network-vcard.md", "control.md", "calibration.md", "calibration-web.md", "zones.md", "remote.md", "formats.md", "lyrics.md", "library.md", "fuzz.md"]
+SECTIONS = ["sync.md", "sync-vcard.md", "sendspin.md", "network.md", "network-stalls.md", "network-vcard.md", "codecs.md", "control.md", "calibration.md", "calibration-web.md", "zones.md", "remote.md", "formats.md", "lyrics.md", "library.md", "fuzz.md"]
 
 
 def assemble(root):
