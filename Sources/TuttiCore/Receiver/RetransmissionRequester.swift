@@ -72,13 +72,16 @@ public struct RetransmissionRequester: Sendable {
     private var accounted: Int64?
     /// Epochs the coordinator has ended: it sends nothing more of them.
     private var endedEpochs: [UInt32] = []
-    /// Presentation time minus send time: how far ahead the coordinator sends, the least of
-    /// the last 32 packets'. A live input comes in blocks (10 ms on the bench), so the
-    /// coordinator sends a lossless zone's 4 ms packets two or three at once, up to a block
-    /// late by their schedule: taken from the last packet alone, the lead counted the rest
-    /// of a block overdue, and a room asked for 400 kbit/s of packets that were only on
-    /// their way.
+    /// Presentation time minus send time: how far ahead the coordinator sends (the last
+    /// packet's).
     private var lead: Int64?
+    /// The least lead of the last 32 packets: when the next packet is due at the latest. A
+    /// live input comes in blocks (10 ms on the bench), so the coordinator sends a lossless
+    /// zone's 4 ms packets two or three at once, up to a block late by their schedule: by the
+    /// last packet's lead, the rest of a block counted overdue, and a room asked for
+    /// 400 kbit/s of packets that were only on their way (4,417 asks in 10 s, 4,240 for
+    /// packets not yet sent).
+    private var latestLead: Int64?
     private var leads: [Int64] = []
     private var nextLead = 0
     /// The last packets' one-way delays (arrival minus send, on the coordinator's clock).
@@ -129,7 +132,8 @@ public struct RetransmissionRequester: Sendable {
         if let sent {
             if leads.count < 32 { leads.append(presentation - sent) } else { leads[nextLead] = presentation - sent }
             nextLead = (nextLead + 1) % 32
-            lead = leads.min()
+            lead = presentation - sent
+            latestLead = leads.min()
             if delays.count < 128 { delays.append(arrival - sent) } else { delays[nextDelay] = arrival - sent }
             nextDelay = (nextDelay + 1) % 128
         }
@@ -198,7 +202,7 @@ public struct RetransmissionRequester: Sendable {
     /// Counts the packets overdue at `now` as missing, by the send schedule: the next after
     /// the last that came, each the last one's duration later, sent `lead` before its time.
     private mutating func expectOverdue(at now: CoordinatorTime) {
-        guard let h = highest, let lead, var k = accounted.map({ $0 + 1 }) else { return }
+        guard let h = highest, let lead = latestLead, var k = accounted.map({ $0 + 1 }) else { return }
         if let epoch = h.epoch, endedEpochs.contains(epoch) { return }
         let overdue = worstDelay + configuration.margin
         while k - h.sequence <= Int64(configuration.maximumMissing) {
@@ -223,7 +227,7 @@ public struct RetransmissionRequester: Sendable {
     /// packets lately (`watchAfterLoss`), when the next packet will be overdue.
     public var nextDue: CoordinatorTime? {
         var next = missing.values.map(\.nextRequest).min()
-        if let lastLoss, let h = highest, let lead, let k = accounted.map({ $0 + 1 }), !(h.epoch.map(endedEpochs.contains) ?? false) {
+        if let lastLoss, let h = highest, let lead = latestLead, let k = accounted.map({ $0 + 1 }), !(h.epoch.map(endedEpochs.contains) ?? false) {
             let overdue = h.presentation + (k - h.sequence) * packetDuration - lead + worstDelay + configuration.margin
             if overdue - lastLoss <= configuration.watchAfterLoss { next = min(next ?? overdue, overdue) }
         }
