@@ -1,3 +1,5 @@
+import TuttiCore
+
 /// Loss concealment for the lossless codecs, which have none of their own: a lost packet
 /// is the last one decoded played again, fading out, so that a lone loss is a soft
 /// repetition rather than a click into silence; the fade runs on across losses in a row
@@ -41,4 +43,19 @@ struct Concealment {
         last.removeAll(keepingCapacity: true)
         concealed = 0
     }
+}
+
+/// A lossless codec's decoder: no FEC of its own, and `Concealment` for what is lost.
+protocol ConcealingDecoder: FrameDecoder {
+    var concealment: Concealment { get set }
+}
+
+extension ConcealingDecoder {
+    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
+
+    public func conceal(frames: Int, into output: inout [Float]) throws -> Int {
+        concealment.conceal(frames: frames, into: &output)
+    }
+
+    public func reset() { concealment.reset() }
 }

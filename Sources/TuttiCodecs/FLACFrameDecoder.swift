@@ -7,12 +7,12 @@ import TuttiCore
 /// input is flushed after every frame, so a packet can neither borrow from the next nor
 /// leave anything for it. A frame libFLAC reports an error for (a lost sync, a bad header,
 /// a CRC mismatch) throws, and is concealed; so is a lost one (`Concealment`).
-public final class FLACFrameDecoder: FrameDecoder {
+public final class FLACFrameDecoder: ConcealingDecoder {
     /// The largest block taken: 120 ms (FLAC allows 65,535 frames; a forged header must not
     /// make a room's queue grow by seconds).
     static let maximumFrames = 5_760
     private var decoder: UnsafeMutablePointer<FLAC__StreamDecoder>?
-    private var concealment = Concealment()
+    var concealment = Concealment()
     /// The packet being decoded, and how much of it libFLAC has read.
     private var input: ArraySlice<UInt8> = []
     /// What the frame decoded to (interleaved stereo), and whether libFLAC objected.
@@ -60,14 +60,6 @@ public final class FLACFrameDecoder: FrameDecoder {
         concealment.decoded(output, frames: frames)
         return frames
     }
-
-    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
-
-    public func conceal(frames: Int, into output: inout [Float]) throws -> Int {
-        concealment.conceal(frames: frames, into: &output)
-    }
-
-    public func reset() { concealment.reset() }
 
     // MARK: - libFLAC's callbacks (client data: this decoder, unretained)
 

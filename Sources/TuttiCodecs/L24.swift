@@ -26,8 +26,8 @@ public enum L24 {
 
 /// Decodes L24 packets (RFC 3190) into 48 kHz interleaved stereo float; a lost packet is
 /// concealed by repeating the last, fading out (`Concealment`).
-public final class L24FrameDecoder: FrameDecoder {
-    private var concealment = Concealment()
+public final class L24FrameDecoder: ConcealingDecoder {
+    var concealment = Concealment()
 
     public init() {}
 
@@ -47,14 +47,6 @@ public final class L24FrameDecoder: FrameDecoder {
         concealment.decoded(output, frames: frames)
         return frames
     }
-
-    public func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int { 0 }
-
-    public func conceal(frames: Int, into output: inout [Float]) throws -> Int {
-        concealment.conceal(frames: frames, into: &output)
-    }
-
-    public func reset() { concealment.reset() }
 }
 
 /// A decoder for each codec a zone's stream may carry, by payload type: what a room plays.
