@@ -180,12 +180,17 @@ extension IntegrationTests {
             // Sound at the end, after at least two reconnections.
             let end = room.start + Int64(room.samples.count) * 1_000_000_000 / 48_000
             #expect(room.lastSound(before: end).map { end - $0 < 500_000_000 } == true, "silent at the end")
-            // Both rooms came back together: the same audio at the same instant, a second
-            // before the end.
+            // Both rooms came back together: the same audio at the same instant over the last
+            // seconds: the median of seven probes half a second apart, each printed. A single
+            // probe on a loaded CI machine once read 7.7 samples, with nothing around it to say
+            // whether the rooms were off or the probe was; sync itself is bench/sync's to measure.
             let other = try control.wav(h.path("b.wav"))
-            let probe = end - 1_000_000_000
-            let lag = try #require(room.lag(against: other.samples, at: probe, sourceFrame: other.frame(at: probe)))
-            #expect(abs(lag) < 3, "after the reconnections the rooms are \(lag) samples apart")
+            let probes = stride(from: end - 4_000_000_000, through: end - 1_000_000_000, by: 500_000_000)
+            let lags = probes.compactMap { room.lag(against: other.samples, at: $0, sourceFrame: other.frame(at: $0)) }
+            print("radio-drop: rooms apart \(lags.map { String(format: "%.1f", $0) }.joined(separator: " ")) samples, every 0.5 s to a second before the end")
+            #expect(lags.count >= 5, "only \(lags.count) probes")
+            let median = lags.sorted()[lags.count / 2]
+            #expect(abs(median) < 3, "after the reconnections the rooms are \(median) samples apart (median of \(lags))")
             #expect(!log.contains("failed"), "\(log.suffix(1500))")
         }
 
