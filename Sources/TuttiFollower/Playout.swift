@@ -80,6 +80,8 @@ struct PlayoutSnapshot: Sendable {
     /// The least lead a packet of the stream had when it came, over the last seconds (ns;
     /// negative: it came after its presentation time).
     var leastLead: Int64?
+    /// The same of the retransmissions that made good a loss (`RetransmissionRequester.recoveries`).
+    var leastRecoveryLead: Int64?
 
     func report(name: String) -> RoomReport {
         let s = statistics
@@ -97,7 +99,8 @@ struct PlayoutSnapshot: Sendable {
             concealments: s.concealments,
             // What the packets that came closest to their time had left once written ahead
             // (while the room plays: a device that is opening may claim a second's latency).
-            headroomMilliseconds: state == .playing ? leastLead.map { Double($0 - committedAhead) / 1e6 } : nil)
+            headroomMilliseconds: state == .playing ? leastLead.map { Double($0 - committedAhead) / 1e6 } : nil,
+            recoveryHeadroomMilliseconds: state == .playing ? leastRecoveryLead.map { Double($0 - committedAhead) / 1e6 } : nil)
     }
 
     /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the
@@ -114,6 +117,11 @@ struct PlayoutSnapshot: Sendable {
             + "unsealed \(unsealed)\(s.otherZones > 0 ? ", other zones' \(s.otherZones)" : ""), resyncs \(s.resyncs), steps \(s.steps), slews \(s.slews), outages \(s.outages), "
             + "device \(deviceOffsetPPM.fixed(1, sign: true)) ppm, jumps \(deviceJumps); "
             + "floor \((Double(floor) / 1e6).fixed(1)) ms, near misses \(nearMisses), holes \(holes)"
+            + (leastLead.map { lead in
+                "; least lead \((Double(lead) / 1e6).fixed(1)) ms"
+                    + (leastRecoveryLead.map { ", of retransmissions \((Double($0) / 1e6).fixed(1)) ms" } ?? "")
+                    + ", written \((Double(committedAhead) / 1e6).fixed(1)) ms ahead"
+            } ?? "")
     }
 }
 
@@ -370,6 +378,7 @@ final class Playout {
     func snapshot() -> PlayoutSnapshot {
         var statistics = engine.statistics
         statistics.otherZones += network.otherZones  // dropped before the engine saw them
+        let coordinatorNow = engine.clockEstimate?.coordinatorTime(at: LocalTime(nanoseconds: clock.nanosecondsNow())).nanoseconds
         return PlayoutSnapshot(
             state: engine.state, estimate: engine.clockEstimate, lock: engine.clockLock,
             rememberedRejected: engine.clock.rememberedRejected, statistics: statistics,
@@ -377,9 +386,8 @@ final class Playout {
             committedAhead: max(outputLatency + fill.configuration.period, bufferLatency + room.outputDelay),
             deviceRatePPM: device.hasMeasuredRate ? device.rateOffsetPPM : nil, deviceOffsetPPM: device.rateOffsetPPM,
             deviceJumps: device.jumps, floor: fill.floor, nearMisses: fill.nearMisses, holes: holes,
-            leastLead: engine.clockEstimate.flatMap {
-                engine.leads.least(now: $0.coordinatorTime(at: LocalTime(nanoseconds: clock.nanosecondsNow())).nanoseconds)
-            })
+            leastLead: coordinatorNow.flatMap { engine.leads.least(now: $0) },
+            leastRecoveryLead: coordinatorNow.flatMap { engine.requester.recoveries.least(now: $0) })
     }
 
     /// Takes a snapshot every 10 renders (about 100 ms), and at once after a clock

@@ -33,6 +33,33 @@ struct LatencyTunerTests {
         #expect(tuner.target == Self.ms(150))
     }
 
+    /// A network that loses packets needs the time to ask for them again for as long as it
+    /// loses them: the retransmissions' headroom makes a need whatever it is, so the latency
+    /// stays where they come in time (it came back down, and they came too late again, every
+    /// minute), and comes down to what they need once they need less, or to the house's once
+    /// nothing is lost.
+    @Test func lossesKeepTheTimeToAskAgainWhileThereAreAny() {
+        var tuner = LatencyTuner(floor: Self.ms(150), cap: Self.ms(1_000))
+        // At 150 ms the answers came 40 ms too late: 150 + 40 + the margin.
+        tuner.observe(headroom: -Self.ms(40), inForce: Self.ms(150), now: 0, recoveries: true)
+        #expect(tuner.target == Self.ms(200))
+        // At 200 they have the margin to spare, for minutes: the latency stays.
+        for t in 1..<150 { tuner.observe(headroom: Self.ms(10), inForce: Self.ms(200), now: Self.s(Int64(t)), recoveries: true) }
+        #expect(tuner.target == Self.ms(200))
+        // The first copies' headroom alone would have let it come back down a minute later
+        // (and the answers come too late again).
+        var firstCopies = LatencyTuner(floor: Self.ms(150), cap: Self.ms(1_000))
+        firstCopies.observe(headroom: -Self.ms(40), inForce: Self.ms(150), now: 0)
+        for t in 1..<150 { firstCopies.observe(headroom: Self.ms(10), inForce: Self.ms(200), now: Self.s(Int64(t))) }
+        #expect(firstCopies.target == Self.ms(150))
+        // The answers need less (45 ms to spare): a minute later the latency is what they
+        // need (155 + the margin, in whole steps).
+        for t in 150..<220 { tuner.observe(headroom: Self.ms(45), inForce: Self.ms(200), now: Self.s(Int64(t)), recoveries: true) }
+        #expect(tuner.target == Self.ms(175))
+        // Nothing lost for a minute (no answer told of): the house's.
+        #expect(tuner.update(now: Self.s(290)) && tuner.target == Self.ms(150))
+    }
+
     @Test func theLatencyStaysBetweenTheHousesAndTheCap() {
         var tuner = LatencyTuner(floor: Self.ms(150), cap: Self.ms(1_000))
         tuner.observe(headroom: -Self.ms(5_000), inForce: Self.ms(150), now: 0)  // a link down for seconds

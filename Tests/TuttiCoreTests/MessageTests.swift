@@ -103,26 +103,33 @@ struct MessageTests {
     /// The holes and concealments follow the name: a follower from before them sends none
     /// (read as absent), one from after them may send more (left unread).
     @Test func roomReportsOlderAndNewerThanTheHolesRead() throws {
-        let report = RoomReport(name: "Hall", state: .playing, holes: 3, concealments: 5, headroomMilliseconds: -87.5)
+        let report = RoomReport(name: "Hall", state: .playing, holes: 3, concealments: 5, headroomMilliseconds: -87.5,
+                                recoveryHeadroomMilliseconds: 12.25)
         let bytes = ControlMessage.roomReport(report).encode()
         guard case let .roomReport(now) = try ControlMessage.decode(bytes).message else {
             Issue.record("not a report")
             return
         }
-        #expect(now.holes == 3 && now.concealments == 5 && now.headroomMilliseconds == -87.5)
+        #expect(now.holes == 3 && now.concealments == 5 && now.headroomMilliseconds == -87.5 && now.recoveryHeadroomMilliseconds == 12.25)
         // No headroom yet (no packet came) is told as none, not as 0.
         guard case let .roomReport(none) = try ControlMessage.decode(ControlMessage.roomReport(RoomReport(name: "Hall")).encode()).message else {
             Issue.record("not a report")
             return
         }
-        #expect(none.headroomMilliseconds == nil)
+        #expect(none.headroomMilliseconds == nil && none.recoveryHeadroomMilliseconds == nil)
+        // A follower from before the recoveries' headroom ends after the headroom.
+        guard case let .roomReport(noRecoveries) = try ControlMessage.decode(Array(bytes.dropLast(RoomReport.headroomSize))).message else {
+            Issue.record("a follower's report from before the recoveries' headroom was refused")
+            return
+        }
+        #expect(noRecoveries.headroomMilliseconds == -87.5 && noRecoveries.recoveryHeadroomMilliseconds == nil)
         // A follower from before the headroom ends after the concealments.
-        guard case let .roomReport(noHeadroom) = try ControlMessage.decode(Array(bytes.dropLast(RoomReport.headroomSize))).message else {
+        guard case let .roomReport(noHeadroom) = try ControlMessage.decode(Array(bytes.dropLast(2 * RoomReport.headroomSize))).message else {
             Issue.record("a follower's report from before the headroom was refused")
             return
         }
         #expect(noHeadroom.concealments == 5 && noHeadroom.headroomMilliseconds == nil)
-        guard case let .roomReport(old) = try ControlMessage.decode(Array(bytes.dropLast(RoomReport.addedSize + RoomReport.headroomSize))).message else {
+        guard case let .roomReport(old) = try ControlMessage.decode(Array(bytes.dropLast(RoomReport.addedSize + 2 * RoomReport.headroomSize))).message else {
             Issue.record("an older follower's report was refused")
             return
         }
@@ -134,6 +141,7 @@ struct MessageTests {
         #expect(newer.name == "Hall" && newer.holes == 3)
         // A name that claims more than is there, or bytes that are neither the old nor the new end, are refused.
         #expect(throws: PacketError.self) { try ControlMessage.decode(Array(bytes.dropLast(3 + RoomReport.headroomSize))) }
+        #expect(throws: PacketError.self) { try ControlMessage.decode(Array(bytes.dropLast(1))) }
     }
 
     @Test func rejectsForeignAndUnknown() throws {
@@ -165,10 +173,10 @@ struct MessageTests {
         blank[105] = 0x20
         blank[106] = 0x09
         #expect(throws: PacketError.self) { try ControlMessage.decode(blank) }
-        // Cut anywhere but where an older follower's report ends (before the holes, or before
-        // the headroom), it is refused.
-        for cut in 24..<report.count where cut != report.count - RoomReport.addedSize - RoomReport.headroomSize
-            && cut != report.count - RoomReport.headroomSize {
+        // Cut anywhere but where an older follower's report ends (before the holes, before
+        // the headroom, or before the recoveries' headroom), it is refused.
+        for cut in 24..<report.count where ![RoomReport.addedSize + 2 * RoomReport.headroomSize, 2 * RoomReport.headroomSize,
+                                             RoomReport.headroomSize].contains(report.count - cut) {
             #expect(throws: PacketError.self) { try ControlMessage.decode(Array(report[..<cut])) }
         }
         // 513 brackets killed the coordinator inside Foundation's JSON decoder; the report is

@@ -253,4 +253,66 @@ struct RetransmissionTests {
         let gap = asked.filter { $0 < 500 }
         #expect(!gap.isEmpty && gap.allSatisfy { $0 >= 436 }, "\(asked.sorted())")
     }
+
+    /// What a loss's answer had to spare is kept (`recoveries`): an answer in time, and one
+    /// that came after its packet was given up (how late it was); not a joining room's
+    /// answers, nor a second copy of an answer, nor an answer to a packet that came itself.
+    @Test func theAnswersToLossesTellHowEarlyTheyCame() throws {
+        var s = Stream()
+        s.join()
+        let joined = s.sent(0) + 5_000_000
+        #expect(s.requester.recoveries.least(now: joined.nanoseconds) == nil)
+        for k in 1..<5 as Range<Int64> { s.arrive(k) }
+        s.arrive(6)
+        let asked = s.requester.due(at: s.sent(6) + 5_000_000, outputLead: 60_000_000).sequences
+        #expect(asked == [SequenceNumber(5)])
+        // Answered 30 ms after it was sent: 120 ms before it is heard.
+        s.arrive(5, retransmitted: true, at: s.sent(5) + 30_000_000)
+        s.arrive(5, retransmitted: true, at: s.sent(5) + 31_000_000)  // the second copy
+        #expect(s.requester.recoveries.least(now: s.sent(6).nanoseconds) == 120_000_000)
+        // A packet asked for that came itself (reordered), then its answer: nothing more.
+        for k in 7..<9 as Range<Int64> { s.arrive(k) }
+        s.arrive(10)
+        #expect(s.requester.due(at: s.sent(10) + 5_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(9)])
+        s.arrive(9, delay: 25_000_000)
+        s.arrive(9, retransmitted: true, at: s.sent(9) + 26_000_000)
+        #expect(s.requester.recoveries.least(now: s.sent(10).nanoseconds) == 120_000_000)
+        // Asked for, unanswered until too late for the output (60 ms ahead): given up; its
+        // answer 10 ms after its time says so.
+        for k in 11..<13 as Range<Int64> { s.arrive(k) }
+        s.arrive(14)
+        #expect(s.requester.due(at: s.sent(14) + 5_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(13)])
+        for k in 15..<20 as Range<Int64> { s.arrive(k) }
+        _ = s.requester.due(at: s.presentation(13) - 60_000_000, outputLead: 60_000_000)
+        #expect(s.requester.statistics.abandoned == 1)
+        s.arrive(13, retransmitted: true, at: s.presentation(13) + 10_000_000)
+        #expect(s.requester.recoveries.least(now: s.sent(20).nanoseconds) == -10_000_000)
+    }
+
+    /// A path that brings nothing for a while (a dropout) is asked less and less often
+    /// (every answer would be lost, and each costs the room's allowance at the coordinator);
+    /// once a packet comes again, what is missing is asked for at once.
+    @Test func aPathThatBringsNothingIsAskedLessOftenUntilItIsBack() throws {
+        var s = Stream(lead: 400_000_000)
+        s.join()
+        for k in 1..<10 as Range<Int64> { s.arrive(k) }
+        // Nothing after packet 9: 10 is overdue 7 ms after it was sent, then 11, 12...
+        var asks: [Int64] = []
+        var now = s.sent(10)
+        while now < s.sent(10) + 200_000_000 {
+            if s.requester.due(at: now, outputLead: 60_000_000).sequences.contains(SequenceNumber(10)) {
+                asks.append((now - s.sent(10)) / 1_000_000)
+            }
+            now = now + 1_000_000
+        }
+        // Every round trip (12 ms) while the path may be only slow, then twice as late each
+        // time once it has brought nothing for three packets' time (60 ms).
+        #expect(asks.count < 8, "\(asks)")
+        #expect(zip(asks.dropFirst(), asks).map { $0 - $1 }.last.map { $0 >= 48 } == true, "\(asks)")
+        // The path is back (packet 21 comes): every packet asked for before is asked for at
+        // once (20 is not yet overdue).
+        s.arrive(21, at: now)
+        let back = s.requester.due(at: now, outputLead: 60_000_000).sequences
+        #expect(back.map(\.rawValue) == Array(10...19), "\(back) \(asks)")
+    }
 }

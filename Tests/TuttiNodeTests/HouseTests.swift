@@ -255,6 +255,20 @@ struct HouseZoneTests {
         #expect(try await rig.house.nowPlaying(zone: nil).latencyMilliseconds == 420)
     }
 
+    /// A room whose retransmissions came with too little to spare raises its zone's live
+    /// latency, though its first copies had plenty.
+    @Test func aRoomsLateRetransmissionsRaiseItsZonesLatency() async throws {
+        let rig = try HouseTests.Rig()
+        let room = SocketAddress(address: 0x7F00_0001, port: 9)
+        await rig.house.setLiveLatency(floor: 150_000_000, cap: 1_000_000_000)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: 30, recoveryHeadroomMilliseconds: 5),
+                                 from: room, at: 1_000_000_000)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner?.target == 175_000_000)
+        await rig.house.received(RoomReport(name: "Kitchen", state: .playing, headroomMilliseconds: 30, recoveryHeadroomMilliseconds: -60),
+                                 from: room, at: 2_000_000_000)
+        #expect(await rig.house.plays[ZoneInfo.defaultID]?.tuner?.target == 225_000_000)
+    }
+
     @Test func zonesPlayApartMoveRoomsAndSurviveARestart() async throws {
         let rig = try HouseTests.Rig()
         let house = rig.house

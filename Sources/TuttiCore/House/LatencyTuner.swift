@@ -5,7 +5,10 @@
 /// headroom), so it can be remembered. The latency is the worst need of the last `memory`,
 /// rounded up to a `step`, between the house's latency (`floor`) and `cap`: it grows as soon as a room needs more
 /// (a Wi-Fi stall held its packets), and comes back down only once the network has been calm
-/// for `memory`. The sender moves to it without a gap (`SenderMachine.setLatency`).
+/// for `memory`. A room's retransmissions tell their own headroom
+/// (`RoomReport.recoveryHeadroomMilliseconds`): on a network that loses packets the latency
+/// leaves the time to ask for them again, for as long as it loses them. The sender moves to
+/// it without a gap (`SenderMachine.setLatency`).
 /// Pure: every time comes in as an argument.
 public struct LatencyTuner: Sendable, Equatable {
     /// The least latency (ns): the house's (`--latency-ms`, 150 ms by default).
@@ -40,13 +43,17 @@ public struct LatencyTuner: Sendable, Equatable {
     }
 
     /// A room's report at `now`: its packets had at least `headroom` to spare (ns) while the
-    /// latency in force was `inForce`. True when the target changed.
+    /// latency in force was `inForce`; `recoveries`: the retransmissions that made good its
+    /// losses had. True when the target changed.
     @discardableResult
-    public mutating func observe(headroom: Int64, inForce: Int64, now: Int64) -> Bool {
+    public mutating func observe(headroom: Int64, inForce: Int64, now: Int64, recoveries: Bool = false) -> Bool {
         // Only packets that came too late to be heard make a need: a room's headroom on a
         // quiet network depends on its output (a few ms where it writes far ahead), and a
-        // near miss costs nothing.
-        let need = headroom < 0 ? inForce - headroom + Self.margin : 0
+        // near miss costs nothing. Retransmissions make one whatever they had to spare: a
+        // network that loses packets goes on needing the time to ask for them again, and a
+        // latency that came back down once they came in time would lose them again, and grow
+        // again, every `memory`.
+        let need = headroom < 0 || recoveries ? inForce - headroom + Self.margin : 0
         if let last = needs.last, now - last.start < Self.bucket {
             needs[needs.count - 1].need = max(last.need, need)
         } else {

@@ -101,6 +101,11 @@ public struct RoomReport: Codable, Equatable, Sendable {
     /// too late to be heard. A live zone's latency is made to cover the worst of its rooms'
     /// (`LatencyTuner`). Absent from older followers, and before a packet came.
     public var headroomMilliseconds: Double?
+    /// The same of the retransmissions that made good the network's losses over its last
+    /// seconds (one that came after its packet was given up included): a live zone's latency
+    /// is made to leave a lost packet time to be asked for again. Absent from older
+    /// followers, and while nothing was lost.
+    public var recoveryHeadroomMilliseconds: Double?
     /// How the room plays: nil for a tutti follower, `sendspin` for a Sendspin player the
     /// coordinator streams to itself (its settings go to it over its session, not the clock
     /// port).
@@ -114,9 +119,10 @@ public struct RoomReport: Codable, Equatable, Sendable {
                 timingErrorMicroseconds: Double = 0, settingsVersion: UInt32 = 0, epoch: UInt32? = nil,
                 outputDelayMilliseconds: Double = 0, packetsMissed: Int? = nil, packetsRetransmitted: Int? = nil,
                 steps: Int? = nil, slews: Int? = nil, outages: Int? = nil, holes: Int? = nil, concealments: Int? = nil,
-                headroomMilliseconds: Double? = nil, via: String? = nil) {
+                headroomMilliseconds: Double? = nil, recoveryHeadroomMilliseconds: Double? = nil, via: String? = nil) {
         self.via = via
         self.headroomMilliseconds = headroomMilliseconds
+        self.recoveryHeadroomMilliseconds = recoveryHeadroomMilliseconds
         self.holes = holes
         self.concealments = concealments
         self.name = name

@@ -1,6 +1,6 @@
 /// The room report on the clock port: fixed-size big-endian fields, then the name, then the
-/// fields added since (the holes, the concealments, then the headroom; docs/protocol.md has
-/// the table). Every
+/// fields added since (the holes, the concealments, the headroom, then the recoveries'
+/// headroom; docs/protocol.md has the table). Every
 /// number is an integer of a set width, so whatever a sender puts there converts without a
 /// trap; figures out of a field's range are clamped when encoded, and a report that does not
 /// read whole is refused. A report without the added fields (an older follower's) reads
@@ -12,8 +12,8 @@ extension RoomReport {
     static let fixedSize = 80
     static let longestName = 255
     /// The fields after the name: holes and concealments, 4 bytes each; then the headroom
-    /// (µs, signed; the least Int32 when there is none), 4 bytes. (Not a flag: an older
-    /// coordinator refuses a report with flags it does not know.)
+    /// and the recoveries' headroom (µs, signed; the least Int32 when there is none), 4 bytes
+    /// each. (Not a flag: an older coordinator refuses a report with flags it does not know.)
     static let addedSize = 8
     static let headroomSize = 4
 
@@ -40,8 +40,9 @@ extension RoomReport {
         out += name
         out.appendBigEndian(Self.clamp(Double(holes ?? 0), UInt32.self))
         out.appendBigEndian(Self.clamp(Double(concealments ?? 0), UInt32.self))
-        let headroom = headroomMilliseconds.map { max(Self.clamp($0 * 1_000, Int32.self), Int32.min + 1) } ?? Int32.min
-        out.appendBigEndian(UInt32(bitPattern: headroom))
+        for headroom in [headroomMilliseconds, recoveryHeadroomMilliseconds] {
+            out.appendBigEndian(UInt32(bitPattern: headroom.map { max(Self.clamp($0 * 1_000, Int32.self), Int32.min + 1) } ?? Int32.min))
+        }
     }
 
     static func decodeBinary(_ r: inout ByteReader) throws(PacketError) -> RoomReport {
@@ -71,7 +72,12 @@ extension RoomReport {
         report.slews = Int(try r.u32())
         report.outages = Int(try r.u32())
         let length = Int(try r.u8())
-        guard r.remaining == length || r.remaining == length + Self.addedSize || r.remaining >= length + Self.addedSize + Self.headroomSize else {
+        // What follows the name: nothing (a follower from before the holes), the holes and
+        // concealments, then the headroom, then the recoveries' headroom and whatever a newer
+        // follower adds.
+        let tail = r.remaining - length
+        guard tail == 0 || tail == Self.addedSize || tail == Self.addedSize + Self.headroomSize
+            || tail >= Self.addedSize + 2 * Self.headroomSize else {
             throw .badPayload("room report's name is not \(length) bytes")
         }
         let bytes = r.bytes[r.offset..<(r.offset + length)]
@@ -80,8 +86,8 @@ extension RoomReport {
             report.holes = Int(try r.u32())
             report.concealments = Int(try r.u32())
             if r.remaining >= Self.headroomSize {
-                let headroom = Int32(bitPattern: try r.u32())
-                report.headroomMilliseconds = headroom == Int32.min ? nil : Double(headroom) / 1_000
+                report.headroomMilliseconds = Self.headroom(try r.u32())
+                if r.remaining >= Self.headroomSize { report.recoveryHeadroomMilliseconds = Self.headroom(try r.u32()) }
             }
         }
         guard let name = String(validating: bytes, as: UTF8.self), isValidName(name) else {
@@ -89,6 +95,12 @@ extension RoomReport {
         }
         report.name = name
         return report
+    }
+
+    /// A headroom field's milliseconds (the least Int32: none).
+    static func headroom(_ field: UInt32) -> Double? {
+        let microseconds = Int32(bitPattern: field)
+        return microseconds == Int32.min ? nil : Double(microseconds) / 1_000
     }
 
     /// `value` rounded into `T`'s range (NaN as 0).

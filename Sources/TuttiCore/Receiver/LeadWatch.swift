@@ -14,8 +14,12 @@ public struct LeadWatch: Sendable, Equatable {
 
     /// A packet presented at `presentation` came at `now` (both coordinator ns).
     public mutating func arrived(presentation: Int64, now: Int64) {
+        observe(lead: presentation - now, at: now)
+    }
+
+    /// A lead of `lead` (ns), seen at `now`.
+    public mutating func observe(lead: Int64, at now: Int64) {
         roll(now: now)
-        let lead = presentation - now
         if start == nil {
             start = now
             least = lead

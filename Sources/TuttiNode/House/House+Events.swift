@@ -103,6 +103,9 @@ extension House {
         // A Sendspin player's settings go over its own session (`sendspinDelivery`).
         if report.via != RoomReport.sendspin { messenger.remember(address, member: member, for: report.name) }
         if let headroom = report.headroomMilliseconds { fitLatency(zone: room.settings.zoneID, headroom: headroom, room: room, at: time) }
+        if let headroom = report.recoveryHeadroomMilliseconds {
+            fitLatency(zone: room.settings.zoneID, headroom: headroom, recoveries: true, room: room, at: time)
+        }
         for case let .joined(key) in events {
             log.info("room '\(registry.rooms[key]?.settings.name ?? key)' joined from \(address)")
             if let view = roomViews().first(where: { $0.key == key }) { broadcast(Event(.roomJoined(view), at: time, zone: view.zone)) }
@@ -115,9 +118,10 @@ extension House {
         deliverSettings(force: false)
     }
 
-    /// A room of `zone` reported its packets' headroom (ms): when the house fits the latency
-    /// to the network, the zone's player moves its live input to what its rooms need.
-    func fitLatency(zone: String, headroom: Double, room: RoomRegistry.Room, at time: Int64) {
+    /// A room of `zone` reported its packets' headroom (ms), or its retransmissions'
+    /// (`recoveries`): when the house fits the latency to the network, the zone's player
+    /// moves its live input to what its rooms need.
+    func fitLatency(zone: String, headroom: Double, recoveries: Bool = false, room: RoomRegistry.Room, at time: Int64) {
         guard let cap = liveLatency.cap, plays[zone] != nil, headroom.isFinite else { return }
         let headroom = min(max(headroom, -1e6), 1e6)  // a report's figure, bounded before it is converted
         let floor = liveLatency.floor
@@ -126,14 +130,15 @@ extension House {
         // The headroom is over the room's last 2 to 4 s: the latency its packets went out
         // with is at least the least in force since (more would count a growth twice).
         let sentWith = plays[zone]!.leastLatency(since: 2 * LeadWatch.span, at: time, floor: floor)
-        let changed = tuner.observe(headroom: Int64(headroom * 1e6), inForce: sentWith, now: time)
+        let changed = tuner.observe(headroom: Int64(headroom * 1e6), inForce: sentWith, now: time, recoveries: recoveries)
         plays[zone]!.tuner = tuner
         guard changed else { return }
         let target = tuner.target
         plays[zone]!.player?.setLatency(target)
         let which = zoneList.zones.count > 1 ? "zone '\(zoneList.zones.first { $0.id == zone }?.name ?? zone)'" : "the house"
         if target > inForce {
-            log.info("\(which)'s live latency grows to \(target / 1_000_000) ms: room '\(room.settings.name)'s packets "
+            log.info("\(which)'s live latency grows to \(target / 1_000_000) ms: room '\(room.settings.name)'s "
+                     + (recoveries ? "retransmissions " : "packets ")
                      + (headroom < 0 ? "came up to \(Int(-headroom)) ms too late" : "had only \(Int(headroom)) ms to spare"))
         } else {
             log.info("\(which)'s live latency comes back to \(target / 1_000_000) ms: its network was calm for a minute")
