@@ -315,4 +315,32 @@ struct RetransmissionTests {
         let back = s.requester.due(at: now, outputLead: 60_000_000).sequences
         #expect(back.map(\.rawValue) == Array(10...19), "\(back) \(asks)")
     }
+
+    /// A dropout's first packets are given up before the path is back, and only its last
+    /// ones' answers would come: what was given up while the path brought nothing counts as
+    /// answered a round trip after it came back (how much more latency it needs). A longer
+    /// silence is an outage, and tells nothing.
+    @Test func aDropoutTellsHowLateItsFirstPacketsWouldHaveBeenAnswered() throws {
+        for silence in [200, 1_000] as [Int64] {
+            var s = Stream()
+            s.join()
+            for k in 1..<10 as Range<Int64> { s.arrive(k) }
+            // Nothing from packet 10 on for `silence` ms: asked for, then given up in turn.
+            let back = 10 + silence / 20
+            var now = s.sent(10)
+            while now < s.sent(back) + 5_000_000 {
+                _ = s.requester.due(at: now, outputLead: 60_000_000)
+                now = now + 1_000_000
+            }
+            #expect(s.requester.statistics.abandoned > 0)
+            s.arrive(back)
+            let least = s.requester.recoveries.least(now: (s.sent(back) + 5_000_000).nanoseconds)
+            if silence == 200 {
+                // Packet 10, heard 150 ms after it was sent, answered 205 + 12 ms after: 67 ms late.
+                #expect(least == -67_000_000, "\(String(describing: least))")
+            } else {
+                #expect(least == nil, "an outage told \(String(describing: least))")
+            }
+        }
+    }
 }

@@ -38,6 +38,9 @@ public struct RetransmissionRequester: Sendable {
         /// or less): waking 50 times a second more for packets that always come cost a
         /// follower a fifth of its CPU.
         public var watchAfterLoss: Int64 = 10_000_000_000
+        /// The longest silence of the path whose losses tell the latency they need
+        /// (`recoveries`): a Wi-Fi dropout; a longer one is an outage (ns).
+        public var longestDropout: Int64 = 500_000_000
         public init() {}
     }
 
@@ -100,15 +103,15 @@ public struct RetransmissionRequester: Sendable {
     /// packet time to be asked for again (`LatencyTuner`): first copies' leads alone said
     /// nothing of it, and on a path of 20 ± 10 ms and 10 % loss a room at the house's 150 ms
     /// made good only 29 of the 164 packets it missed in 30 s. (A loss found too late to be
-    /// asked for, as an outage's, says nothing of the latency a loss needs.)
+    /// asked for, or an outage's, says nothing of the latency a loss needs.)
     public private(set) var recoveries = LeadWatch()
     /// When the last packet came (a retransmission or a first copy): a path that has
     /// brought nothing for a while is down, and what is missing is asked for less often
     /// until something comes again (`quietAfter`).
     private var lastHeard: CoordinatorTime?
-    /// Losses given up while asked for (sequence, presentation time): an answer that comes
-    /// after still tells how late it was. The last 64.
-    private var givenUp: [(sequence: Int64, presentation: CoordinatorTime)] = []
+    /// Losses given up while asked for (sequence, presentation time, when): an answer that
+    /// comes after still tells how late it was. The last 64.
+    private var givenUp: [(sequence: Int64, presentation: CoordinatorTime, at: CoordinatorTime)] = []
     public private(set) var statistics = Statistics()
 
     public init(configuration: Configuration = Configuration()) {
@@ -139,8 +142,18 @@ public struct RetransmissionRequester: Sendable {
         if self.ssrc != ssrc { reset(ssrc: ssrc) }
         if highest == nil, let duration { packetDuration = duration }
         if let lastHeard, arrival - lastHeard > quietAfter {
-            // The path is back: what is missing is asked for again at once.
+            // The path is back: what is missing is asked for again at once. What was given up
+            // while it brought nothing would have been answered a round trip from now, had
+            // the latency left the time: that is how late (a dropout's first packets need the
+            // most, and only the last ones' answers come; told only by those, the latency grew
+            // 25 ms a dropout, each a hole).
             for (k, entry) in missing where !entry.joining && entry.requests > 0 { missing[k]!.nextRequest = min(entry.nextRequest, arrival) }
+            // (A longer silence is an outage: no latency the house would take makes it good.)
+            let answered = arrival + 2 * worstDelay + configuration.margin
+            for lost in givenUp where lost.at > lastHeard && arrival - lastHeard <= configuration.longestDropout {
+                recoveries.observe(lead: lost.presentation.nanoseconds - answered.nanoseconds, at: arrival.nanoseconds)
+            }
+            givenUp.removeAll { $0.at > lastHeard }
         }
         lastHeard = max(lastHeard ?? arrival, arrival)
         let sequence = sequences.unwrap(UInt64(raw.rawValue))
@@ -271,7 +284,7 @@ public struct RetransmissionRequester: Sendable {
         for (k, entry) in missing {
             if now + quickestDelay >= entry.presentation - outputLead {
                 missing.removeValue(forKey: k)
-                if !entry.joining { giveUp(k, entry) }
+                if !entry.joining { giveUp(k, entry, at: now) }
                 continue
             }
             guard now >= entry.nextRequest else { continue }
@@ -310,12 +323,13 @@ public struct RetransmissionRequester: Sendable {
     private var quietAfter: Int64 { max(3 * packetDuration, 2 * worstDelay + configuration.margin) }
 
     /// A loss that can no longer be made good in time: if it was asked for, its answer may
-    /// still come and tell how late.
-    private mutating func giveUp(_ sequence: Int64, _ entry: Missing) {
+    /// still come and tell how late (or, on a path that brought nothing meanwhile, the time
+    /// it comes back does).
+    private mutating func giveUp(_ sequence: Int64, _ entry: Missing, at now: CoordinatorTime) {
         statistics.abandoned += 1
         guard entry.requests > 0 else { return }
         if givenUp.count == 64 { givenUp.removeFirst() }
-        givenUp.append((sequence, entry.presentation))
+        givenUp.append((sequence, entry.presentation, now))
     }
 
     /// Forgets everything about the stream (a new one began).
