@@ -148,9 +148,11 @@ public struct RetransmissionRequester: Sendable {
             // most, and only the last ones' answers come; told only by those, the latency grew
             // 25 ms a dropout, each a hole).
             for (k, entry) in missing where !entry.joining && entry.requests > 0 { missing[k]!.nextRequest = min(entry.nextRequest, arrival) }
-            // (A longer silence is an outage: no latency the house would take makes it good.)
+            // (A longer silence is an outage: no latency the house would take makes it good;
+            // and a silence between epochs is a pause, whose end tells nothing of the path.)
             let answered = arrival + 2 * worstDelay + configuration.margin
-            for lost in givenUp where lost.at > lastHeard && arrival - lastHeard <= configuration.longestDropout {
+            let dropout = arrival - lastHeard <= configuration.longestDropout && epoch == highest?.epoch
+            for lost in givenUp where dropout && lost.at > lastHeard {
                 recoveries.observe(lead: lost.presentation.nanoseconds - answered.nanoseconds, at: arrival.nanoseconds)
             }
             givenUp.removeAll { $0.at > lastHeard }
