@@ -99,8 +99,12 @@ struct PlayoutSnapshot: Sendable {
             concealments: s.concealments,
             // What the packets that came closest to their time had left once written ahead
             // (while the room plays: a device that is opening may claim a second's latency).
-            headroomMilliseconds: state == .playing ? leastLead.map { Double($0 - committedAhead) / 1e6 } : nil,
-            recoveryHeadroomMilliseconds: state == .playing ? leastRecoveryLead.map { Double($0 - committedAhead) / 1e6 } : nil)
+            headroomMilliseconds: headroom(leastLead), recoveryHeadroomMilliseconds: headroom(leastRecoveryLead))
+    }
+
+    /// What a lead had to spare once written ahead (ms), while the room plays.
+    private func headroom(_ lead: Int64?) -> Double? {
+        state == .playing ? lead.map { Double($0 - committedAhead) / 1e6 } : nil
     }
 
     /// A one-line summary of the clock, buffer and loss counters; `unsealed` counts the

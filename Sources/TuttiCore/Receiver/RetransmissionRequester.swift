@@ -107,7 +107,7 @@ public struct RetransmissionRequester: Sendable {
     public private(set) var recoveries = LeadWatch()
     /// When the last packet came (a retransmission or a first copy): a path that has
     /// brought nothing for a while is down, and what is missing is asked for less often
-    /// until something comes again (`quietAfter`).
+    /// until something comes again (`quietAfter(roundTrip:)`).
     private var lastHeard: CoordinatorTime?
     /// Losses given up while asked for (sequence, presentation time, when): an answer that
     /// comes after still tells how late it was. The last 64.
@@ -141,7 +141,8 @@ public struct RetransmissionRequester: Sendable {
                                  sent: CoordinatorTime?, at arrival: CoordinatorTime, retransmitted: Bool, duration: Int64? = nil) {
         if self.ssrc != ssrc { reset(ssrc: ssrc) }
         if highest == nil, let duration { packetDuration = duration }
-        if let lastHeard, arrival - lastHeard > quietAfter {
+        // (Three packets' time first: the path's worst delay is not worked out per packet.)
+        if let lastHeard, arrival - lastHeard > 3 * packetDuration, arrival - lastHeard > quietAfter(roundTrip: roundTrip) {
             // The path is back: what is missing is asked for again at once. What was given up
             // while it brought nothing would have been answered a round trip from now, had
             // the latency left the time: that is how late (a dropout's first packets need the
@@ -150,7 +151,7 @@ public struct RetransmissionRequester: Sendable {
             for (k, entry) in missing where !entry.joining && entry.requests > 0 { missing[k]!.nextRequest = min(entry.nextRequest, arrival) }
             // (A longer silence is an outage: no latency the house would take makes it good;
             // and a silence between epochs is a pause, whose end tells nothing of the path.)
-            let answered = arrival + 2 * worstDelay + configuration.margin
+            let answered = arrival + roundTrip
             let dropout = arrival - lastHeard <= configuration.longestDropout && epoch == highest?.epoch
             for lost in givenUp where dropout && lost.at > lastHeard {
                 recoveries.observe(lead: lost.presentation.nanoseconds - answered.nanoseconds, at: arrival.nanoseconds)
@@ -282,7 +283,7 @@ public struct RetransmissionRequester: Sendable {
     public mutating func due(at now: CoordinatorTime, outputLead: Int64) -> (sequences: [SequenceNumber], copies: Int) {
         expectOverdue(at: now)
         var asked: [Int64] = []
-        let roundTrip = 2 * worstDelay + configuration.margin
+        let roundTrip = self.roundTrip
         for (k, entry) in missing {
             if now + quickestDelay >= entry.presentation - outputLead {
                 missing.removeValue(forKey: k)
@@ -307,7 +308,7 @@ public struct RetransmissionRequester: Sendable {
         // 200 ms dropout's packets every round trip had the answers refused once the path was
         // back, and got them too late at any latency).
         let wait = roundTrip + Int64(asked.count) * configuration.resendCost
-        let quiet = lastHeard.map { now - $0 > quietAfter } ?? false
+        let quiet = lastHeard.map { now - $0 > quietAfter(roundTrip: roundTrip) } ?? false
         for k in asked {
             let entry = missing[k]!
             missing[k]!.nextRequest = now + (entry.joining ? max(wait, configuration.joinRetry) << min(entry.requests, 5)
@@ -322,7 +323,10 @@ public struct RetransmissionRequester: Sendable {
 
     /// How long a path may bring nothing before it counts as down: three packets' time, and
     /// at least a round trip.
-    private var quietAfter: Int64 { max(3 * packetDuration, 2 * worstDelay + configuration.margin) }
+    private func quietAfter(roundTrip: Int64) -> Int64 { max(3 * packetDuration, roundTrip) }
+
+    /// A request's round trip on this path, at its recent worst, and the margin.
+    private var roundTrip: Int64 { 2 * worstDelay + configuration.margin }
 
     /// A loss that can no longer be made good in time: if it was asked for, its answer may
     /// still come and tell how late (or, on a path that brought nothing meanwhile, the time
