@@ -20,7 +20,8 @@ public struct FollowerOptions: Equatable, Sendable {
     public var output = "auto"
     public var latencyMs = 150
     public var outputDelayMs: Double = 0
-    public var bufferMs = 80
+    /// `--buffer-ms` as given; nil: the output's own default (`OutputPlan.defaultBufferMilliseconds`).
+    public var bufferMs: Int?
     public var verbose = false
     public var statusInterval: Double?
     public var key: String?
@@ -33,7 +34,7 @@ public struct FollowerOptions: Equatable, Sendable {
 
     public init(coordinator: String? = nil, name: String? = nil, unicast: Bool = false, port: UInt16 = 0,
                 multicast: String = "239.255.77.77:5004", sink: String? = nil, output: String = "auto", latencyMs: Int = 150,
-                outputDelayMs: Double = 0, bufferMs: Int = 80, verbose: Bool = false, statusInterval: Double? = nil,
+                outputDelayMs: Double = 0, bufferMs: Int? = nil, verbose: Bool = false, statusInterval: Double? = nil,
                 key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false, sendspin: String? = nil,
                 sendspinCodec: String = "pcm") {
         self.sendspin = sendspin
@@ -98,8 +99,10 @@ public struct FollowerOptions: Equatable, Sendable {
         if let statusInterval, !(0.1...3600).contains(statusInterval) {
             throw Invalid("--status-interval must be between 0.1 and 3600 seconds")
         }
-        if !(10...500).contains(bufferMs) { throw Invalid("--buffer-ms must be between 10 and 500") }
-        if bufferMs >= latencyMs { throw Invalid("--buffer-ms must be smaller than --latency-ms") }
+        if let bufferMs {
+            if !(10...500).contains(bufferMs) { throw Invalid("--buffer-ms must be between 10 and 500") }
+            if bufferMs >= latencyMs { throw Invalid("--buffer-ms must be smaller than --latency-ms") }
+        }
         _ = try parseOutput()
         if let metricsListen {
             do { _ = try SocketAddress(parsing: metricsListen, defaultPort: 9485) } catch {
@@ -132,8 +135,11 @@ public struct FollowerOptions: Equatable, Sendable {
     /// it (40 ms at most: the playout wakes once a write), on a sound server a quarter of it
     /// for the server's sink, and the rest kept in hand against this machine's lateness
     /// (`DeviceFill`'s floor, which grows when a write comes close to the device running
-    /// dry). 80 ms: 40 ms writes, 20 ms for PulseAudio's sink, 20 ms in hand (40 straight to
-    /// ALSA, where the device takes only its FIFO ahead).
+    /// dry). By default 80 ms on a sound server: 40 ms writes, 20 ms for PulseAudio's sink,
+    /// 20 ms in hand (the server, at real-time priority, keeps its own device further
+    /// ahead); 100 ms straight to a device (ALSA, a WAV file): 40 ms writes and 60 ms in
+    /// hand, since nothing else stands between a late wake and the device running dry (a
+    /// stall of this whole machine once ate a 40 ms margin: bench/NOTES.md).
     struct OutputPlan: Equatable {
         var fill = DeviceFill.Configuration()
         /// The sound server's latency for the stream (ms).
@@ -144,6 +150,12 @@ public struct FollowerOptions: Equatable, Sendable {
         var requestMilliseconds: Int { max(1, Int(fill.period / 1_000_000) * 4) }
         /// An ALSA device's buffer and period (frames).
         var alsaBufferFrames = 0, alsaPeriodFrames = 0
+
+        /// `--buffer-ms` when not given: 80 ms on a sound server, 100 straight to a device,
+        /// 20 ms under the latency at most (so a house run at 80 ms writes 60 ahead).
+        static func defaultBufferMilliseconds(latencyMs: Int, soundServer: Bool) -> Int {
+            max(10, min(soundServer ? 80 : 100, latencyMs - 20))
+        }
 
         init(bufferMs: Int, soundServer: Bool) {
             let buffer = Int64(bufferMs) * 1_000_000
@@ -163,22 +175,27 @@ public struct FollowerOptions: Equatable, Sendable {
 
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    static func automaticOutput(bufferMs: Int, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
-        let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
+    /// How this follower's output is set up: `--buffer-ms` if given, else the output's default.
+    func plan(soundServer: Bool) -> OutputPlan {
+        OutputPlan(bufferMs: bufferMs ?? OutputPlan.defaultBufferMilliseconds(latencyMs: latencyMs, soundServer: soundServer),
+                   soundServer: soundServer)
+    }
+
+    static func automaticOutput(server: OutputPlan, device: OutputPlan, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
         do {
             let pulse = try PulseOutput(sink: nil, clock: clock, sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
                                         requestMilliseconds: server.requestMilliseconds, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return (pulse, server)
         } catch {
-            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs, clock: clock)
+            let (alsa, plan) = try alsaOutput("default", plan: device, clock: clock)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             return (alsa, plan)
         }
     }
 
-    static func alsaOutput(_ device: String, bufferMs: Int, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
-        var plan = OutputPlan(bufferMs: bufferMs, soundServer: false)
+    static func alsaOutput(_ device: String, plan: OutputPlan, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
+        var plan = plan
         let alsa = try AlsaOutput(device: device, clock: clock, bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
         // The buffer the device granted bounds how far ahead it can be filled.
         plan.fill.ceiling = max(plan.fill.floor, AudioFormat.nanoseconds(forFrames: Int64(alsa.bufferFrames)) - plan.fill.period)
@@ -228,24 +245,25 @@ public struct FollowerOptions: Equatable, Sendable {
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, clock: clock, log: log)
+            let (automatic, plan) = try Self.automaticOutput(server: self.plan(soundServer: true), device: self.plan(soundServer: false),
+                                                                  clock: clock, log: log)
             (device, config.fill) = (automatic, plan.fill)
         case let .alsa(name):
-            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs, clock: clock)
+            let (alsa, plan) = try Self.alsaOutput(name, plan: self.plan(soundServer: false), clock: clock)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             (device, config.fill) = (alsa, plan.fill)
         case let .pulse(sink):
-            let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
+            let plan = self.plan(soundServer: true)
             device = try PulseOutput(sink: sink, clock: clock, sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
                                      requestMilliseconds: plan.requestMilliseconds, timingMilliseconds: 25)
             config.fill = plan.fill
         case let .wav(path):
             clocked = try ClockedOutput(clock: clock, wavPath: path)
             device = clocked!
-            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
+            config.fill = self.plan(soundServer: false).fill
         case .null:
             device = try ClockedOutput(clock: clock)
-            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
+            config.fill = self.plan(soundServer: false).fill
         }
         let follower = try Follower(configuration: config, clock: clock)
         TerminationSignals.onTermination { follower.stop() }
