@@ -88,10 +88,16 @@ def placed(x, source, rate, step, windows, window=0.1, reach=6):
             continue
         guesses = {round(p, 3) for p in [found, predicted] + [j * step - lag for lag in usual] if p is not None}
         seg = x[j:j + w]
-        best = max((aligned(seg, skewlib.looped(source, p - reach, w + 2 * reach, step), reach) for p in guesses),
-                   key=lambda a: a[1], default=None)
+        tried = {p: aligned(seg, skewlib.looped(source, p - reach, w + 2 * reach, step), reach) for p in guesses}
+        best = max(tried.values(), key=lambda a: a[1], default=None)
         if best is None:
             continue
+        # Where no guess plays well (a hole, or a window of the music's near-silence, whose
+        # few loud samples correlate best with a stretch a beat away), the window is where
+        # its neighbours put it: the best of poor fits would judge the room's silence
+        # against music the source does not have there.
+        if best[1] <= 0.9 and predicted is not None:
+            best = tried[round(predicted, 3)]
         ref, corr = best
         energy = float(np.dot(ref, ref))
         out.append((j, ref, float(np.dot(seg, ref)) / energy if energy > 0 and corr > 0.9 else None))
