@@ -67,9 +67,16 @@ let package = Package(
         // house key's uses (TuttiSecurity's `GCMKey`, `HMACKey`): a small library, and on every
         // Debian system already (GnuTLS, which apt uses, is built on it).
         .systemLibrary(name: "CNettle", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
-        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
-        // libavahi-client, to announce and find coordinators (mDNS/DNS-SD).
-        .systemLibrary(name: "CAvahi", pkgConfig: "avahi-client", providers: [.apt(["libavahi-client-dev"])]),
+        // libFLAC's declarations only: CFLACLoader defines the functions TuttiCodecs calls and
+        // loads the library on the first of them, so a room that plays Opus never maps it.
+        .systemLibrary(name: "CFLAC", providers: [.apt(["libflac-dev"])]),
+        .target(name: "CFLACLoader"),
+        // libavahi-client, to announce and find coordinators (mDNS/DNS-SD): its declarations
+        // only. CAvahiLoader defines the functions TuttiDiscovery calls and loads the library on
+        // the first of them, so a follower told its coordinator never maps it (nor libdbus and
+        // libsystemd, which it loads).
+        .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
+        .target(name: "CAvahiLoader"),
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
         // format, and the sample-rate converter (the coordinator only).
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
@@ -83,7 +90,7 @@ let package = Package(
         .target(name: "TuttiCore"),
         // The only importer of libopus and libFLAC: the house's stream, encoded and decoded
         // (Opus; PCM as L24; FLAC frames, decoded here, encoded by FFmpeg's encoder).
-        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim", "CFLAC"]),
+        .target(name: "TuttiCodecs", dependencies: ["TuttiCore", "COpus", "COpusShim", "CFLAC", "CFLACLoader"]),
         // The only importer of FFmpeg: decoding files and streams of every common format,
         // sample-exact, with their tags and art; the house's sample-rate converter.
         .target(name: "TuttiMedia", dependencies: ["TuttiCore", "TuttiNet", "CFFmpeg"]),
@@ -142,7 +149,7 @@ let package = Package(
         ]),
         // Finding the coordinator on the network: DNS-SD over mDNS through avahi-daemon;
         // libavahi-client's only importer.
-        .target(name: "TuttiDiscovery", dependencies: ["TuttiCore", "TuttiNet", "CAvahi"]),
+        .target(name: "TuttiDiscovery", dependencies: ["TuttiCore", "TuttiNet", "CAvahi", "CAvahiLoader"]),
         // `tutti mpris`: the house on the desktop's session bus as an MPRIS media player
         // (media keys, now-playing widgets); libdbus's only importer.
         .target(name: "TuttiMPRIS", dependencies: ["TuttiCore", "TuttiAPI", "TuttiNet", "CDBus"]),
@@ -230,7 +237,7 @@ let package = Package(
     }
     return found
 }
-let cTargets: Set = ["CALSALoader", "COpusShim"]
+let cTargets: Set = ["CALSALoader", "CAvahiLoader", "CFLACLoader", "COpusShim"]
 for target in package.targets where localModules(of: "tutti-follower").contains(target.name) && target.type != .system
     && !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]

@@ -32,8 +32,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out"
 
-# The packages a binary's shared libraries come from, for Depends. libasound is not among
-# them (TuttiAudio loads it on first use: CALSALoader), so the packages name it themselves.
+# The packages a binary's shared libraries come from, for Depends. libasound, libFLAC and
+# libavahi-client are not among them (TuttiAudio, TuttiCodecs and TuttiDiscovery load them
+# on first use: CALSALoader, CFLACLoader, CAvahiLoader), so the packages name them themselves.
 depends() {
   objdump -p "$1" | awk '/NEEDED/ { print $2 }' | while read -r soname; do
     path=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64|aarch64|AArch64|libc6,/ { print $NF; exit }')
@@ -131,7 +132,7 @@ fi
 if [ -d /run/systemd/system ]; then systemctl daemon-reload >/dev/null 2>&1 || true; fi
 SCRIPT
 chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/prerm" "$root/DEBIAN/postrm"
-control "$root" tutti "$(depends .build/release/tutti), libasound2, adduser" "avahi-daemon, pulseaudio | pipewire-pulse" \
+control "$root" tutti "$(depends .build/release/tutti), libasound2, libflac12, libavahi-client3, adduser" "avahi-daemon, pulseaudio | pipewire-pulse" \
   "synchronized multi-room music: coordinator, control, lyric screens" \
   "Every room of a house plays the same song at the same instant. This package holds every role of tutti: the coordinator (a system service under a user of its own), the follower, lyric screens, tutti ctl, and the MPRIS bridge for a desktop's media keys. A room needs only tutti-follower. The coordinator can be an AirPlay receiver with shairport-sync." \
   "shairport-sync"
@@ -145,7 +146,7 @@ install -D -m 0644 deploy/systemd/tutti-follower-alsa.service "$root/usr/lib/sys
 install -D -m 0644 deploy/config/follower.toml "$root/usr/share/doc/tutti-follower/examples/follower.toml"
 mkdir -p "$root/usr/share/man/man1"
 manpage tutti-follower .build/release/tutti-follower > "$root/usr/share/man/man1/tutti-follower.1.gz"
-control "$root" tutti-follower "$(depends .build/release/tutti-follower), libasound2" "avahi-daemon" \
+control "$root" tutti-follower "$(depends .build/release/tutti-follower), libasound2, libflac12, libavahi-client3" "avahi-daemon" \
   "synchronized multi-room music: a room's player" \
   "The follower of tutti alone, for the machine beside a speaker (a Raspberry Pi): it finds the coordinator on the network, locks its clock to the coordinator's and plays every sample at the instant the house plays it, through PulseAudio (or PipeWire's pulse server) where one runs, else straight to ALSA. A user service starts it with the sound server; a system service (tutti-follower-alsa) plays to ALSA on a machine with none. No sound server is installed with it."
 dpkg-deb --root-owner-group -Z"$compression" --build "$root" "$out/tutti-follower_${version}_${arch}.deb" >/dev/null

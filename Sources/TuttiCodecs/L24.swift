@@ -50,7 +50,39 @@ public final class L24FrameDecoder: ConcealingDecoder {
 }
 
 /// A decoder for each codec a zone's stream may carry, by payload type: what a room plays.
+/// FLAC's is made at its first frame, so that only a room whose zone streams FLAC loads
+/// libFLAC (CFLACLoader): 0.3 MB of a follower's memory otherwise.
 public func streamDecoders() throws(CodecError) -> [UInt8: any FrameDecoder] {
     [StreamCodec.opus.payloadType: try OpusFrameDecoder(), StreamCodec.pcm.payloadType: L24FrameDecoder(),
-     StreamCodec.flac.payloadType: try FLACFrameDecoder()]
+     StreamCodec.flac.payloadType: MadeOnFirstUse { () throws(CodecError) in try FLACFrameDecoder() }]
+}
+
+/// A decoder made when it is first asked to decode or conceal; until then a reset has
+/// nothing to forget. A decoder that cannot be made throws at each use, as a broken frame.
+final class MadeOnFirstUse: FrameDecoder {
+    private let make: () throws(CodecError) -> any FrameDecoder
+    private var decoder: (any FrameDecoder)?
+
+    init(_ make: @escaping () throws(CodecError) -> any FrameDecoder) { self.make = make }
+
+    private func made() throws(CodecError) -> any FrameDecoder {
+        if let decoder { return decoder }
+        let made = try make()
+        decoder = made
+        return made
+    }
+
+    func decode(_ payload: ArraySlice<UInt8>, into output: inout [Float]) throws -> Int {
+        try made().decode(payload, into: &output)
+    }
+
+    func decodeFEC(from nextPayload: ArraySlice<UInt8>, frames: Int, into output: inout [Float]) throws -> Int {
+        try made().decodeFEC(from: nextPayload, frames: frames, into: &output)
+    }
+
+    func conceal(frames: Int, into output: inout [Float]) throws -> Int {
+        try made().conceal(frames: frames, into: &output)
+    }
+
+    func reset() { decoder?.reset() }
 }

@@ -49,6 +49,21 @@ struct LosslessCodecTests {
         }
     }
 
+    /// A room's decoders: FLAC's is made at its first frame (libFLAC is loaded then, not at
+    /// every room's start), and a reset before it forgets nothing; it then decodes as its own.
+    @Test func aRoomsFLACDecoderIsMadeAtItsFirstFrame() throws {
+        let pcm = Self.noise(frames: 192, seed: 5)
+        let frame = try FLACFrameEncoder(frameSize: 192).encode(pcm, offset: 0)
+        let decoder = try #require(try streamDecoders()[StreamCodec.flac.payloadType])
+        decoder.reset()
+        var out: [Float] = []
+        #expect(try decoder.decode(frame[...], into: &out) == 192)
+        #expect(out == pcm.map(Self.quantized))
+        #expect(try decoder.conceal(frames: 96, into: &out) == 96)
+        decoder.reset()
+        #expect(try decoder.decode(frame[...], into: &out) == 192)
+    }
+
     /// A broken packet throws (and is concealed by the caller); the next good one decodes
     /// as if nothing had happened; a packet of two frames gives its first only.
     @Test func aBrokenFLACPacketThrowsAndTheNextDecodes() throws {

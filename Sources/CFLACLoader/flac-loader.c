@@ -1,0 +1,60 @@
+// libFLAC, loaded on first use: only a house that streams lossless FLAC decodes it, and a
+// follower that plays Opus (most rooms) never maps it (libFLAC and libogg, 0.39 MB resident
+// in a follower straight to ALSA, bench/NOTES.md). Each function TuttiCodecs' FLAC decoder
+// calls is defined here with libFLAC's own prototype (the compiler checks it against
+// <FLAC/stream_decoder.h>) and forwards to the library's function, found with dlsym on its
+// first call. When the library cannot be loaded, `FLAC__stream_decoder_new` returns NULL
+// (the decoder then fails to open, and says so) and every other function fails as libFLAC
+// reports it. Add a line here for each new call.
+#include <FLAC/stream_decoder.h>
+#include <dlfcn.h>
+
+static void *library(void) {
+    static void *handle;
+    void *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
+    if (!h) {
+        h = dlopen("libFLAC.so.12", RTLD_NOW | RTLD_LOCAL);
+        if (h) __atomic_store_n(&handle, h, __ATOMIC_RELEASE);
+    }
+    return h;
+}
+
+static void *resolve(void **slot, const char *name) {
+    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (!f) {
+        void *h = library();
+        f = h ? dlsym(h, name) : NULL;
+        if (f) __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+// Hidden, as CALSALoader's: a binary that exports its symbols must not offer these in place
+// of libFLAC's own to anything else that loads it (FFmpeg does not, but a plugin might).
+#define FORWARD(ret, fail, name, params, args)                                   \
+    __attribute__((visibility("hidden"))) ret name params {                     \
+        static void *slot;                                                        \
+        ret (*f) params = (ret (*) params) resolve(&slot, #name);                 \
+        if (!f) return fail;                                                      \
+        return f args;                                                            \
+    }
+#define FORWARD_VOID(name, params, args)                                         \
+    __attribute__((visibility("hidden"))) void name params {                    \
+        static void *slot;                                                        \
+        void (*f) params = (void (*) params) resolve(&slot, #name);               \
+        if (f) f args;                                                            \
+    }
+
+FORWARD(FLAC__StreamDecoder *, NULL, FLAC__stream_decoder_new, (void), ())
+FORWARD_VOID(FLAC__stream_decoder_delete, (FLAC__StreamDecoder *decoder), (decoder))
+FORWARD(FLAC__bool, 0, FLAC__stream_decoder_set_md5_checking, (FLAC__StreamDecoder *decoder, FLAC__bool value), (decoder, value))
+FORWARD(FLAC__StreamDecoderInitStatus, FLAC__STREAM_DECODER_INIT_STATUS_MEMORY_ALLOCATION_ERROR, FLAC__stream_decoder_init_stream,
+        (FLAC__StreamDecoder *decoder, FLAC__StreamDecoderReadCallback read_callback, FLAC__StreamDecoderSeekCallback seek_callback,
+         FLAC__StreamDecoderTellCallback tell_callback, FLAC__StreamDecoderLengthCallback length_callback,
+         FLAC__StreamDecoderEofCallback eof_callback, FLAC__StreamDecoderWriteCallback write_callback,
+         FLAC__StreamDecoderMetadataCallback metadata_callback, FLAC__StreamDecoderErrorCallback error_callback, void *client_data),
+        (decoder, read_callback, seek_callback, tell_callback, length_callback, eof_callback, write_callback, metadata_callback,
+         error_callback, client_data))
+FORWARD(FLAC__bool, 0, FLAC__stream_decoder_finish, (FLAC__StreamDecoder *decoder), (decoder))
+FORWARD(FLAC__bool, 0, FLAC__stream_decoder_flush, (FLAC__StreamDecoder *decoder), (decoder))
+FORWARD(FLAC__bool, 0, FLAC__stream_decoder_process_single, (FLAC__StreamDecoder *decoder), (decoder))
