@@ -35,8 +35,8 @@ public struct FollowerCommand: ParsableCommand {
     @Option(help: "Extra delay of the device after the sound server, e.g. an HDMI TV or Bluetooth speaker (ms).")
     var outputDelayMs: Double = 0
 
-    @Option(help: "How far ahead of being heard the room writes its audio, at least (ms): the sound server's own latency, a write and the margin kept against this machine's lateness, which grows by itself when the machine needs more (default 80 on a sound server, 100 straight to ALSA).")
-    var bufferMs: Int?
+    @Option(help: "How far ahead of being heard the room writes its audio, at least (ms): the sound server's own latency, a write and the margin kept against this machine's lateness, which grows by itself when the machine needs more.")
+    var bufferMs: Int = 80
 
     @Flag(help: "Log the technical status line (clock, timing, buffer, loss) every --status-interval seconds. Without it the follower logs only changes and trouble.")
     var verbose = false

@@ -20,8 +20,7 @@ public struct FollowerOptions: Equatable, Sendable {
     public var output = "auto"
     public var latencyMs = 150
     public var outputDelayMs: Double = 0
-    /// `--buffer-ms` as given; nil: the output's own default (`OutputPlan.defaultBufferMilliseconds`).
-    public var bufferMs: Int?
+    public var bufferMs = 80
     public var verbose = false
     public var statusInterval: Double?
     public var key: String?
@@ -34,7 +33,7 @@ public struct FollowerOptions: Equatable, Sendable {
 
     public init(coordinator: String? = nil, name: String? = nil, unicast: Bool = false, port: UInt16 = 0,
                 multicast: String = "239.255.77.77:5004", sink: String? = nil, output: String = "auto", latencyMs: Int = 150,
-                outputDelayMs: Double = 0, bufferMs: Int? = nil, verbose: Bool = false, statusInterval: Double? = nil,
+                outputDelayMs: Double = 0, bufferMs: Int = 80, verbose: Bool = false, statusInterval: Double? = nil,
                 key: String? = nil, metricsListen: String? = nil, plainRtp: Bool = false, sendspin: String? = nil,
                 sendspinCodec: String = "pcm") {
         self.sendspin = sendspin
@@ -99,10 +98,8 @@ public struct FollowerOptions: Equatable, Sendable {
         if let statusInterval, !(0.1...3600).contains(statusInterval) {
             throw Invalid("--status-interval must be between 0.1 and 3600 seconds")
         }
-        if let bufferMs {
-            if !(10...500).contains(bufferMs) { throw Invalid("--buffer-ms must be between 10 and 500") }
-            if bufferMs >= latencyMs { throw Invalid("--buffer-ms must be smaller than --latency-ms") }
-        }
+        if !(10...500).contains(bufferMs) { throw Invalid("--buffer-ms must be between 10 and 500") }
+        if bufferMs >= latencyMs { throw Invalid("--buffer-ms must be smaller than --latency-ms") }
         _ = try parseOutput()
         if let metricsListen {
             do { _ = try SocketAddress(parsing: metricsListen, defaultPort: 9485) } catch {
@@ -135,11 +132,13 @@ public struct FollowerOptions: Equatable, Sendable {
     /// it (40 ms at most: the playout wakes once a write), on a sound server a quarter of it
     /// for the server's sink, and the rest kept in hand against this machine's lateness
     /// (`DeviceFill`'s floor, which grows when a write comes close to the device running
-    /// dry). By default 80 ms on a sound server: 40 ms writes, 20 ms for PulseAudio's sink,
-    /// 20 ms in hand (the server, at real-time priority, keeps its own device further
-    /// ahead); 100 ms straight to a device (ALSA, a WAV file): 40 ms writes and 60 ms in
-    /// hand, since nothing else stands between a late wake and the device running dry (a
-    /// stall of this whole machine once ate a 40 ms margin: bench/NOTES.md).
+    /// dry). 80 ms: 40 ms writes, 20 ms for PulseAudio's sink, 20 ms in hand (the server, at
+    /// real-time priority, keeps its own device further ahead). Straight to a sound card a
+    /// write is three eighths (30 ms at most) and 50 ms are in hand: nothing else stands
+    /// between a late wake and the card running dry, and a stall of this whole machine once
+    /// ate a 40 ms margin (bench/NOTES.md); the room still decides its audio 80 ms ahead, so
+    /// a live input's latency and a command's lead do not move. A WAV file or the null output
+    /// keeps half and half (the tests' and recordings' outputs).
     struct OutputPlan: Equatable {
         var fill = DeviceFill.Configuration()
         /// The sound server's latency for the stream (ms).
@@ -151,15 +150,9 @@ public struct FollowerOptions: Equatable, Sendable {
         /// An ALSA device's buffer and period (frames).
         var alsaBufferFrames = 0, alsaPeriodFrames = 0
 
-        /// `--buffer-ms` when not given: 80 ms on a sound server, 100 straight to a device,
-        /// 20 ms under the latency at most (so a house run at 80 ms writes 60 ahead).
-        static func defaultBufferMilliseconds(latencyMs: Int, soundServer: Bool) -> Int {
-            max(10, min(soundServer ? 80 : 100, latencyMs - 20))
-        }
-
-        init(bufferMs: Int, soundServer: Bool) {
+        init(bufferMs: Int, soundServer: Bool, card: Bool = false) {
             let buffer = Int64(bufferMs) * 1_000_000
-            fill.period = min(40_000_000, buffer / 2)
+            fill.period = card ? min(30_000_000, buffer * 3 / 8) : min(40_000_000, buffer / 2)
             if soundServer {
                 sinkLatencyMilliseconds = max(1, bufferMs / 4)
                 fill.floor = buffer - fill.period - Int64(sinkLatencyMilliseconds) * 1_000_000
@@ -175,27 +168,22 @@ public struct FollowerOptions: Equatable, Sendable {
 
     /// A PulseAudio server's default sink where one runs (PipeWire's pulse server
     /// included), else ALSA's default device; the log says which, and why.
-    /// How this follower's output is set up: `--buffer-ms` if given, else the output's default.
-    func plan(soundServer: Bool) -> OutputPlan {
-        OutputPlan(bufferMs: bufferMs ?? OutputPlan.defaultBufferMilliseconds(latencyMs: latencyMs, soundServer: soundServer),
-                   soundServer: soundServer)
-    }
-
-    static func automaticOutput(server: OutputPlan, device: OutputPlan, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
+    static func automaticOutput(bufferMs: Int, clock: SystemClock, log: Log) throws -> (AudioOutput, OutputPlan) {
+        let server = OutputPlan(bufferMs: bufferMs, soundServer: true)
         do {
             let pulse = try PulseOutput(sink: nil, clock: clock, sinkLatencyMilliseconds: server.sinkLatencyMilliseconds,
                                         requestMilliseconds: server.requestMilliseconds, timingMilliseconds: 25, onlyIfRunning: true)
             log.info("output: \(pulse.name) (a PulseAudio server runs here; --output alsa plays straight to ALSA)")
             return (pulse, server)
         } catch {
-            let (alsa, plan) = try alsaOutput("default", plan: device, clock: clock)
+            let (alsa, plan) = try alsaOutput("default", bufferMs: bufferMs, clock: clock)
             log.info("output: \(alsa.name) (no PulseAudio server answers here: straight to ALSA, \(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             return (alsa, plan)
         }
     }
 
-    static func alsaOutput(_ device: String, plan: OutputPlan, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
-        var plan = plan
+    static func alsaOutput(_ device: String, bufferMs: Int, clock: SystemClock) throws -> (AlsaOutput, OutputPlan) {
+        var plan = OutputPlan(bufferMs: bufferMs, soundServer: false, card: true)
         let alsa = try AlsaOutput(device: device, clock: clock, bufferFrames: plan.alsaBufferFrames, periodFrames: plan.alsaPeriodFrames)
         // The buffer the device granted bounds how far ahead it can be filled.
         plan.fill.ceiling = max(plan.fill.floor, AudioFormat.nanoseconds(forFrames: Int64(alsa.bufferFrames)) - plan.fill.period)
@@ -245,25 +233,24 @@ public struct FollowerOptions: Equatable, Sendable {
         var clocked: ClockedOutput?
         switch try parseOutput() {
         case .auto:
-            let (automatic, plan) = try Self.automaticOutput(server: self.plan(soundServer: true), device: self.plan(soundServer: false),
-                                                                  clock: clock, log: log)
+            let (automatic, plan) = try Self.automaticOutput(bufferMs: bufferMs, clock: clock, log: log)
             (device, config.fill) = (automatic, plan.fill)
         case let .alsa(name):
-            let (alsa, plan) = try Self.alsaOutput(name, plan: self.plan(soundServer: false), clock: clock)
+            let (alsa, plan) = try Self.alsaOutput(name, bufferMs: bufferMs, clock: clock)
             log.info("output: \(alsa.name) (\(alsa.periodFrames)-frame periods in a \(alsa.bufferFrames)-frame buffer)")
             (device, config.fill) = (alsa, plan.fill)
         case let .pulse(sink):
-            let plan = self.plan(soundServer: true)
+            let plan = OutputPlan(bufferMs: bufferMs, soundServer: true)
             device = try PulseOutput(sink: sink, clock: clock, sinkLatencyMilliseconds: plan.sinkLatencyMilliseconds,
                                      requestMilliseconds: plan.requestMilliseconds, timingMilliseconds: 25)
             config.fill = plan.fill
         case let .wav(path):
             clocked = try ClockedOutput(clock: clock, wavPath: path)
             device = clocked!
-            config.fill = self.plan(soundServer: false).fill
+            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         case .null:
             device = try ClockedOutput(clock: clock)
-            config.fill = self.plan(soundServer: false).fill
+            config.fill = OutputPlan(bufferMs: bufferMs, soundServer: false).fill
         }
         let follower = try Follower(configuration: config, clock: clock)
         TerminationSignals.onTermination { follower.stop() }

@@ -70,7 +70,7 @@ struct VCardTests {
     /// Two followers straight to ALSA, each on a card of its own, crystals 150 ppm apart (75
     /// slow, 75 fast): both hear each source frame where the house says, and within 50 µs of
     /// each other (medians), judged by the cards' own recordings; no hole in either, though
-    /// room a's process is stopped for 45 ms once (a stall of its machine: the card plays on).
+    /// room a's process is stopped for 35 ms once (a stall of its machine: the card plays on).
     @Test func followersOnCardsOfTheirOwnPlayWhereTheHouseSays() throws {
         let h = try Harness("vcard-rooms")
         h.environment["TUTTI_VCARD_DIR"] = h.directory
@@ -86,10 +86,10 @@ struct VCardTests {
         #expect(Harness.wait(timeout: 15) { h.log("a").contains("state: playing") && h.log("b").contains("state: playing") },
                 "a: \(h.log("a"))\nb: \(h.log("b"))")
         Thread.sleep(forTimeInterval: 5)
-        // The default margin straight to ALSA (60 ms) rides out a stall of 45 ms.
+        // The margin kept straight to a card (50 ms) rides out a stall of 35 ms.
         let stopped = try #require(followers["a"]).pid
         Glibc.kill(stopped, SIGSTOP)
-        Thread.sleep(forTimeInterval: 0.045)
+        Thread.sleep(forTimeInterval: 0.035)
         Glibc.kill(stopped, SIGCONT)
         Thread.sleep(forTimeInterval: 5)
         let origin = try #require(try api.nowPlaying.trackOrigin)
