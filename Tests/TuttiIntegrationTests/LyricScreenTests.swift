@@ -137,11 +137,19 @@ extension IntegrationTests {
             let playing = try #require(try api.change("POST", "/transport/play"))
             let origin = try #require(playing.trackOrigin)
             Thread.sleep(forTimeInterval: 3.6)
-            // The change to the line at 18 s was drawn for when it is sung (the benchmark measures how close).
+            // The change to the line at 18 s was drawn for when it is sung (the benchmark measures how
+            // close): on the frame nearest its time, or, when the browser gave no frame for a while
+            // (a busy machine stalls headless Chromium's frames), on the first frame it gave after the
+            // line's time, the frame before it having reached the glass before that time.
             let log = try browser.evaluate("window.__lineLog") as? [[Double]] ?? []
-            let change = try #require(log.last { $0.count >= 2 && Int($0[1]) == 4 }, "no change to line 5 in \(log)")
+            let change = try #require(log.last { $0.count >= 4 && Int($0[1]) == 4 }, "no change to line 5 in \(log)")
             let due = Double(origin) / 1e6 + 18_000
-            #expect(abs(change[0] - due) < 50, "line 5 drawn \(change[0] - due) ms from its time")
+            let (late, gap) = (change[0] - due, change[0] - change[3])
+            let aLateFrame = gap > 50 && change[3] < due
+            #expect(abs(late) < 50 || aLateFrame, "line 5 drawn \(late) ms from its time, \(gap) ms after the frame before")
+            if aLateFrame && abs(late) >= 50 {
+                print("web-lyrics: line 5 drawn \(late) ms late, on the first frame after its time (it came \(gap) ms after the one before)")
+            }
             try browser.screenshot("lyrics-line-5")
         }
 

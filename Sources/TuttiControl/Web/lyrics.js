@@ -16,8 +16,10 @@ const clock = { offset: null, samples: [], pending: new Map(), next: 1,
     if (this.samples.length > 24) this.samples.shift();
     this.offset = this.samples.reduce((a, b) => b.rtt < a.rtt ? b : a).offset; } };
 
-let np = null, lyrics = null, rooms = [], built = null, shownLine = undefined, frameInterval = 16.7, lastFrame = null;
-window.__lineLog = [];   // [coordinator ms it reaches the glass, line index, coordinator ms it was drawn]: for tests and benchmarks
+let np = null, lyrics = null, rooms = [], built = null, shownLine = undefined, frameInterval = 16.7, lastFrame = null, lastGlass = null;
+// [coordinator ms it reaches the glass, line index, coordinator ms it was drawn, the previous
+// frame's glass ms]: for tests and benchmarks (the last tells a late decision from a late frame)
+window.__lineLog = [];
 window.__state = {};
 
 function clockText(s) { s = Math.max(0, Math.floor(s)); return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0"); }
@@ -106,6 +108,7 @@ function frame(stamp) {
   // for the middle of that, so that a line appears on the frame nearest to its time (within
   // half a frame, early or late).
   const glass = now === null ? null : now + frameInterval;
+  const glassBefore = lastGlass; lastGlass = glass;
   const shown = glass === null ? null : glass + frameInterval / 2 + displayDelay;
   let t = np.elapsed * 1000;
   const moving = np.state === "playing" || np.state === "loading";
@@ -123,7 +126,7 @@ function frame(stamp) {
   if (!built) return;
   const c = cursor(t);
   if (c.line !== shownLine) {
-    if (shownLine !== undefined && glass !== null) window.__lineLog.push([glass, c.line, now]);
+    if (shownLine !== undefined && glass !== null) window.__lineLog.push([glass, c.line, now, glassBefore]);
     shownLine = c.line;
     built.forEach((b, i) => { b.div.classList.toggle("current", i === c.line);
       b.div.classList.toggle("far", Math.abs(i - c.line) > 2);
