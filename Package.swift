@@ -62,7 +62,10 @@ let package = Package(
         // libasound's declarations only: CALSALoader defines the functions TuttiAudio calls and
         // loads the library on the first of them, so a room on PulseAudio never maps it.
         .systemLibrary(name: "CALSA", providers: [.apt(["libasound2-dev"])]),
-        .target(name: "CALSALoader"),
+        // What the three loaders share: a library opened on its first call, a function found on
+        // its own first call (dlopen, dlsym; include/lazy-library.h).
+        .target(name: "CLazyLibrary"),
+        .target(name: "CALSALoader", dependencies: ["CLazyLibrary"]),
         // Nettle's AES-GCM, HMAC-SHA256 and AES, for SRTP's per-packet seals and opens and the
         // house key's uses (TuttiSecurity's `GCMKey`, `HMACKey`): a small library, and on every
         // Debian system already (GnuTLS, which apt uses, is built on it).
@@ -70,13 +73,13 @@ let package = Package(
         // libFLAC's declarations only: CFLACLoader defines the functions TuttiCodecs calls and
         // loads the library on the first of them, so a room that plays Opus never maps it.
         .systemLibrary(name: "CFLAC", providers: [.apt(["libflac-dev"])]),
-        .target(name: "CFLACLoader"),
+        .target(name: "CFLACLoader", dependencies: ["CLazyLibrary"]),
         // libavahi-client, to announce and find coordinators (mDNS/DNS-SD): its declarations
         // only. CAvahiLoader defines the functions TuttiDiscovery calls and loads the library on
         // the first of them, so a follower told its coordinator never maps it (nor libdbus and
         // libsystemd, which it loads).
         .systemLibrary(name: "CAvahi", providers: [.apt(["libavahi-client-dev"])]),
-        .target(name: "CAvahiLoader"),
+        .target(name: "CAvahiLoader", dependencies: ["CLazyLibrary"]),
         // FFmpeg's libavformat, libavcodec, libavutil and libswresample: every common audio
         // format, and the sample-rate converter (the coordinator only).
         .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
@@ -237,7 +240,7 @@ let package = Package(
     }
     return found
 }
-let cTargets: Set = ["CALSALoader", "CAvahiLoader", "CFLACLoader", "COpusShim"]
+let cTargets: Set = ["CALSALoader", "CAvahiLoader", "CFLACLoader", "CLazyLibrary", "COpusShim"]
 for target in package.targets where localModules(of: "tutti-follower").contains(target.name) && target.type != .system
     && !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], .when(configuration: .release))]

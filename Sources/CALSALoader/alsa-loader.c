@@ -2,49 +2,17 @@
 // never maps it (0.28 MB resident, bench/NOTES.md). Each function TuttiAudio's ALSA output
 // calls is defined here with libasound's own prototype (the compiler checks it against
 // <alsa/asoundlib.h>) and forwards to the library's function, found with dlsym on its first
-// call. When the library cannot be loaded, every function fails as ALSA reports a missing
+// call (CLazyLibrary). When the library cannot be loaded, every function fails as ALSA reports a missing
 // device or call (-ENOSYS; `snd_strerror` says which library is missing): the ALSA output
 // then fails to open with that message, and nothing else calls it. Generated from the
 // headers' prototypes; add a line here for each new call.
 #include <alsa/asoundlib.h>
-#include <dlfcn.h>
+#include "lazy-library.h"
 #include <errno.h>
 
-static void *library(void) {
-    static void *handle;
-    void *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
-    if (!h) {
-        h = dlopen("libasound.so.2", RTLD_NOW | RTLD_LOCAL);
-        if (h) __atomic_store_n(&handle, h, __ATOMIC_RELEASE);
-    }
-    return h;
-}
-
-static void *resolve(void **slot, const char *name) {
-    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!f) {
-        void *h = library();
-        f = h ? dlsym(h, name) : NULL;
-        if (f) __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
-// Hidden: a binary that exports its symbols (the whole `tutti`) must not offer these to
-// libasound and its plugins in place of libasound's own.
-#define FORWARD(ret, fail, name, params, args)                                   \
-    __attribute__((visibility("hidden"))) ret name params {                                                             \
-        static void *slot;                                                        \
-        ret (*f) params = (ret (*) params) resolve(&slot, #name);                 \
-        if (!f) return fail;                                                      \
-        return f args;                                                            \
-    }
-#define FORWARD_VOID(name, params, args)                                         \
-    __attribute__((visibility("hidden"))) void name params {                                                            \
-        static void *slot;                                                        \
-        void (*f) params = (void (*) params) resolve(&slot, #name);               \
-        if (f) f args;                                                            \
-    }
+static tutti_lazy_library alsa = { "libasound.so.2", NULL };
+#define FORWARD(ret, fail, name, params, args) TUTTI_FORWARD(&alsa, ret, fail, name, params, args)
+#define FORWARD_VOID(name, params, args) TUTTI_FORWARD_VOID(&alsa, name, params, args)
 
 FORWARD(snd_pcm_sframes_t, -ENOSYS, snd_pcm_avail_update, (snd_pcm_t *pcm), (pcm))
 FORWARD(int, -ENOSYS, snd_pcm_close, (snd_pcm_t *pcm), (pcm))

@@ -4,7 +4,7 @@
 // libsystemd and its compressors, libgcrypt: 1 MB resident in a follower, bench/NOTES.md).
 // Each function TuttiDiscovery calls is defined here with Avahi's own prototype (the
 // compiler checks it against the headers) and forwards to the library's function, found
-// with dlsym on its first call. When the library cannot be loaded, every function fails as
+// with dlsym on its first call (CLazyLibrary). When the library cannot be loaded, every function fails as
 // Avahi reports a missing daemon (`avahi_client_new` with AVAHI_ERR_NOT_SUPPORTED, whose
 // `avahi_strerror` names the missing library; a NULL object or an error number elsewhere).
 // Add a line here for each new call.
@@ -17,53 +17,21 @@
 #include <avahi-common/simple-watch.h>
 #include <avahi-common/strlst.h>
 #include <avahi-common/thread-watch.h>
-#include <dlfcn.h>
+#include "lazy-library.h"
 #include <stddef.h>
-
-static void *library(void) {
-    static void *handle;
-    void *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
-    if (!h) {
-        h = dlopen("libavahi-client.so.3", RTLD_NOW | RTLD_LOCAL);
-        if (h) __atomic_store_n(&handle, h, __ATOMIC_RELEASE);
-    }
-    return h;
-}
 
 // dlsym on the client library's handle also finds libavahi-common's functions: it searches
 // the library and what it loaded with it.
-static void *resolve(void **slot, const char *name) {
-    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!f) {
-        void *h = library();
-        f = h ? dlsym(h, name) : NULL;
-        if (f) __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
-// Hidden, as CALSALoader's: a binary that exports its symbols must not offer these in place
-// of Avahi's own to the libraries it loads.
-#define FORWARD(ret, fail, name, params, args)                                   \
-    __attribute__((visibility("hidden"))) ret name params {                     \
-        static void *slot;                                                        \
-        ret (*f) params = (ret (*) params) resolve(&slot, #name);                 \
-        if (!f) return fail;                                                      \
-        return f args;                                                            \
-    }
-#define FORWARD_VOID(name, params, args)                                         \
-    __attribute__((visibility("hidden"))) void name params {                    \
-        static void *slot;                                                        \
-        void (*f) params = (void (*) params) resolve(&slot, #name);               \
-        if (f) f args;                                                            \
-    }
+static tutti_lazy_library avahi = { "libavahi-client.so.3", NULL };
+#define FORWARD(ret, fail, name, params, args) TUTTI_FORWARD(&avahi, ret, fail, name, params, args)
+#define FORWARD_VOID(name, params, args) TUTTI_FORWARD_VOID(&avahi, name, params, args)
 
 __attribute__((visibility("hidden")))
 AvahiClient *avahi_client_new(const AvahiPoll *poll_api, AvahiClientFlags flags, AvahiClientCallback callback, void *userdata,
                               int *error) {
     static void *slot;
     AvahiClient *(*f)(const AvahiPoll *, AvahiClientFlags, AvahiClientCallback, void *, int *) =
-        (AvahiClient * (*)(const AvahiPoll *, AvahiClientFlags, AvahiClientCallback, void *, int *)) resolve(&slot, "avahi_client_new");
+        (AvahiClient * (*)(const AvahiPoll *, AvahiClientFlags, AvahiClientCallback, void *, int *)) tutti_lazy_symbol(&avahi, &slot, "avahi_client_new");
     if (!f) {
         if (error) *error = AVAHI_ERR_NOT_SUPPORTED;
         return NULL;

@@ -3,47 +3,15 @@
 // in a follower straight to ALSA, bench/NOTES.md). Each function TuttiCodecs' FLAC decoder
 // calls is defined here with libFLAC's own prototype (the compiler checks it against
 // <FLAC/stream_decoder.h>) and forwards to the library's function, found with dlsym on its
-// first call. When the library cannot be loaded, `FLAC__stream_decoder_new` returns NULL
+// first call (CLazyLibrary). When the library cannot be loaded, `FLAC__stream_decoder_new` returns NULL
 // (the decoder then fails to open, and says so) and every other function fails as libFLAC
 // reports it. Add a line here for each new call.
 #include <FLAC/stream_decoder.h>
-#include <dlfcn.h>
+#include "lazy-library.h"
 
-static void *library(void) {
-    static void *handle;
-    void *h = __atomic_load_n(&handle, __ATOMIC_ACQUIRE);
-    if (!h) {
-        h = dlopen("libFLAC.so.12", RTLD_NOW | RTLD_LOCAL);
-        if (h) __atomic_store_n(&handle, h, __ATOMIC_RELEASE);
-    }
-    return h;
-}
-
-static void *resolve(void **slot, const char *name) {
-    void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-    if (!f) {
-        void *h = library();
-        f = h ? dlsym(h, name) : NULL;
-        if (f) __atomic_store_n(slot, f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
-// Hidden, as CALSALoader's: a binary that exports its symbols must not offer these in place
-// of libFLAC's own to anything else that loads it (FFmpeg does not, but a plugin might).
-#define FORWARD(ret, fail, name, params, args)                                   \
-    __attribute__((visibility("hidden"))) ret name params {                     \
-        static void *slot;                                                        \
-        ret (*f) params = (ret (*) params) resolve(&slot, #name);                 \
-        if (!f) return fail;                                                      \
-        return f args;                                                            \
-    }
-#define FORWARD_VOID(name, params, args)                                         \
-    __attribute__((visibility("hidden"))) void name params {                    \
-        static void *slot;                                                        \
-        void (*f) params = (void (*) params) resolve(&slot, #name);               \
-        if (f) f args;                                                            \
-    }
+static tutti_lazy_library flac = { "libFLAC.so.12", NULL };
+#define FORWARD(ret, fail, name, params, args) TUTTI_FORWARD(&flac, ret, fail, name, params, args)
+#define FORWARD_VOID(name, params, args) TUTTI_FORWARD_VOID(&flac, name, params, args)
 
 FORWARD(FLAC__StreamDecoder *, NULL, FLAC__stream_decoder_new, (void), ())
 FORWARD_VOID(FLAC__stream_decoder_delete, (FLAC__StreamDecoder *decoder), (decoder))
