@@ -169,6 +169,32 @@ struct RetransmissionTests {
         #expect(s.requester.statistics.abandoned == 1)
     }
 
+    /// A packet later than the path's worst delay (a coordinator that stalled a moment) is
+    /// asked for, and the follower watches the next ones while it is missing; when it comes
+    /// after all, it was no loss, and the watch ends with it (a lost one keeps it 10 s).
+    @Test func aPacketThatWasOnlyLateStartsNoWatch() throws {
+        var s = Stream()
+        s.join()
+        for k in 1..<10 as Range<Int64> { s.arrive(k) }
+        #expect(s.requester.nextDue == nil)
+        #expect(s.requester.due(at: s.sent(10) + 8_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
+        // Missing: its next request, and the next packet's overdue moment, wake the follower.
+        let watching = try #require(s.requester.nextDue)
+        #expect(watching <= s.sent(11) + 7_000_000)
+        s.arrive(10, at: s.sent(10) + 9_000_000)
+        s.arrive(11)
+        #expect(s.requester.statistics.missed == 0)
+        #expect(s.requester.nextDue == nil, "a late packet kept the watch on")
+        // The same packet lost (its retransmission came): watched 10 s.
+        var lost = Stream()
+        lost.join()
+        for k in 1..<10 as Range<Int64> { lost.arrive(k) }
+        #expect(lost.requester.due(at: lost.sent(10) + 8_000_000, outputLead: 60_000_000).sequences == [SequenceNumber(10)])
+        lost.arrive(10, retransmitted: true, at: lost.sent(10) + 12_000_000)
+        lost.arrive(11)
+        #expect(lost.requester.nextDue == lost.sent(12) + 7_000_000)
+    }
+
     @Test func aPacketThatComesBackIsNotAskedForAgainAndALateOneIsNoLoss() {
         var s = Stream()
         s.join()

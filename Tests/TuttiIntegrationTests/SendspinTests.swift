@@ -28,8 +28,15 @@ extension IntegrationTests {
                 try process.run()
             }
 
+            /// Stopped, and waited for: SIGTERM, then SIGKILL 2 s later (the reference display,
+            /// asleep in its event loop, was found still running after a whole run).
             deinit {
-                if process.isRunning { process.terminate() }
+                guard process.isRunning else { return }
+                process.terminate()
+                let deadline = Date().addingTimeInterval(2)
+                while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                process.waitUntilExit()
             }
 
             func send(text: String) { input.fileHandleForWriting.write(Data(("T " + text + "\n").utf8)) }

@@ -61,6 +61,8 @@ public struct RetransmissionRequester: Sendable {
     private struct Missing {
         var presentation: CoordinatorTime
         var nextRequest: CoordinatorTime
+        /// When it was found missing (a loss from then, unless it turns out only late).
+        var since: CoordinatorTime
         var requests = 0
         /// Sent before the first packet this follower received: asked for on joining.
         var joining = false
@@ -94,8 +96,10 @@ public struct RetransmissionRequester: Sendable {
     private var packetDuration: Int64 = 20_000_000
     /// Share of packets the network loses, smoothed over about 250 packets.
     public private(set) var lossRate = 0.0
-    /// When a packet was last found missing (not counting those asked for on joining).
-    private var lastLoss: CoordinatorTime?
+    /// When the last packet that the network did lose was found missing: one that came back
+    /// retransmitted, or was given up (not those asked for on joining, nor one that came
+    /// after all, only late). Those still missing count too (`lastLoss`).
+    private var lastConfirmedLoss: CoordinatorTime?
     /// How early the network's losses were made good: the lead (presentation time minus
     /// arrival) of each retransmission that answered a loss (the first copy of its answer),
     /// one that came after the packet was given up included. Its room reports the least,
@@ -162,6 +166,7 @@ public struct RetransmissionRequester: Sendable {
         let sequence = sequences.unwrap(UInt64(raw.rawValue))
         if let found = missing.removeValue(forKey: sequence) {
             if !retransmitted, !found.joining { statistics.missed -= 1 }  // it was only late
+            if retransmitted { confirmLoss(found) }
             if retransmitted, !found.joining { recoveries.arrived(presentation: presentation.nanoseconds, now: arrival.nanoseconds) }
             if sequence > (highest?.sequence ?? .min) { highest = (sequence, presentation, epoch) }
             return
@@ -198,10 +203,9 @@ public struct RetransmissionRequester: Sendable {
             let wait = worstDelay + configuration.margin
             for k in max(from, sequence - Int64(configuration.maximumMissing))..<sequence {
                 let p = presentation - (sequence - k) * packetDuration
-                missing[k] = Missing(presentation: p, nextRequest: lead.map { p - $0 + wait } ?? arrival)
+                missing[k] = Missing(presentation: p, nextRequest: lead.map { p - $0 + wait } ?? arrival, since: arrival)
             }
             statistics.missed += Int(sequence - from)
-            lastLoss = arrival
             trim()
         }
         for _ in 0..<min(gap, 256) { lossRate += (1 - lossRate) / 256 }
@@ -222,7 +226,7 @@ public struct RetransmissionRequester: Sendable {
         for k in (first - count)..<first {
             let p = presentation - (first - k) * packetDuration
             let later = max(0, p - now - configuration.joinUrgent) / 8
-            missing[k] = Missing(presentation: p, nextRequest: now + later, joining: true)
+            missing[k] = Missing(presentation: p, nextRequest: now + later, since: now, joining: true)
         }
     }
 
@@ -252,9 +256,8 @@ public struct RetransmissionRequester: Sendable {
         while k - h.sequence <= Int64(configuration.maximumMissing) {
             let p = h.presentation + (k - h.sequence) * packetDuration
             guard p - lead + overdue <= now else { break }
-            missing[k] = Missing(presentation: p, nextRequest: now)
+            missing[k] = Missing(presentation: p, nextRequest: now, since: now)
             statistics.missed += 1
-            lastLoss = now
             accounted = k
             k += 1
         }
@@ -263,8 +266,29 @@ public struct RetransmissionRequester: Sendable {
 
     private mutating func trim() {
         if missing.count > configuration.maximumMissing {
-            for k in missing.keys.sorted().prefix(missing.count - configuration.maximumMissing) { missing.removeValue(forKey: k) }
+            for k in missing.keys.sorted().prefix(missing.count - configuration.maximumMissing) {
+                if let entry = missing.removeValue(forKey: k) { confirmLoss(entry) }
+            }
         }
+    }
+
+    /// A packet the network lost (not one asked for on joining): the watch runs from when it
+    /// was found missing.
+    private mutating func confirmLoss(_ entry: Missing) {
+        guard !entry.joining else { return }
+        lastConfirmedLoss = max(lastConfirmedLoss ?? entry.since, entry.since)
+    }
+
+    /// When a packet was last found missing that the network lost or may yet have lost:
+    /// those still missing, and those lost. A packet that came after all, only later than
+    /// the path's recent worst delay (a coordinator or a host that stalled a moment: 1 to 5
+    /// times a minute on this project's busy build machine), is no loss and starts no watch;
+    /// counted, the watch woke a follower on a sound card up to 50 times a second more for
+    /// most of a minute, which cost it 0.16 to 0.28 s of CPU a minute (bench/NOTES.md).
+    private var lastLoss: CoordinatorTime? {
+        let pending = missing.values.lazy.filter { !$0.joining }.map(\.since).max()
+        guard let pending else { return lastConfirmedLoss }
+        return max(lastConfirmedLoss ?? pending, pending)
     }
 
     /// When the next request is due, if any packet is missing, or, on a path that lost
@@ -333,6 +357,7 @@ public struct RetransmissionRequester: Sendable {
     /// it comes back does).
     private mutating func giveUp(_ sequence: Int64, _ entry: Missing, at now: CoordinatorTime) {
         statistics.abandoned += 1
+        confirmLoss(entry)
         guard entry.requests > 0 else { return }
         if givenUp.count == 64 { givenUp.removeFirst() }
         givenUp.append((sequence, entry.presentation, now))
