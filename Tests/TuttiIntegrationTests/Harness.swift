@@ -123,31 +123,18 @@ final class Harness {
     }
 
     /// A port of 127.0.0.1 that was free a moment ago for both UDP and a TCP listener (the
-    /// tests give it to either). The kernel picks it for a TCP listener, so it is odd: an
-    /// outgoing TCP connection takes an even port for its own end while there is one, so the
-    /// test's own connections (a player, the control API) do not take it before the
-    /// process it is meant for listens on it. A UDP port picked by the kernel is any port,
-    /// and one was: a coordinator could not listen for Sendspin on one a connection held.
+    /// tests give it to either), and odd: an outgoing TCP connection takes an even port for
+    /// its own end while there is one, so the test's own connections (a player, the control
+    /// API) do not take it before the process it is meant for listens on it. Any free UDP
+    /// port would not do: a coordinator could not listen for Sendspin on one a connection held.
     static func freePort() -> UInt16 {
         for _ in 0..<64 {
-            let tcp = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            precondition(tcp >= 0, "socket: \(errno)")
-            defer { close(tcp) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
-            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafeMutablePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(tcp, $0, length) == 0 && getsockname(tcp, $0, &length) == 0
-                }
-            }
-            precondition(bound, "bind: \(errno)")
-            let port = UInt16(bigEndian: address.sin_port)
-            guard let udp = try? UDPSocket(), (try? udp.bind(SocketAddress(address: 0x7F00_0001, port: port))) != nil else { continue }
-            return port
+            let socket = try! UDPSocket()
+            try! socket.bind(SocketAddress(address: 0x7F00_0001, port: 0))
+            let port = try! socket.localAddress().port
+            if port % 2 == 1, System.tcpPortIsFree(port, host: "127.0.0.1") { return port }
         }
-        preconditionFailure("no port of 127.0.0.1 is free for both UDP and TCP")
+        preconditionFailure("no odd port of 127.0.0.1 is free for both UDP and TCP")
     }
 
     /// Sends raw datagrams, for bad-input tests.

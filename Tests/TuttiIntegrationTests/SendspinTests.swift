@@ -33,9 +33,7 @@ extension IntegrationTests {
             deinit {
                 guard process.isRunning else { return }
                 process.terminate()
-                let deadline = Date().addingTimeInterval(2)
-                while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+                if !Harness.wait(timeout: 2, { !process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
             }
 
