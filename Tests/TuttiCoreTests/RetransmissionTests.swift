@@ -147,6 +147,65 @@ struct RetransmissionTests {
         #expect(s.requester.statistics.joining == 96 && s.requester.statistics.missed == 0)
     }
 
+    /// A busy coordinator answers a joining room's requests in order, but slowly (here 8 ms a
+    /// packet, 60 to 400 ms behind): nothing is asked for twice while its answers keep coming,
+    /// but a packet it passed over (refused) is asked for again once an answer to a later one
+    /// comes; and when the answers stop, only what is needed within 200 ms is asked again.
+    @Test func aJoiningRoomWaitsForSlowAnswersAndAsksAgainOnlyForWhatWasPassedOver() {
+        var s = Stream(lead: 2_000_000_000)
+        let start = s.sent(0) + 5_000_000
+        s.arrive(0)
+        var asks: [Int64: Int] = [:]
+        var queue: [(k: Int64, at: CoordinatorTime)] = []  // answers on their way, in order
+        var server = start
+        var next: Int64 = 1
+        let refused: Int64 = -60
+        var refusedAt: CoordinatorTime?, refusedAgainAt: CoordinatorTime?
+        var passedOverAt: CoordinatorTime?
+        func step(_ now: CoordinatorTime, answering: Bool) {
+            while s.sent(next) + 5_000_000 <= now {
+                s.arrive(next)
+                next += 1
+            }
+            while answering, let first = queue.first, first.at <= now {
+                queue.removeFirst()
+                if first.k == refused, asks[refused] == 1 { continue }
+                if first.k > refused, asks[refused] == 1, passedOverAt == nil { passedOverAt = first.at }
+                s.arrive(first.k, retransmitted: true, at: first.at)
+            }
+            for k in s.requester.due(at: now, outputLead: 60_000_000).sequences.map({ Int64(Int16(bitPattern: $0.rawValue)) }) {
+                asks[k, default: 0] += 1
+                if k == refused { if asks[k] == 1 { refusedAt = now } else if asks[k] == 2 { refusedAgainAt = now } }
+                server = max(server, now) + 8_000_000
+                queue.append((k, server))
+            }
+        }
+        for ms in stride(from: Int64(0), through: 800, by: 2) { step(start + ms * 1_000_000, answering: true) }
+        #expect(asks.count == 96 && s.requester.statistics.joining == 96)
+        #expect(asks.filter { $0.value > 1 }.map(\.key) == [refused], "asked for more than once: \(asks.filter { $0.value > 1 })")
+        // (No sooner than 40 ms after it was asked for: `joinRetry`.)
+        let asked = try! #require(refusedAt), passed = try! #require(passedOverAt), again = try! #require(refusedAgainAt)
+        #expect(passed - asked > 40_000_000 && again >= passed && again - passed <= 2_000_000,
+                "asked at \(asked), passed over at \(passed), asked again at \(again)")
+        #expect(s.requester.statistics.missed == 0)
+
+        // Another room, whose answers stop after the first few: once they have stopped for
+        // 40 ms, what it needs within 200 ms is asked for again, the rest not yet.
+        var t = Stream(lead: 2_000_000_000)
+        t.arrive(0)
+        let first = t.requester.due(at: start, outputLead: 60_000_000).sequences.map { Int64(Int16(bitPattern: $0.rawValue)) }
+        t.arrive(first[0], retransmitted: true, at: start + 5_000_000)
+        var later: [Int64] = []
+        for ms in stride(from: Int64(10), through: 44, by: 2) {
+            later += t.requester.due(at: start + ms * 1_000_000, outputLead: 60_000_000).sequences.map { Int64(Int16(bitPattern: $0.rawValue)) }
+        }
+        #expect(later.allSatisfy { !first.contains($0) }, "asked again while the answers were coming: \(later)")
+        let again2 = t.requester.due(at: start + 46_000_000, outputLead: 60_000_000).sequences.map { Int64(Int16(bitPattern: $0.rawValue)) }
+        let needed = again2.filter { first.contains($0) }
+        #expect(!needed.isEmpty && needed.allSatisfy { t.presentation($0) - 60_000_000 - (start + 46_000_000) <= 200_000_000 }, "\(again2)")
+        #expect(again2.allSatisfy { first.contains($0) || !later.contains($0) })
+    }
+
     @Test func aMissingPacketIsAskedForOnceOverdueAgainAfterARoundTripAndGivenUpInTime() throws {
         var s = Stream()
         s.join(delay: 4_000_000)
