@@ -290,9 +290,9 @@ public final class PulseOutput: AudioOutput {
         let tag = nextTag
         var ask = command(.getPlaybackLatency)
         ask.u32(channel)
-        let wall = SystemClock.wallNanoseconds()
+        let (sentAt, wall) = SystemClock.readWithWallClock(clock)
         ask.timeval(seconds: UInt32(truncatingIfNeeded: wall / 1_000_000_000), microseconds: UInt32(wall % 1_000_000_000 / 1_000))
-        query = Query(tag: tag, sentAt: clock.nanosecondsNow(), sentWall: wall, written: written, flushes: flushes)
+        query = Query(tag: tag, sentAt: sentAt, sentWall: wall, written: written, flushes: flushes)
         send(ask)
     }
 
@@ -303,8 +303,7 @@ public final class PulseOutput: AudioOutput {
     /// run apart); the sink's latency is the device's time, which the device timeline
     /// converts at the rate it measures for the device.
     private func timingArrived(_ reply: inout PulseTagReader, asked: Query) throws(PulseProtocolError) {
-        let now = clock.nanosecondsNow()
-        let wall = SystemClock.wallNanoseconds()
+        let (now, wall) = SystemClock.readWithWallClock(clock)
         let sinkMicroseconds = try reply.u64()
         _ = try reply.u64()  // the source's latency: none for playback
         let playing = try reply.bool()

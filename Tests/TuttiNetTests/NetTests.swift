@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import TuttiCore
 @testable import TuttiNet
@@ -91,6 +92,31 @@ struct NetTests {
         let b = try UDPSocket()
         let error = #expect(throws: SystemError.self) { try b.bind(try a.localAddress()) }
         #expect(error?.description.contains("bind") == true)
+    }
+
+    /// A clock whose readings are scripted: a thread preempted between two of them is one
+    /// whose readings lie apart.
+    final class ScriptedClock: MonotonicClock {
+        private let readings: Mutex<[Int64]>
+        init(_ readings: [Int64]) { self.readings = Mutex(readings) }
+        func nanosecondsNow() -> Int64 { readings.withLock { $0.removeFirst() } }
+    }
+
+    /// A kernel stamp (wall clock) converts with the pair of readings taken at one moment: a
+    /// pair read across a preemption is tried again, and of three, the closest is taken.
+    @Test func theWallClockIsReadTogetherWithThisProcesssClock() {
+        let wall = SystemClock.wallNanoseconds()
+        let preempted = SystemClock.readWithWallClock(ScriptedClock([1_000, 5_001_000, 6_000_000, 6_000_010]))
+        #expect(preempted.local == 6_000_005 && preempted.wall >= wall && preempted.wall - wall < 1_000_000_000)
+        let always = SystemClock.readWithWallClock(ScriptedClock([0, 900_000, 1_000_000, 1_300_000, 2_000_000, 2_500_000]))
+        #expect(always.local == 1_150_000)
+        let calm = SystemClock.readWithWallClock(ScriptedClock([10, 20]))
+        #expect(calm.local == 15)
+        // A stamp taken now converts to about now.
+        let clock = SystemClock()
+        let before = clock.nanosecondsNow()
+        let local = clock.local(ofWallClock: SystemClock.wallNanoseconds())
+        #expect(local >= before - 1_000_000 && local <= clock.nanosecondsNow())
     }
 
     @Test func monotonicClockMoves() {
