@@ -28,13 +28,13 @@ final class Harness {
     }
     static let demoSong = packageRoot + "/assets/demo/tutti-demo.mp3"
 
-    /// The demo song's left channel as the coordinator plays it (its first six seconds).
     /// The demo song as the coordinator decodes it (its first 10 s, interleaved), rounded to
     /// 24 bits as L24 carries it.
     static func demoSong24Bits() throws -> [Int32] {
         try TrackReader.decode([demoSong], maximumFrames: 48_000 * 10).map { Int32(max(-8_388_608, min(8_388_607, ($0 * 8_388_608).rounded()))) }
     }
 
+    /// The demo song's left channel as the coordinator plays it (its first six seconds).
     static func demoSongLeft() throws -> [Float] {
         let pcm = try TrackReader.decode([demoSong], maximumFrames: 48_000 * 6)
         return stride(from: 0, to: pcm.count, by: 2).map { pcm[$0] }
