@@ -375,12 +375,13 @@ public struct RetransmissionRequester: Sendable {
     /// asked for again now (nil: ask now): no answer has come to a request after its own, nor
     /// to a later packet of the same request (those say it was refused or lost), and either
     /// the answers to the requests before are still coming (one came within `joinRetry`) or
-    /// it is not needed for a while yet (more than `joinUrgent` before the output takes it). Two rooms that moved into a lossless
-    /// zone together each asked for 500 packets, and a busy machine (the project's two
-    /// cores, everything built for debugging, the rooms' playout threads at real-time
-    /// priority) answered them 40 to 600 ms later: each asked for again every `joinRetry`,
-    /// the second copies ate the rooms' allowances at the coordinator, which refused 1,200
-    /// to 8,400 requests, and the rooms concealed up to 0.8 s of their first seconds.
+    /// it is not needed for a while yet (more than `joinUrgent` before the output takes it).
+    /// Two rooms that moved into a lossless zone together each asked for 500 packets, and a
+    /// busy machine (the project's two cores, everything built for debugging, the rooms'
+    /// playout threads at real-time priority) answered them 40 to 600 ms later: each asked
+    /// for again every `joinRetry`, the second copies ate the rooms' allowances at the
+    /// coordinator, which refused 1,200 to 8,400 requests, and the rooms concealed up to 0.8 s
+    /// of their first seconds.
     private func awaitingAnswer(_ sequence: Int64, _ entry: Missing, at now: CoordinatorTime, outputLead: Int64) -> CoordinatorTime? {
         guard entry.joining, entry.requests > 0, !passedOver(sequence, entry) else { return nil }
         // (Asked again, it would only go to the back of the queue. An answer that passes it
