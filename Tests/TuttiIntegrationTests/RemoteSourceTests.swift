@@ -414,14 +414,10 @@ extension IntegrationTests {
                     let origin = try #require(after.trackOrigin)
                     let probe = origin + 20_800_000_000
                     let lag = room.lag(against: source, at: probe, sourceFrame: Int((probe - origin) * 48_000 / 1_000_000_000), search: 2_400)
-                    // Known, and not yet found: on a loaded machine (two busy cores beside it) a
-                    // remote FLAC's seek sometimes plays 0.5 to 2.3 thousand samples (up to half
-                    // a FLAC block) off the timeline, while the coordinator's own accounting is
-                    // consistent (its epochs and positions, logged): 2 runs in 5 at bfa10e9, before
-                    // the lookahead, as after it. Recorded as a known issue, still checked.
-                    withKnownIssue("a remote FLAC's seek under load lands off the timeline", isIntermittent: true) {
-                        #expect(lag.map { abs($0) < 8 } == true, "after the seek the FLAC is \(String(describing: lag)) samples off")
-                    }
+                    // On a busy machine this once played 0.5 to 2.3 thousand samples off (the
+                    // seek's call-away landed after the decoder had sought, and a decoder opened
+                    // mid-file counted from the wrong block: StreamDecoding.seek).
+                    #expect(lag.map { abs($0) < 8 } == true, "after the seek the FLAC is \(String(describing: lag)) samples off")
                     try control.follower(h, "a2", clock: clock, output: "null")
                 }
             }

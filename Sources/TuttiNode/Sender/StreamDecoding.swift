@@ -68,13 +68,19 @@ final class StreamDecoding: @unchecked Sendable {
 
     /// Goes on from media position `position`: what was decoded is dropped.
     func seek(to position: MediaFrames) {
+        let input = input
         shared.post { shared in
             shared.seekTarget = position.count
             shared.chunks.removeAll()
             shared.queued = 0
             shared.ended = false
+            // With the command, under its lock: the decoder's thread takes both at once.
+            // Set after the lock, it could land once the thread had taken the target and
+            // sought, and call away the read of the seek's first bytes: the thread then
+            // opened a decoder where the input was, mid-file, and played from the block
+            // boundary there, up to a block off the timeline (a remote FLAC: 4,608 frames).
+            input.interruption.store(true, ordering: .relaxed)
         }
-        input.interruption.store(true, ordering: .relaxed)
     }
 
     /// The next decoded frames, if any.
@@ -133,12 +139,14 @@ final class StreamDecoding: @unchecked Sendable {
         var position: Int64 = 0
         while true {
             // A command first: a stop, or a seek.
+            let input = input
             let (stop, target) = shared.withLock { shared -> (Bool, Int64?) in
                 defer { shared.seekTarget = nil }
+                // The call-away that came with the command (`seek`) is taken with it.
+                if !shared.stopping { input.interruption.store(false, ordering: .relaxed) }
                 return (shared.stopping, shared.seekTarget)
             }
             if stop { return }
-            input.interruption.store(false, ordering: .relaxed)
             if let target {
                 // Whether the stream can seek is known once the server has answered.
                 guard waitForStart() else { return }
@@ -210,7 +218,12 @@ final class StreamDecoding: @unchecked Sendable {
                 n = try decoder!.read(into: &scratch)
             } catch {
                 if interrupted() {
+                    // FFmpeg's input is in error after the read it was called away from: a
+                    // decoder afresh, which goes on from here by a seek unless a command
+                    // says otherwise (a decoder opened where the input is, mid-file, would
+                    // count its first block from where it thought it was).
                     decoder = nil
+                    requeue(position)
                     continue
                 }
                 if input.reachedJunction {
