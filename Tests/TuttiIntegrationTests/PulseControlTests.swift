@@ -166,12 +166,13 @@ extension IntegrationTests {
             #expect(silentA >= 10, "room A was not muted during the call (\(silentA) silent windows)")
             // At the end, both play again, in sync.
             // (Lags looked for up to 10 ms: a room that came back off shows by how much.)
-            // A lag at the search's bound (±10 ms) is no peak within it: the demo song's chords
-            // repeat, and a window now and then matches itself there (2 of 8 in a failed run,
-            // the other 6 within 25 µs). A room that came back off is off in every window.
+            // The demo song's chords repeat, and a window now and then matches itself some
+            // 9.5 ms away, at or near the search's bound (2 of 8 in each of two failed runs,
+            // the other 6 within 25 and 65 µs). A room that came back off is off in every
+            // window: so three windows in four, and at least four, within 500 µs.
             let skews = Analysis.skews(left, right, maxLag: 480, from: frames - 48_000, to: frames - 4_800)
-            let found = skews.filter { abs($0) < 9_950 }
-            #expect(found.count >= 4 && (found.map(abs).max() ?? .infinity) < 500,
+            let close = skews.filter { abs($0) < 500 }
+            #expect(close.count >= 4 && close.count * 4 >= skews.count * 3,
                     "after the call: \(skews) (room A's level over its last second \(Analysis.rms(left[(frames - 48_000)..<frames])))")
         }
     }
