@@ -137,13 +137,13 @@ final class StreamDecoding: @unchecked Sendable {
         /// Frames to drop before this media position (a seek on a stream that cannot seek).
         var skipUntil: Int64?
         var position: Int64 = 0
+        let input = input
         while true {
             // A command first: a stop, or a seek.
-            let input = input
             let (stop, target) = shared.withLock { shared -> (Bool, Int64?) in
                 defer { shared.seekTarget = nil }
                 // The call-away that came with the command (`seek`) is taken with it.
-                if !shared.stopping { input.interruption.store(false, ordering: .relaxed) }
+                input.interruption.store(false, ordering: .relaxed)
                 return (shared.stopping, shared.seekTarget)
             }
             if stop { return }
