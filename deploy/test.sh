@@ -9,8 +9,7 @@ find_swift || { echo "test: Swift 6 is needed (deploy/setup.sh)" >&2; exit 1; }
 # What the tests need beyond running tutti (GStreamer, Chromium, Snapcast, ...).
 deploy/test-setup.sh
 # The integration tests run the real binaries, which `swift test` builds with the tests (a
-# `swift build --product` of them beforehand only links them again, and the tests' build
-# then once more: half a minute on two cores).
+# `swift build --product` of each beforehand only planned and linked again: 10 s here).
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
 # Unit tests first, then the integration tests on their own: they play in real time and
 # measure timing, and on a two-core machine they should not share it with a burst of
