@@ -246,12 +246,12 @@ struct NetworkTests {
         // locked afresh, fails.
         let steady = before.isEmpty ? 0 : Analysis.median(before)
         let worst = apart.sorted().dropLast().last ?? 0
-        func bound(_ log: String, _ pattern: String, _ suffix: String) -> Double {
-            let ranges = log.ranges(of: try! Regex(pattern))
-            return ranges.last.flatMap { Double(log[$0].dropFirst().dropLast(suffix.count)) } ?? 0
+        /// The last clock bound (µs) a log says, in `±N µs` followed by `then`.
+        func bound(_ log: String, then: String) -> Double {
+            log.matches(of: try! Regex("±([0-9.]+) µs " + then)).last?.output[1].substring.flatMap { Double($0) } ?? 0
         }
-        let resumed = bound(h.log("b2"), #"±[0-9.]+ µs now"#, " µs now")
-        let roomA = bound(h.log("a"), #"±[0-9.]+ µs \(rtt"#, " µs (rtt")
+        let resumed = bound(h.log("b2"), then: "now")
+        let roomA = bound(h.log("a"), then: #"\(rtt"#)
         let median = Analysis.median(apart)
         print("restarted follower: resumed at ±\(resumed) µs, room A at ±\(roomA); the rooms \(median) µs apart in B's first second (median), \(steady) before")
         #expect((median < max(150, steady + 30) || median < steady + min(resumed + roomA, 250)) && worst < max(250, steady + 130),

@@ -126,10 +126,10 @@ final class ClosingWatch: @unchecked Sendable {
 
     init(_ connection: TCPConnection) {
         nonisolated(unsafe) let connection = connection
-        Thread { [self] in
+        startThread("tutti-test-watch") { [self] in
             let bytes = try? connection.read(1)
             lock.withLock { outcome = (bytes, Date()) }
-        }.start()
+        }
     }
 
     /// The read's outcome once it has one, waiting up to `timeout` seconds; nil if it has none.
