@@ -11,16 +11,12 @@ deploy/test-setup.sh
 # The integration tests run the real binaries, which `swift test` builds with the tests (a
 # `swift build --product` of each beforehand only planned and linked again: 10 s here).
 if [ $# -gt 0 ]; then exec swift test "$@"; fi
-# One build, the same command as CI's: after a `swift build --build-tests`, a `swift test`
-# plans again (8 s) and now and then compiles Hummingbird's packages again (21 s, 119
-# files), and so does a build after a `swift test`; the same command twice does neither.
-swift build --build-tests
 # Unit tests first, then the integration tests on their own: they play in real time and
 # measure timing, and on a two-core machine they should not share it with a burst of
 # unit tests.
-swift test --skip-build --skip IntegrationTests
+swift test --skip IntegrationTests
 # The build's gigabytes written out first: a process that writes (a room's WAV, a log)
 # while the kernel flushes them can wait on the disk for tens of milliseconds, and the
 # first integration tests measure gaps of ten.
 sync
-exec swift test --skip-build --filter IntegrationTests
+exec swift test --filter IntegrationTests
