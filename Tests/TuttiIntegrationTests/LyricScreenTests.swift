@@ -136,7 +136,7 @@ extension IntegrationTests {
 
             let playing = try #require(try api.change("POST", "/transport/play"))
             Thread.sleep(forTimeInterval: 3.6)
-            // The line's time on the timeline the rooms play now: when the track's first audio
+            // The line's time on the timeline the house plays now: when the track's first audio
             // after the seek is not ready for its start (a busy machine), the house starts it
             // later and tells every screen the new origin, so the play answer's may be stale.
             let origin = try #require(try api.nowPlaying.trackOrigin)
