@@ -779,14 +779,22 @@ actor SendspinPeer {
                      from: socket.peer)
     }
 
+    /// How far ahead of now a joining (or moved) room's first chunk is heard: what the zone
+    /// sent ahead before it listened (up to the lookahead, 2 s) comes at once, and a player
+    /// starts its output on the first chunks while the rest still come. At 50 ms, a reference
+    /// player (43 ms of output latency) that joined beside another ran dry 51 ms after its
+    /// first sound, for 34 ms, in 2 runs of 5 on a busy machine: its first chunks had no time
+    /// to spare for the burst behind them.
+    static let joinLead: Int64 = 250_000_000
+
     private func listen() {
         stopListening()
         let tap = rooms.taps.tap(zone)
         let (events, into) = AsyncStream.makeStream(of: ZoneTap.Event.self, bufferingPolicy: .bufferingNewest(1_024))
-        // What the zone's player sent ahead before this one listened comes first (what is
-        // heard within 50 ms would come too late to be heard).
+        // What the zone's player sent ahead before this one listened comes first, from what
+        // is heard `joinLead` from now.
         let now = rooms.clock.nanosecondsNow()
-        let id = tap.listen(after: now + 50_000_000) { into.yield($0) }
+        let id = tap.listen(after: now + Self.joinLead) { into.yield($0) }
         listening = (tap, id)
         // Those come with little lead by their nature: the headroom counts what comes after.
         leadsFrom = now / 1_000 + 3_000_000
