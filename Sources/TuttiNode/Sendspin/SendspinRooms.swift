@@ -779,12 +779,11 @@ actor SendspinPeer {
                      from: socket.peer)
     }
 
-    /// How far ahead of now a joining (or moved) room's first chunk is heard: what the zone
-    /// sent ahead before it listened (up to the lookahead, 2 s) comes at once, and a player
-    /// starts its output on the first chunks while the rest still come. At 50 ms, a reference
-    /// player (43 ms of output latency) that joined beside another ran dry 51 ms after its
-    /// first sound, for 34 ms, in 2 runs of 5 on a busy machine: its first chunks had no time
-    /// to spare for the burst behind them.
+    /// How far ahead of now a joining (or moved) room's first chunk is heard. What its zone
+    /// had already sent ahead (up to the lookahead, 2 s) comes at once, and a player starts
+    /// its output on the first chunks while the rest still come: they need time to spare.
+    /// (At 50 ms, a reference player with 43 ms of output latency ran dry 51 ms after its
+    /// first sound, for 34 ms, in 2 runs of 5 here.)
     static let joinLead: Int64 = 250_000_000
 
     private func listen() {
